@@ -1,0 +1,1 @@
+"""ragleaklab's built-in plugins, registered through entry points like any third-party plugin."""

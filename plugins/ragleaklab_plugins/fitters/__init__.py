@@ -1,0 +1,1 @@
+"""Built-in threshold fitters (group ``ragleaklab.fitters``)."""

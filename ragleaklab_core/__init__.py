@@ -1,0 +1,128 @@
+"""ragleaklab's public API: value types, plugin interfaces, plugin loading and calibration.
+
+Everything a plugin or an embedding harness may use is importable from here and listed in
+``__all__``. Importing this package imports no plugin module and no numpy: the names that need
+numpy (``check_fit_inputs``, ``max_false_positives``, ``calibrate``...) are loaded on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from ragleaklab_core._version import __version__
+from ragleaklab_core.errors import (
+    ConfigError,
+    InputError,
+    PluginContractError,
+    PluginError,
+    PluginLoadFailure,
+    PluginRuntimeError,
+    RagleaklabError,
+)
+from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+from ragleaklab_core.values import (
+    Case,
+    Document,
+    FitResult,
+    MetricResult,
+    Response,
+    RetrievedDocument,
+    decision_rule,
+)
+
+if TYPE_CHECKING:
+    from ragleaklab_core._discovery import (
+        FITTERS,
+        GROUPS,
+        METRICS,
+        PACKS,
+        TARGETS,
+        LoadedPlugin,
+        PluginInfo,
+        available_names,
+        check_contract,
+        discover_plugins,
+        load_plugin,
+    )
+    from ragleaklab_core.calibration import (
+        CalibrationReport,
+        calibrate,
+        clopper_pearson_upper,
+        negatives_needed,
+    )
+    from ragleaklab_core.fitting import check_fit_inputs, max_false_positives
+
+# name -> module that defines it; imported lazily (PEP 562) to keep `import ragleaklab_core` light.
+_LAZY = {
+    "FITTERS": "_discovery",
+    "GROUPS": "_discovery",
+    "METRICS": "_discovery",
+    "PACKS": "_discovery",
+    "TARGETS": "_discovery",
+    "LoadedPlugin": "_discovery",
+    "PluginInfo": "_discovery",
+    "available_names": "_discovery",
+    "check_contract": "_discovery",
+    "discover_plugins": "_discovery",
+    "load_plugin": "_discovery",
+    "CalibrationReport": "calibration",
+    "calibrate": "calibration",
+    "clopper_pearson_upper": "calibration",
+    "negatives_needed": "calibration",
+    "check_fit_inputs": "fitting",
+    "max_false_positives": "fitting",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragleaklab_core' has no attribute {name!r}")
+    value = getattr(import_module(f"ragleaklab_core.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = [
+    "FITTERS",
+    "GROUPS",
+    "METRICS",
+    "PACKS",
+    "TARGETS",
+    "CalibrationReport",
+    "Case",
+    "ConfigError",
+    "Document",
+    "FitResult",
+    "InputError",
+    "LoadedPlugin",
+    "Metric",
+    "MetricResult",
+    "Pack",
+    "PluginContractError",
+    "PluginError",
+    "PluginInfo",
+    "PluginLoadFailure",
+    "PluginRuntimeError",
+    "RagleaklabError",
+    "Response",
+    "RetrievedDocument",
+    "Target",
+    "ThresholdFitter",
+    "__version__",
+    "available_names",
+    "calibrate",
+    "check_contract",
+    "check_fit_inputs",
+    "clopper_pearson_upper",
+    "decision_rule",
+    "discover_plugins",
+    "load_plugin",
+    "max_false_positives",
+    "negatives_needed",
+]

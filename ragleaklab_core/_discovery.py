@@ -1,0 +1,300 @@
+"""Plugin discovery: entry-point groups, loading by name with stevedore, and the plugin listing.
+
+Only the plugins a command names are imported (stevedore's ``NamedExtensionManager`` checks names
+before importing), so a broken plugin that a command does not use cannot affect it. Failures are
+never logged and swallowed: they are collected, with the distribution that ships the plugin, and
+raised as one :class:`PluginError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.metadata
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from attrs import frozen
+from stevedore import NamedExtensionManager
+
+from ragleaklab_core._log import get_logger
+from ragleaklab_core.config import plugin_options, structure
+from ragleaklab_core.errors import (
+    ConfigError,
+    PluginContractError,
+    PluginError,
+    PluginLoadFailure,
+)
+from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+
+PACKS = "ragleaklab.packs"
+METRICS = "ragleaklab.metrics"
+FITTERS = "ragleaklab.fitters"
+TARGETS = "ragleaklab.targets"
+GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS)
+
+_PROTOCOLS: dict[str, type] = {
+    PACKS: Pack,
+    METRICS: Metric,
+    FITTERS: ThresholdFitter,
+    TARGETS: Target,
+}
+
+log = get_logger(__name__)
+
+
+@frozen
+class _Offer:
+    name: str
+    target: str
+    dist: str
+    version: str
+
+    @property
+    def provider(self) -> str:
+        return f"{self.dist} {self.version}"
+
+
+def _offers(group: str) -> list[_Offer]:
+    """Every entry point in *group*, from metadata (imports nothing), one per distribution."""
+    seen: dict[tuple[str, str], _Offer] = {}
+    for ep in importlib.metadata.entry_points(group=group):
+        dist = ep.dist.metadata["Name"] if ep.dist else "<unknown>"
+        version = ep.dist.version if ep.dist else "?"
+        # The same distribution can be visible twice on sys.path (say, a build dir and site).
+        seen.setdefault((ep.name, _normalise(dist)), _Offer(ep.name, ep.value, dist, version))
+    return sorted(seen.values(), key=lambda o: (o.name, _normalise(o.dist)))
+
+
+def _normalise(dist: str) -> str:
+    return dist.lower().replace("_", "-").replace(".", "-")
+
+
+def available_names(group: str) -> list[str]:
+    """Names installed in *group*, read from metadata; nothing is imported.
+
+    .. versionadded:: 0.1
+    """
+    return sorted({o.name for o in _offers(group)})
+
+
+@frozen
+class LoadedPlugin:
+    """A plugin built from its options, with the provenance reports record.
+
+    Attributes:
+        group: The entry-point group.
+        name: The entry-point name users typed.
+        target: ``module:object`` the entry point points at.
+        provider: ``"<distribution> <version>"`` that ships it.
+        obj: The plugin instance.
+        options: The resolved options (every init field), JSON-compatible.
+    """
+
+    group: str
+    name: str
+    target: str
+    provider: str
+    obj: Any
+    options: Mapping[str, Any]
+
+    def provenance(self) -> dict[str, Any]:
+        """The dict reports store under ``plugins`` / ``fitter``."""
+        return {
+            "group": self.group,
+            "name": self.name,
+            "provider": self.provider,
+            "target": self.target,
+            "options": dict(self.options),
+        }
+
+
+def _check_group(group: str) -> None:
+    if group not in GROUPS:
+        raise ValueError(f"unknown plugin group {group!r}; expected one of {', '.join(GROUPS)}")
+
+
+def _import(group: str, offer: _Offer) -> Any:
+    """Import one entry point through stevedore, collecting (never swallowing) a failure."""
+    errors: list[BaseException] = []
+
+    def on_failure(_mgr: object, _ep: object, err: BaseException) -> None:
+        errors.append(err)
+
+    def conflict(_ns: str, _name: str, extensions: list[Any]) -> Any:
+        # Two distributions offering one name are refused before we get here; what is left are
+        # duplicate views of the same distribution.
+        return extensions[0]
+
+    manager: NamedExtensionManager[Any] = NamedExtensionManager(
+        group,
+        names=[offer.name],
+        invoke_on_load=False,
+        on_load_failure_callback=on_failure,
+        on_missing_entrypoints_callback=lambda _names: None,
+        conflict_resolver=conflict,
+    )
+    if errors:
+        err = errors[0]
+        raise PluginError(group, failures=[_failure(group, offer, f"{type(err).__name__}: {err}")])
+    if offer.name not in manager.names():
+        raise PluginError(group, failures=[_failure(group, offer, "entry point did not load")])
+    return manager[offer.name].plugin
+
+
+def _failure(group: str, offer: _Offer, error: str) -> PluginLoadFailure:
+    return PluginLoadFailure(group, offer.name, offer.target, offer.provider, error)
+
+
+def _find(group: str, name: str) -> _Offer:
+    offers = [o for o in _offers(group) if o.name == name]
+    if not offers:
+        known = available_names(group)
+        raise PluginError(
+            group,
+            missing={name: difflib.get_close_matches(name, known, n=3, cutoff=0.6)},
+            available=known,
+        )
+    if len(offers) > 1:
+        who = "; ".join(f"{o.provider} ({o.target})" for o in offers)
+        raise PluginError(
+            group,
+            failures=[
+                PluginLoadFailure(
+                    group,
+                    name,
+                    " | ".join(o.target for o in offers),
+                    " and ".join(o.provider for o in offers),
+                    f"the name is offered by {len(offers)} distributions: {who}; "
+                    "uninstall one of them",
+                )
+            ],
+        )
+    return offers[0]
+
+
+def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None) -> None:
+    """Raise :class:`PluginContractError` unless *cls* (and *obj*, once built) honour *group*.
+
+    The entry point must be an attrs class or dataclass (its fields are its options) and the
+    instance must have every method of the group's protocol.
+
+    .. versionadded:: 0.1
+    """
+    _check_group(group)
+    if not isinstance(cls, type) or not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
+        raise PluginContractError(
+            group,
+            failures=[
+                PluginLoadFailure(
+                    group,
+                    name,
+                    target,
+                    _provider_of(group, name),
+                    f"must point at an attrs class or dataclass, got {cls!r}",
+                )
+            ],
+        )
+    if obj is not None:
+        protocol = _PROTOCOLS[group]
+        members = [n for n in vars(protocol) if not n.startswith("_")]  # 3.11-safe listing
+        lacking = [n for n in members if not callable(getattr(obj, n, None))]
+        if lacking:
+            raise PluginContractError(
+                group,
+                failures=[
+                    PluginLoadFailure(
+                        group,
+                        name,
+                        target,
+                        _provider_of(group, name),
+                        f"does not implement {protocol.__name__}: missing {', '.join(lacking)}",
+                    )
+                ],
+            )
+
+
+def _provider_of(group: str, name: str) -> str:
+    offers = [o for o in _offers(group) if o.name == name]
+    return " and ".join(o.provider for o in offers) or "<not installed>"
+
+
+def load_plugin(
+    group: str,
+    name: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    path: str = "$.options",
+) -> LoadedPlugin:
+    """Load the plugin *name* of *group* and build it from *options*.
+
+    Only this one entry point is imported. Options are structured into the plugin's own attrs
+    class by the strict converter, so their errors carry ``path``.
+
+    Raises:
+        PluginError: Unknown name (with did-you-mean), import failure, ambiguous name.
+        PluginContractError: The entry point is not an attrs class/dataclass or lacks a method.
+        ConfigError: The options do not fit the plugin's fields.
+
+    .. versionadded:: 0.1
+    """
+    _check_group(group)
+    offer = _find(group, name)
+    cls = _import(group, offer)
+    check_contract(group, name, offer.target, cls)
+    try:
+        obj = structure(dict(options or {}), cls, source=f"{path} ({group}:{name})", path=path)
+    except ConfigError:
+        raise
+    except Exception as exc:  # a plugin's own __init__/__attrs_post_init__ blew up
+        raise PluginError(
+            group, failures=[_failure(group, offer, f"{type(exc).__name__}: {exc}")]
+        ) from exc
+    check_contract(group, name, offer.target, cls, obj)
+    log.debug("plugin.loaded", group=group, plugin=name, provider=offer.provider)
+    return LoadedPlugin(group, name, offer.target, offer.provider, obj, plugin_options(obj))
+
+
+@frozen
+class PluginInfo:
+    """One installed entry point, as ``ragleaklab plugins`` shows it."""
+
+    group: str
+    name: str
+    target: str
+    distribution: str
+    version: str
+    status: str  # "ok" or "failed"
+    error: str | None = None
+
+
+def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
+    """Every installed plugin of every group, and whether it loads and builds with defaults.
+
+    This is the one call that imports *all* plugins. Failures are reported in the result,
+    never raised.
+
+    .. versionadded:: 0.1
+    """
+    infos = []
+    for group in groups:
+        _check_group(group)
+        for offer in _offers(group):
+            error = None
+            try:
+                load_plugin(group, offer.name)
+            except (PluginError, ConfigError) as exc:
+                error = str(exc)
+            infos.append(
+                PluginInfo(
+                    group,
+                    offer.name,
+                    offer.target,
+                    offer.dist,
+                    offer.version,
+                    "ok" if error is None else "failed",
+                    error,
+                )
+            )
+    return infos

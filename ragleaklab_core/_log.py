@@ -1,0 +1,83 @@
+"""Loggers for library code, and the logging setup that only the CLI may apply.
+
+Library code logs through structlog into the standard library and configures nothing: the host
+application decides what is shown (structlog#179). Loggers are wrapped around one shared processor
+list, so the CLI can swap its contents in place and loggers created at import time follow.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+_logfmt = structlog.processors.LogfmtRenderer(sort_keys=True)
+
+
+def _render_for_stdlib(
+    logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+) -> tuple[tuple[str], dict[str, Any]]:
+    """Render 'event key=value ...' into the record's message.
+
+    Keys are not passed as logging's ``extra``: LogRecord reserves names like 'name' and 'msg'.
+    """
+    kwargs = {k: event_dict.pop(k) for k in ("exc_info", "stack_info") if k in event_dict}
+    event = str(event_dict.pop("event"))
+    pairs = _logfmt(logger, method_name, event_dict) if event_dict else ""
+    return (f"{event} {pairs}".rstrip(),), kwargs
+
+
+_PROCESSORS: list[Any] = [
+    structlog.stdlib.filter_by_level,
+    structlog.contextvars.merge_contextvars,
+    _render_for_stdlib,
+]
+
+
+def get_logger(name: str) -> Any:
+    """A structlog logger writing through ``logging.getLogger(name)``; safe at import time."""
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=_PROCESSORS,
+        wrapper_class=structlog.stdlib.BoundLogger,
+    )
+
+
+def configure_cli_logging(verbosity: int = 0, *, json: bool = False) -> None:
+    """Send ragleaklab's logs to stderr, as console lines or JSON. Called by the CLI only.
+
+    stdout is kept for results, so ``ragleaklab ... | jq`` always works.
+    """
+    renderer: Any = (
+        structlog.processors.JSONRenderer(sort_keys=True)
+        if json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                renderer,
+            ],
+        )
+    )
+    # The CLI is the application here, so it may own the root logger: plugins from any
+    # distribution log under their own names and are shown the same way.
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(
+        logging.DEBUG if verbosity > 1 else logging.INFO if verbosity == 1 else logging.WARNING
+    )
+    _PROCESSORS[:] = [
+        structlog.stdlib.filter_by_level,
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+    ]

@@ -1,0 +1,421 @@
+"""Calibration: fit a threshold on labelled scores and build the report the CLI writes.
+
+:func:`calibrate` takes in-memory scores and labels keyed by test_id, runs a fitter, recounts the
+result from the data (a fitter's claims are checked, not trusted), adds an exact Clopper-Pearson
+bound on the false-positive rate, the ROC table and provenance, and returns a
+:class:`CalibrationReport` whose :meth:`~CalibrationReport.to_json` is byte-for-byte what
+``ragleaklab calibrate`` writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from attrs import field, frozen
+
+from ragleaklab_core._discovery import FITTERS, LoadedPlugin, load_plugin
+from ragleaklab_core._log import get_logger
+from ragleaklab_core._version import __version__
+from ragleaklab_core.config import plugin_options
+from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
+from ragleaklab_core.values import (
+    FLAG_ABOVE,
+    FLAG_BELOW,
+    FLAG_HIGH,
+    FLAG_LOW,
+    FitResult,
+)
+
+log = get_logger(__name__)
+
+#: Confidence of the one-sided Clopper-Pearson bound every report carries.
+BOUND_CONFIDENCE = 0.95
+#: How many unlabelled/unscored ids a report lists (the counts are always complete).
+LISTED_IDS = 20
+
+
+def clopper_pearson_upper(x: int, n: int, confidence: float = BOUND_CONFIDENCE) -> float:
+    """Exact one-sided upper confidence bound on a rate with *x* events among *n* trials.
+
+    ``BetaInv(confidence; x + 1, n - x)``; 1 when ``x == n``; ``1 - (1 - confidence)**(1/n)``
+    when ``x == 0``. E.g. 0 of 300 gives 0.00994 at 95%.
+
+    .. versionadded:: 0.1
+    """
+    if n <= 0 or not 0 <= x <= n:
+        raise ValueError(f"need 0 <= x <= n and n > 0, got x={x}, n={n}")
+    if x == n:
+        return 1.0
+    if x == 0:
+        return float(1.0 - (1.0 - confidence) ** (1.0 / n))
+    from scipy.special import betaincinv
+
+    return float(betaincinv(x + 1, n - x, confidence))
+
+
+def negatives_needed(target_fpr: float, delta: float = 1 - BOUND_CONFIDENCE) -> int | None:
+    """Fewest negatives for which *any* threshold can carry ``P(FPR > target) <= delta``.
+
+    ``ceil(log delta / log(1 - target))``: 299 for a 1% target at 95%. ``None`` for a target of
+    0, which no finite sample supports.
+
+    .. versionadded:: 0.1
+    """
+    if target_fpr <= 0.0:
+        return None
+    if target_fpr >= 1.0:
+        return 1
+    n = math.ceil(math.log(delta) / math.log1p(-target_fpr))
+    # Guard the float edge: the smallest n with (1 - target)**n <= delta.
+    while n > 1 and (1 - target_fpr) ** (n - 1) <= delta:
+        n -= 1
+    while (1 - target_fpr) ** n > delta:
+        n += 1
+    return n
+
+
+def _flagged(scores: np.ndarray, threshold: float | None, rule: str) -> np.ndarray:
+    if threshold is None:
+        return np.zeros(scores.shape, dtype=bool)
+    ops = {
+        FLAG_HIGH: np.greater_equal,
+        FLAG_LOW: np.less_equal,
+        FLAG_ABOVE: np.greater,
+        FLAG_BELOW: np.less,
+    }
+    return np.asarray(ops[rule](scores, threshold))
+
+
+def _roc_table(
+    s: np.ndarray, y: np.ndarray, higher_is_worse: bool, chosen: float | None, max_rows: int
+) -> tuple[list[dict[str, float]], int]:
+    """Rows {threshold, fpr, tpr} for the distinct scores, threshold descending, capped.
+
+    Beyond *max_rows* distinct thresholds, a rank-spaced subset is kept that always holds both
+    ends and the chosen threshold. Returns the rows and the number of distinct thresholds.
+    """
+    order = np.argsort(-s if higher_is_worse else s, kind="stable")
+    ss, yy = s[order], y[order]
+    tp = np.cumsum(yy)
+    fp = np.arange(1, ss.size + 1) - tp
+    last = np.append(np.flatnonzero(np.diff(ss) != 0), ss.size - 1)
+    thresholds, fpr, tpr = ss[last], fp[last] / fp[-1], tp[last] / tp[-1]
+    if not higher_is_worse:  # rows always run from the highest threshold down
+        thresholds, fpr, tpr = thresholds[::-1], fpr[::-1], tpr[::-1]
+    distinct = thresholds.size
+    keep = np.arange(distinct)
+    if distinct > max_rows:
+        keep = np.unique(np.rint(np.linspace(0, distinct - 1, max_rows - 1)).astype(np.int64))
+    rows = [
+        {"threshold": float(thresholds[i]), "fpr": float(fpr[i]), "tpr": float(tpr[i])}
+        for i in keep
+    ]
+    if chosen is not None and not any(r["threshold"] == chosen for r in rows):
+        rule = FLAG_HIGH if higher_is_worse else FLAG_LOW
+        flags = _flagged(s, chosen, rule)
+        row = {
+            "threshold": chosen,
+            "fpr": float(np.count_nonzero(flags & ~y) / np.count_nonzero(~y)),
+            "tpr": float(np.count_nonzero(flags & y) / np.count_nonzero(y)),
+        }
+        rows.append(row)
+        rows.sort(key=lambda r: -r["threshold"])
+    return rows, distinct
+
+
+def _generated_at() -> str:
+    raw = os.environ.get("SOURCE_DATE_EPOCH")
+    if raw is None or raw == "":
+        moment = dt.datetime.now(dt.UTC)
+    else:
+        try:
+            moment = dt.datetime.fromtimestamp(int(raw), dt.UTC)
+        except (ValueError, OverflowError, OSError):
+            raise InputError(
+                f"SOURCE_DATE_EPOCH must be an integer number of seconds, got {raw!r}"
+            ) from None
+    return moment.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _listed(ids: set[str]) -> dict[str, Any]:
+    ordered = sorted(ids)
+    return {
+        "count": len(ordered),
+        "ids": ordered[:LISTED_IDS],
+        "truncated": len(ordered) > LISTED_IDS,
+    }
+
+
+@frozen
+class CalibrationReport:
+    """Everything ``calibration_report.json`` holds; :meth:`to_dict` gives its exact layout.
+
+    .. versionadded:: 0.1
+    """
+
+    pack_name: str | None
+    metric_name: str | None
+    target_fpr: float
+    higher_is_worse: bool
+    result: FitResult
+    fpr_upper_bound: Mapping[str, Any]
+    warnings: tuple[str, ...]
+    fitter: Mapping[str, Any]
+    coverage: Mapping[str, Any]
+    inputs: Mapping[str, Any]
+    roc_table_info: Mapping[str, Any]
+    roc_table: tuple[Mapping[str, float], ...] = field(repr=False)
+    tool: Mapping[str, str]
+    generated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "pack_name": self.pack_name,
+            "metric_name": self.metric_name,
+            "target_fpr": self.target_fpr,
+            "higher_is_worse": self.higher_is_worse,
+            "result": {
+                "threshold": r.threshold,
+                "achieved_fpr": r.achieved_fpr,
+                "achieved_tpr": r.achieved_tpr,
+                "n_positive": r.n_positive,
+                "n_negative": r.n_negative,
+                "decision_rule": r.decision_rule,
+                "false_positives": r.false_positives,
+                "true_positives": r.true_positives,
+                "flags_nothing": r.flags_nothing,
+                "reason": r.reason,
+                "details": dict(r.details),
+            },
+            "fpr_upper_bound": dict(self.fpr_upper_bound),
+            "warnings": list(self.warnings),
+            "fitter": dict(self.fitter),
+            "coverage": dict(self.coverage),
+            "inputs": dict(self.inputs),
+            "roc_table_info": dict(self.roc_table_info),
+            "roc_table": [dict(row) for row in self.roc_table],
+            "tool": dict(self.tool),
+            "generated_at": self.generated_at,
+        }
+
+    def to_json(self) -> str:
+        """The report as written to disk: indented, key order fixed, no NaN, newline at end."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _as_bool_label(test_id: str, label: Any) -> bool:
+    if isinstance(label, bool):
+        return label
+    if label in ("positive", "negative"):
+        return bool(label == "positive")
+    raise InputError(
+        f"label of {test_id!r} must be True/False or 'positive'/'negative', got {label!r}"
+    )
+
+
+def _resolve_fitter(fitter: Any, options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    if isinstance(fitter, str):
+        fitter = load_plugin(FITTERS, fitter, options, path="$.calibrate.fitter.options")
+    elif options:
+        raise TypeError("fitter options can only be given with a fitter name")
+    if isinstance(fitter, LoadedPlugin):
+        return fitter.obj, fitter.provenance()
+    cls = type(fitter)
+    return fitter, {
+        "group": FITTERS,
+        "name": None,
+        "provider": None,
+        "target": f"{cls.__module__}:{cls.__qualname__}",
+        "options": plugin_options(fitter),
+    }
+
+
+def calibrate(
+    scores: Mapping[str, float],
+    labels: Mapping[str, bool | str],
+    *,
+    fitter: Any = "exact",
+    fitter_options: Mapping[str, Any] | None = None,
+    target_fpr: float = 0.01,
+    higher_is_worse: bool = True,
+    pack_name: str | None = None,
+    metric_name: str | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    roc_table_max_rows: int = 1001,
+) -> CalibrationReport:
+    """Fit a threshold on the labelled scores and return the calibration report.
+
+    Args:
+        scores: test_id -> finite score.
+        labels: test_id -> True/"positive" (attack succeeded) or False/"negative".
+        fitter: A fitter name (loaded from ``ragleaklab.fitters``), a :class:`LoadedPlugin`,
+            or any object with the ``ThresholdFitter.fit`` method.
+        fitter_options: Options for a fitter given by name.
+        target_fpr: The false-positive rate to meet, in [0, 1].
+        higher_is_worse: Direction of the score.
+        pack_name, metric_name: Recorded in the report.
+        inputs: Provenance of the input files (path, sha256), recorded as given.
+        roc_table_max_rows: Cap on ``roc_table`` rows (>= 3).
+
+    Ids present in only one of *scores* and *labels* are not errors: they are counted and
+    listed in ``coverage``. ``generated_at`` honours ``SOURCE_DATE_EPOCH``.
+
+    Raises:
+        InputError: Bad scores/labels/target, no overlap, a class with no cases.
+        PluginError, ConfigError: The fitter cannot be loaded or its options are wrong.
+        PluginRuntimeError: The fitter raised, or its result disagrees with the data.
+
+    .. versionadded:: 0.1
+    """
+    if isinstance(target_fpr, bool) or not isinstance(target_fpr, float | int):
+        raise InputError(f"target_fpr must be a number in [0, 1], got {target_fpr!r}")
+    if not 0.0 <= target_fpr <= 1.0:
+        raise InputError(f"target_fpr must be in [0, 1], got {target_fpr!r}")
+    if isinstance(roc_table_max_rows, bool) or not isinstance(roc_table_max_rows, int):
+        raise InputError(f"roc_table_max_rows must be an integer, got {roc_table_max_rows!r}")
+    if roc_table_max_rows < 3:
+        raise InputError(f"roc_table_max_rows must be at least 3, got {roc_table_max_rows}")
+    for test_id, score in scores.items():
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, float | int)
+            or not math.isfinite(score)
+        ):
+            raise InputError(f"score of {test_id!r} must be a finite number, got {score!r}")
+    bool_labels = {k: _as_bool_label(k, lab) for k, lab in labels.items()}
+    matched = sorted(scores.keys() & bool_labels.keys())
+    if not matched:
+        raise InputError(
+            f"no test_id has both a score and a label ({len(scores)} scored, "
+            f"{len(bool_labels)} labelled); check that the ids match"
+        )
+    s = np.fromiter((scores[k] for k in matched), dtype=np.float64, count=len(matched))
+    y = np.fromiter((bool_labels[k] for k in matched), dtype=bool, count=len(matched))
+    n_pos = int(np.count_nonzero(y))
+    for count, name in ((n_pos, "positive"), (y.size - n_pos, "negative")):
+        if count == 0:
+            raise InputError(
+                f"no {name} cases among the {y.size} labelled cases that have scores; "
+                "both classes are needed to fit a threshold"
+            )
+
+    obj, provenance = _resolve_fitter(fitter, fitter_options)
+    name = provenance["name"] or provenance["target"]
+    if not callable(getattr(obj, "fit", None)):
+        raise PluginContractError(FITTERS, missing={})
+    try:
+        result = obj.fit(s, y, target_fpr=float(target_fpr), higher_is_worse=higher_is_worse)
+    except Exception as exc:
+        raise PluginRuntimeError(FITTERS, name, f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(result, FitResult):
+        raise PluginRuntimeError(
+            FITTERS, name, f"fit() must return a FitResult, got {type(result).__name__}"
+        )
+    result = _recount(result, s, y, name)
+
+    n_neg = result.n_negative
+    fp = result.false_positives or 0
+    needed = negatives_needed(target_fpr)
+    bound = {
+        "method": "clopper-pearson, one-sided",
+        "confidence": BOUND_CONFIDENCE,
+        "value": clopper_pearson_upper(fp, n_neg),
+        "false_positives": fp,
+        "n_negative": n_neg,
+        "negatives_needed_for_guarantee": needed,
+    }
+    warnings = []
+    if needed is None or n_neg < needed:
+        need = "no finite number" if needed is None else f"at least {needed}"
+        warnings.append(
+            f"the target false-positive rate {target_fpr:g} is not statistically supported by "
+            f"{n_neg} negatives: {need} are needed for {BOUND_CONFIDENCE:.0%} confidence that "
+            f"the true rate of any threshold is within it; the {BOUND_CONFIDENCE:.0%} upper "
+            f"bound at this threshold is {bound['value']:.4g}"
+        )
+    if result.flags_nothing:
+        warnings.append(f"no usable threshold: {result.reason}")
+    rows, distinct = _roc_table(s, y, higher_is_worse, result.threshold, roc_table_max_rows)
+    unlabelled = scores.keys() - bool_labels.keys()
+    unscored = bool_labels.keys() - scores.keys()
+    log.info(
+        "calibration.fitted",
+        fitter=name,
+        threshold=result.threshold,
+        fpr=result.achieved_fpr,
+        tpr=result.achieved_tpr,
+    )
+    return CalibrationReport(
+        pack_name=pack_name,
+        metric_name=metric_name,
+        target_fpr=float(target_fpr),
+        higher_is_worse=higher_is_worse,
+        result=result,
+        fpr_upper_bound=bound,
+        warnings=tuple(warnings),
+        fitter=provenance,
+        coverage={
+            "n_scored": len(scores),
+            "n_labelled": len(bool_labels),
+            "n_matched": len(matched),
+            "unlabelled": _listed(set(unlabelled)),
+            "unscored": _listed(set(unscored)),
+        },
+        inputs=dict(inputs or {}),
+        roc_table_info={
+            "rows": len(rows),
+            "distinct_thresholds": distinct,
+            "complete": len(rows) >= distinct,
+            "max_rows": roc_table_max_rows,
+        },
+        roc_table=tuple(rows),
+        tool={"name": "ragleaklab", "version": __version__},
+        generated_at=_generated_at(),
+    )
+
+
+def _recount(result: FitResult, s: np.ndarray, y: np.ndarray, name: str) -> FitResult:
+    """Recount FP/TP at the fitter's threshold; refuse a result that disagrees with the data."""
+    flags = _flagged(s, result.threshold, result.decision_rule)
+    fp = int(np.count_nonzero(flags & ~y))
+    tp = int(np.count_nonzero(flags & y))
+    n_pos = int(np.count_nonzero(y))
+    n_neg = y.size - n_pos
+    claims = (
+        (result.n_positive, n_pos, "n_positive"),
+        (result.n_negative, n_neg, "n_negative"),
+        (result.false_positives, fp, "false_positives"),
+        (result.true_positives, tp, "true_positives"),
+    )
+    for claimed, actual, what in claims:
+        if claimed is not None and claimed != actual:
+            raise PluginRuntimeError(
+                FITTERS, name, f"reported {what}={claimed} but the data give {actual}"
+            )
+    for claimed_rate, actual_rate, what in (
+        (result.achieved_fpr, fp / n_neg, "achieved_fpr"),
+        (result.achieved_tpr, tp / n_pos, "achieved_tpr"),
+    ):
+        if not math.isclose(claimed_rate, actual_rate, rel_tol=1e-9, abs_tol=1e-12):
+            raise PluginRuntimeError(
+                FITTERS, name, f"reported {what}={claimed_rate} but the data give {actual_rate}"
+            )
+    return FitResult(
+        threshold=result.threshold,
+        achieved_fpr=fp / n_neg,
+        achieved_tpr=tp / n_pos,
+        n_positive=n_pos,
+        n_negative=n_neg,
+        decision_rule=result.decision_rule,
+        false_positives=fp,
+        true_positives=tp,
+        reason=result.reason,
+        details=result.details,
+    )

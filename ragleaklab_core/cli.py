@@ -1,0 +1,274 @@
+"""The ``ragleaklab`` command line: the only place that prints, exits or configures logging.
+
+Exit codes: 0 ok, 1 a gate failed, 2 bad input or usage, 3 a plugin could not be used.
+Results go to stdout; logs, warnings and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ragleaklab_core._log import configure_cli_logging
+from ragleaklab_core._version import __version__
+from ragleaklab_core.errors import RagleaklabError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _handle_errors(func: F) -> F:
+    """Turn ragleaklab's own errors into a message on stderr and the right exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RagleaklabError as exc:
+            message = str(exc)
+            if exc.exit_code == 3:
+                message += "\nhint: `ragleaklab plugins` lists what is installed"
+            _fail(message, exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragleaklab")
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-v info, -vv debug).")
+@click.option(
+    "--log-format",
+    type=click.Choice(["console", "json"]),
+    default="console",
+    show_default=True,
+    help="How logs on stderr are rendered.",
+)
+def cli(verbose: int, log_format: str) -> None:
+    """Test RAG systems for poisoning, hijacking and leaks; calibrate CI thresholds."""
+    configure_cli_logging(verbose, json=log_format == "json")
+
+
+def _apply_overrides(
+    raw: dict[str, Any],
+    *,
+    target_fpr: float | None,
+    lower_is_worse: bool,
+    fitter: str | None,
+    fitter_options: tuple[str, ...],
+    metric: str | None,
+    roc_max_rows: int | None,
+) -> dict[str, Any]:
+    """Write CLI flags into the raw config, so one validator checks file and flags alike."""
+    from ragleaklab_core.config import parse_option_value
+    from ragleaklab_core.errors import ConfigError
+
+    section = raw.setdefault("calibrate", {})
+    if not isinstance(section, dict):
+        return raw  # structuring reports the wrong type with its $.path
+    if target_fpr is not None:
+        section["target_fpr"] = target_fpr
+    if lower_is_worse:
+        section["lower_is_worse"] = True
+    if metric is not None:
+        section["metric"] = metric
+    if roc_max_rows is not None:
+        section["roc_table_max_rows"] = roc_max_rows
+    options: dict[str, Any] = {}
+    for item in fitter_options:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--fitter-option", [f"expected KEY=VALUE, got {item!r}"])
+        options[key.strip()] = parse_option_value(value.strip())
+    if fitter is not None:
+        section["fitter"] = {"name": fitter, "options": options}
+    elif options:
+        table = section.setdefault("fitter", {"name": "exact"})
+        # A table or options of the wrong type are left for structuring to report.
+        if isinstance(table, dict) and isinstance(table.get("options", {}), dict):
+            table["options"] = {**table.get("options", {}), **options}
+    return raw
+
+
+@cli.command()
+@click.option("-p", "--pack", help="Pack to calibrate (names the report and the default labels).")
+@click.option(
+    "-o",
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Directory for calibration_report.json (created if missing).",
+)
+@click.option(
+    "-l",
+    "--labels",
+    type=click.Path(path_type=Path),
+    help="labels.jsonl [default: data/calibration/<pack with - as _>/labels.jsonl]",
+)
+@click.option(
+    "--scores",
+    type=click.Path(path_type=Path),
+    help='JSONL of {"test_id": ..., "score": ...} from any harness; skips running the pack.',
+)
+@click.option(
+    "--target-fpr", type=float, default=None, help="Target false-positive rate [default: 0.01]."
+)
+@click.option("--fitter", default=None, help="Fitter plugin name [default: exact].")
+@click.option(
+    "--fitter-option",
+    "fitter_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A fitter option; VALUE is read as a TOML value. Repeatable.",
+)
+@click.option("--lower-is-worse", is_flag=True, help="Lower scores mean a worse case.")
+@click.option("--metric", default=None, help="Metric name recorded in the report.")
+@click.option(
+    "--roc-max-rows", type=int, default=None, help="Cap on roc_table rows [default: 1001]."
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="TOML config file; flags override it.",
+)
+@click.option(
+    "--write-thresholds", is_flag=True, help="Store the fitted threshold for `ragleaklab run`."
+)
+@_handle_errors
+def calibrate(
+    pack: str | None,
+    out: Path,
+    labels: Path | None,
+    scores: Path | None,
+    target_fpr: float | None,
+    fitter: str | None,
+    fitter_options: tuple[str, ...],
+    lower_is_worse: bool,
+    metric: str | None,
+    roc_max_rows: int | None,
+    config_path: Path | None,
+    write_thresholds: bool,
+) -> None:
+    """Fit the threshold that meets a target false-positive rate on labelled cases.
+
+    Writes <out>/calibration_report.json atomically: either the whole report or nothing.
+    """
+    from ragleaklab_core._atomic import write_atomic
+    from ragleaklab_core._discovery import PACKS, load_plugin
+    from ragleaklab_core.calibration import calibrate as run_calibration
+    from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.errors import InputError
+    from ragleaklab_core.inputs import read_labels, read_scores
+
+    if write_thresholds:
+        raise click.UsageError(
+            "--write-thresholds is not implemented yet: review calibration_report.json and "
+            "update your thresholds by hand"
+        )
+    if out.exists() and not out.is_dir():
+        raise click.UsageError(f"--out {out} exists and is not a directory")
+    if scores is None and pack is None:
+        raise click.UsageError("give --scores FILE (scores from any harness) or --pack NAME")
+    raw = read_config_file(config_path) if config_path else {}
+    raw = _apply_overrides(
+        raw,
+        target_fpr=target_fpr,
+        lower_is_worse=lower_is_worse,
+        fitter=fitter,
+        fitter_options=fitter_options,
+        metric=metric,
+        roc_max_rows=roc_max_rows,
+    )
+    source = f"{config_path} (with command-line options)" if config_path else "command-line options"
+    config = load_config(raw, source=source).calibrate
+    if scores is None:
+        assert pack is not None
+        load_plugin(PACKS, pack)  # unknown/broken packs fail here with a did-you-mean
+        raise click.UsageError(
+            f"calibrating by running pack {pack!r} is not available in this version; "
+            "run it with your harness and pass its scores with --scores FILE"
+        )
+    if labels is None:
+        if pack is None:
+            raise click.UsageError("--labels is required with --scores unless --pack is given")
+        labels = Path("data") / "calibration" / pack.replace("-", "_") / "labels.jsonl"
+    score_file = read_scores(scores)
+    label_file = read_labels(labels)
+    report = run_calibration(
+        score_file.records,
+        label_file.records,
+        fitter=config.fitter.name,
+        fitter_options=config.fitter.options,
+        target_fpr=config.target_fpr,
+        higher_is_worse=not config.lower_is_worse,
+        pack_name=pack,
+        metric_name=config.metric,
+        inputs={
+            "scores": {"path": scores.as_posix(), "sha256": score_file.sha256},
+            "labels": {"path": labels.as_posix(), "sha256": label_file.sha256},
+        },
+        roc_table_max_rows=config.roc_table_max_rows,
+    )
+    target = out / "calibration_report.json"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, report.to_json().encode("utf-8"))
+    except OSError as exc:  # --out under a file, no permission, disk full...
+        raise InputError(
+            f"cannot write the report: {exc.strerror or exc}", source=target.as_posix()
+        ) from None
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    r = report.result
+    shown = "none (flag nothing)" if r.threshold is None else repr(r.threshold)
+    click.echo(
+        f"threshold {shown}  rule '{r.decision_rule}'  "
+        f"fpr {r.achieved_fpr:.4f} ({r.false_positives}/{r.n_negative})  "
+        f"tpr {r.achieved_tpr:.4f} ({r.true_positives}/{r.n_positive})  "
+        f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
+    )
+    click.echo(f"wrote {target.as_posix()}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins(as_json: bool) -> None:
+    """List every installed plugin, its distribution, target, and whether it loads."""
+    import attrs
+
+    from ragleaklab_core._discovery import discover_plugins
+
+    infos = discover_plugins()
+    if as_json:
+        click.echo(json.dumps([attrs.asdict(i) for i in infos], indent=2))
+        return
+    if not infos:
+        click.echo("no plugins installed")
+        return
+    headers = ("GROUP", "NAME", "STATUS", "PROVIDER", "TARGET")
+    rows = [(i.group, i.name, i.status, f"{i.distribution} {i.version}", i.target) for i in infos]
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    for row, info in zip([headers, *rows], [None, *infos], strict=True):
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        if info is not None and info.error:
+            for line in info.error.splitlines():
+                click.echo(f"    {line}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="ragleaklab")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,252 @@
+"""Configuration: the attrs model of a config file and the private, strict cattrs converter.
+
+One converter reads config files, CLI overrides and every plugin's options. It rejects unknown
+keys and never coerces types ("false" is not a bool, 1.9 is not an int); every problem is reported
+at once, each with its ``$.path``. Floats accept integers; nothing else is converted.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+import types
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+from attrs import field, frozen
+from attrs import validators as v
+from cattrs.errors import (
+    AttributeValidationNote,
+    CattrsError,
+    ClassValidationError,
+    IterableValidationError,
+)
+from cattrs.v import format_exception, transform_error
+
+from ragleaklab_core.errors import ConfigError
+
+T = TypeVar("T")
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def _exact(type_: type, *, also: tuple[type, ...] = ()) -> Callable[[object, type], object]:
+    def hook(value: object, _: type) -> object:
+        if type(value) is type_ or type(value) in also:
+            return type_(value)
+        raise TypeError(f"expected {type_.__name__}, got {type(value).__name__} {value!r}")
+
+    return hook
+
+
+def _finite_float(value: object, _: type) -> float:
+    if type(value) not in (float, int):
+        raise TypeError(f"expected float, got {type(value).__name__} {value!r}")
+    result = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(result):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    return result
+
+
+_converter.register_structure_hook(bool, _exact(bool))
+_converter.register_structure_hook(int, _exact(int))
+_converter.register_structure_hook(str, _exact(str))
+_converter.register_structure_hook(float, _finite_float)
+
+
+class _FieldValueError(ValueError):
+    """An attrs validator's complaint, re-raised at the field it is about."""
+
+
+def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
+    """Run every field validator of *cls* on the structured *data*; one error per bad field.
+
+    attrs stops at the first failing validator and cattrs reports it at the class's path; this
+    finds them all and notes each at its own field, so ``$.path`` points at the value.
+    """
+    fields = attrs.fields(cls)
+    values: dict[str, Any] = {}
+    for a in fields:
+        if not a.init:
+            continue
+        key = a.alias or a.name
+        if key in data:
+            value = _converter.structure(data[key], a.type)
+            values[a.name] = a.converter(value) if callable(a.converter) else value
+        elif isinstance(a.default, attrs.Factory) and not a.default.takes_self:  # type: ignore[arg-type]
+            values[a.name] = a.default.factory()
+        elif a.default is not attrs.NOTHING and not isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
+            values[a.name] = a.default
+    stand_in = types.SimpleNamespace(**values)
+    errors: list[Exception] = []
+    for a in fields:
+        if a.validator is None or a.name not in values:
+            continue
+        try:
+            a.validator(stand_in, a, values[a.name])
+        except (TypeError, ValueError) as exc:
+            error = _FieldValueError(str(exc.args[0]) if exc.args else str(exc))
+            error.__notes__ = [
+                AttributeValidationNote(
+                    f"Structuring class {cls.__qualname__} @ attribute {a.name}", a.name, a.type
+                )
+            ]
+            errors.append(error)
+    return errors
+
+
+def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:
+    base: Callable[[Any, type], Any] = _converter.gen_structure_attrs_fromdict(cls)
+
+    def hook(data: Any, _: type) -> Any:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"expected a table, got {type(data).__name__} {data!r}")
+        try:
+            return base(data, cls)
+        except ClassValidationError as exc:
+            with_notes, without = exc.group_exceptions()
+            # Problems with notes are field-level, already at their paths; a problem without
+            # one was raised by __init__, usually by a validator.
+            if with_notes or not without:
+                raise
+            try:
+                errors = _validator_errors(cls, data)
+            except Exception:
+                raise exc from None
+            if not errors:
+                raise
+            raise ClassValidationError(f"While structuring {cls.__name__}", errors, cls) from None
+
+    return hook
+
+
+_converter.register_structure_hook_factory(attrs.has, _attrs_hook_factory)
+
+
+def _format(exc: BaseException, type_: type | None) -> str:
+    if isinstance(exc, _FieldValueError):
+        return str(exc)
+    # cattrs reports attrs validator errors at the class path as a bare "invalid value";
+    # keep the validator's own message, which names the field, the rule and the value.
+    if isinstance(exc, TypeError | ValueError) and type_ is None and exc.args:
+        return str(exc.args[0])
+    if isinstance(exc, TypeError | ValueError) and exc.args and "expected" in str(exc.args[0]):
+        return f"invalid value: {exc.args[0]}"
+    return format_exception(exc, type_)
+
+
+def _problems(exc: Exception, path: str) -> list[str]:
+    if isinstance(exc, ClassValidationError | IterableValidationError):
+        return transform_error(exc, path=path, format_exception=_format)
+    return [f"{_format(exc, None)} @ {path}"]
+
+
+def structure(data: Any, cls: type[T], *, source: str, path: str = "$") -> T:
+    """Structure *data* into *cls* with the strict converter, or raise :class:`ConfigError`."""
+    try:
+        return _converter.structure(data, cls)
+    except (ClassValidationError, IterableValidationError, TypeError, ValueError) as exc:
+        # cattrs wraps everything __init__ raises; an error that is not about the data (a
+        # plugin's own bug) goes back to the caller as itself, not as a bad configuration.
+        bug = next((e for e in _leaves(exc) if not isinstance(e, _DATA_ERRORS)), None)
+        if bug is not None:
+            raise bug from None
+        raise ConfigError(source, _problems(exc, path)) from exc
+
+
+# What structuring raises for bad data (KeyError: a required field is missing; AttributeError: a
+# scalar where a table belongs; ForbiddenExtraKeysError: an unknown key).
+_DATA_ERRORS = (TypeError, ValueError, KeyError, AttributeError, CattrsError)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def unstructure(obj: Any) -> Any:
+    """The JSON-compatible form of *obj* (a plugin's resolved options, a config section)."""
+    return _converter.unstructure(obj)
+
+
+def plugin_options(obj: Any) -> dict[str, Any]:
+    """A plugin instance's options (its public init fields) as JSON-compatible values."""
+    if attrs.has(type(obj)):
+        return {
+            a.name: _converter.unstructure(getattr(obj, a.name))
+            for a in attrs.fields(type(obj))
+            if a.init and not a.name.startswith("_")
+        }
+    return dict(_converter.unstructure(obj)) if isinstance(obj, Mapping) else {}
+
+
+_NAME = r"[a-z0-9][a-z0-9._-]*"
+
+
+@frozen
+class PluginRef:
+    """A plugin named in a config file: its entry-point name and its options table."""
+
+    name: str = field(validator=v.matches_re(_NAME))
+    options: dict[str, Any] = field(factory=dict)
+
+
+def _rate(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"'{attribute.name}' must be in [0, 1] (got {value!r})")
+
+
+@frozen
+class CalibrateConfig:
+    """The ``[calibrate]`` table: how thresholds are fitted."""
+
+    target_fpr: float = field(default=0.01, validator=_rate)
+    lower_is_worse: bool = False
+    fitter: PluginRef = field(factory=lambda: PluginRef("exact"))
+    roc_table_max_rows: int = field(default=1001, validator=v.ge(3))
+    metric: str | None = None
+
+
+@frozen
+class Config:
+    """A ragleaklab configuration file (TOML)."""
+
+    calibrate: CalibrateConfig = field(factory=CalibrateConfig)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Parse a TOML config file into a raw dict; errors name the file and the line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["file not found"]) from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), ["is a directory, not a config file"]) from None
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc.strerror}"]) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), [f"not UTF-8 text (byte {exc.start})"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), [f"not valid TOML: {exc}"]) from None
+
+
+def load_config(raw: Mapping[str, Any], *, source: str) -> Config:
+    """Structure a raw mapping (a parsed file with CLI overrides applied) into :class:`Config`."""
+    return structure(dict(raw), Config, source=source)
+
+
+def parse_option_value(text: str) -> Any:
+    """Parse a ``--fitter-option key=value`` value as a TOML value, so types match the file.
+
+    Bare words that are not TOML values are taken as strings: ``mode=fast`` means ``"fast"``.
+    """
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text

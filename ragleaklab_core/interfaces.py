@@ -1,0 +1,108 @@
+"""The plugin contract: small protocols that packs, metrics, fitters and targets implement.
+
+Plugins need not inherit from these classes; the loader checks that the object it built has the
+methods below (:func:`ragleaklab_core.check_contract`). Plugin classes are attrs classes (or
+dataclasses) constructible with no arguments: their fields are their options, structured from the
+configuration by ragleaklab's strict converter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ragleaklab_core.values import Case, Document, FitResult, MetricResult, Response
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+
+@runtime_checkable
+class ThresholdFitter(Protocol):
+    """Chooses the pass/fail threshold of a metric from labelled scores.
+
+    Group ``ragleaklab.fitters``. Implementations must be deterministic: the same inputs (and the
+    same options, including any seed) give the same :class:`FitResult`.
+
+    .. versionadded:: 0.1
+    """
+
+    def fit(
+        self,
+        scores: npt.ArrayLike,
+        labels: npt.ArrayLike,
+        *,
+        target_fpr: float,
+        higher_is_worse: bool = True,
+    ) -> FitResult:
+        """Fit a threshold.
+
+        Args:
+            scores: 1-D array of finite floats, one per case.
+            labels: 1-D bool array of the same length; True = positive = the attack succeeded.
+            target_fpr: The largest acceptable false-positive rate, in [0, 1].
+            higher_is_worse: True when a higher score means a worse (more attacked) case.
+
+        Returns:
+            The chosen threshold and its rates on the given data.
+
+        Raises:
+            InputError: The arrays are malformed (lengths, NaN, a class with no cases).
+        """
+        ...
+
+
+@runtime_checkable
+class Pack(Protocol):
+    """A named, versioned attack suite: documents to plant, cases to run, default labels.
+
+    Group ``ragleaklab.packs``.
+
+    .. versionadded:: 0.1
+    """
+
+    def documents(self) -> Iterable[Document]:
+        """The documents the pack plants in the target before its cases run."""
+        ...
+
+    def cases(self) -> Iterable[Case]:
+        """The pack's test cases, in a stable order."""
+        ...
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Scores one target response to one case.
+
+    Group ``ragleaklab.metrics``. ``score`` must be pure: no network, no global state; the same
+    inputs give the same result. A case the metric cannot score (say, the target did not report
+    retrieved documents) yields ``MetricResult(unscorable=reason)``, never a 0.
+
+    .. versionadded:: 0.1
+    """
+
+    def score(self, case: Case, response: Response) -> MetricResult:
+        """Return this metric's named values and evidence for *response* to *case*."""
+        ...
+
+
+@runtime_checkable
+class Target(Protocol):
+    """The RAG system under test.
+
+    Group ``ragleaklab.targets``. It answers a query with an answer and, when it can, the documents
+    it retrieved; it may accept the pack's documents to ingest before the cases run.
+
+    .. versionadded:: 0.1
+    """
+
+    def ingest(self, documents: Iterable[Document]) -> Any:
+        """Load *documents* into the system under test (a no-op for systems that cannot)."""
+        ...
+
+    def answer(self, query: str) -> Response:
+        """Answer *query* and report what was retrieved."""
+        ...
+
+
+__all__ = ["Metric", "Pack", "Target", "ThresholdFitter"]
