@@ -26,9 +26,12 @@ from ragleaklab_core.values import (
     Document,
     FitResult,
     MetricResult,
+    PackInfo,
     Response,
     RetrievedDocument,
+    Threshold,
     decision_rule,
+    primary_metric_for,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +107,7 @@ __all__ = [
     "Metric",
     "MetricResult",
     "Pack",
+    "PackInfo",
     "PluginContractError",
     "PluginError",
     "PluginInfo",
@@ -113,6 +117,7 @@ __all__ = [
     "Response",
     "RetrievedDocument",
     "Target",
+    "Threshold",
     "ThresholdFitter",
     "__version__",
     "available_names",
@@ -125,4 +130,5 @@ __all__ = [
     "load_plugin",
     "max_false_positives",
     "negatives_needed",
+    "primary_metric_for",
 ]

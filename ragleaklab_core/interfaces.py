@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ragleaklab_core.values import Case, Document, FitResult, MetricResult, Response
+from ragleaklab_core.values import Case, Document, FitResult, MetricResult, PackInfo, Response
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -56,10 +56,16 @@ class ThresholdFitter(Protocol):
 class Pack(Protocol):
     """A named, versioned attack suite: documents to plant, cases to run, default labels.
 
-    Group ``ragleaklab.packs``.
+    Group ``ragleaklab.packs``. A pack may also define ``default_labels() -> str | None``, the
+    text of its default ``labels.jsonl`` (``calibrate --pack`` uses it when no ``--labels`` is
+    given). :class:`ragleaklab_core.ManifestPack` implements all of this from a ``pack.toml``.
 
     .. versionadded:: 0.1
     """
+
+    def info(self) -> PackInfo:
+        """The pack's name, version, type, metrics and default thresholds."""
+        ...
 
     def documents(self) -> Iterable[Document]:
         """The documents the pack plants in the target before its cases run."""
@@ -78,6 +84,13 @@ class Metric(Protocol):
     inputs give the same result. A case the metric cannot score (say, the target did not report
     retrieved documents) yields ``MetricResult(unscorable=reason)``, never a 0.
 
+    Optional members the runner uses when present:
+
+    - ``for_corpus(documents: Sequence[Document]) -> Metric``: a metric bound to the pack's
+      documents (say, an index of the private ones), built once per pack before any case runs;
+    - ``lower_is_worse: frozenset[str]``: names of values where a *lower* value is worse (such as
+      a recall); every other value is higher-is-worse.
+
     .. versionadded:: 0.1
     """
 
@@ -91,7 +104,9 @@ class Target(Protocol):
     """The RAG system under test.
 
     Group ``ragleaklab.targets``. It answers a query with an answer and, when it can, the documents
-    it retrieved; it may accept the pack's documents to ingest before the cases run.
+    it retrieved; it may accept the pack's documents to ingest before the cases run. The runner
+    builds a fresh target for every pack, so one pack's documents never leak into another's run,
+    and calls its optional ``close()`` when the pack is done.
 
     .. versionadded:: 0.1
     """

@@ -107,11 +107,20 @@ class Case:
 
 @frozen
 class RetrievedDocument:
-    """A document (or chunk of one) the target retrieved to answer a query."""
+    """A document (or chunk of one) the target retrieved to answer a query.
+
+    Attributes:
+        doc_id: The id of the *document* (several chunks of one document share it; metrics count
+            distinct documents, never chunks).
+        text: The retrieved text, when the target exposes it.
+        score: The retriever's score, when the target exposes it.
+        chunk_id: The chunk's own id, when the target chunks documents.
+    """
 
     doc_id: str
     text: str | None = None
     score: float | None = None
+    chunk_id: str | None = None
 
 
 @frozen
@@ -122,10 +131,13 @@ class Response:
         answer: The generated answer text.
         retrieved: The retrieved documents in rank order, or ``None`` when the target does not
             expose them (metrics that need them then report the case as unscorable, never as 0).
+        metadata: Target-specific, JSON-compatible extras (a trace of what the generator did);
+            recorded in ``runs.jsonl``, never read by the built-in metrics.
     """
 
     answer: str
     retrieved: tuple[RetrievedDocument, ...] | None = None
+    metadata: Mapping[str, Any] = field(factory=dict)
 
 
 @frozen
@@ -141,3 +153,79 @@ class MetricResult:
     values: Mapping[str, float] = field(factory=dict)
     evidence: Mapping[str, Any] = field(factory=dict)
     unscorable: str | None = None
+
+
+#: The seed's mapping from pack type to the primary metric value that calibration uses.
+PRIMARY_METRIC_BY_TYPE: Mapping[str, str] = {
+    "retrieval": "poison_rate_at_k",
+    "sentinel": "leak_rate",
+    "claim": "poison_claim_rate",
+}
+#: The primary metric value of any other pack type.
+PRIMARY_METRIC_OTHER = "verbatim_score"
+
+
+def primary_metric_for(pack_type: str) -> str:
+    """The primary metric value of a pack type, by the seed's mapping."""
+    return PRIMARY_METRIC_BY_TYPE.get(pack_type, PRIMARY_METRIC_OTHER)
+
+
+@frozen
+class Threshold:
+    """A per-case pass/fail threshold on one metric value.
+
+    A case FAILS when its (epoch-reduced) value satisfies ``decision_rule``; for example with
+    ``"score >= threshold -> FAIL"`` and ``value=0.2`` a case scoring 0.2 fails.
+
+    Attributes:
+        value: The threshold, or ``None`` for "flag nothing" (a fitter found no threshold).
+        decision_rule: One of :data:`DECISION_RULES`.
+        source: Where the threshold came from (``"pack"``, ``"config"``, a thresholds file).
+    """
+
+    value: float | None = field(validator=_finite_or_none)
+    decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
+    source: str = "pack"
+
+    def fails(self, score: float) -> bool:
+        """True when *score* fails this threshold."""
+        t = self.value
+        if t is None:
+            return False
+        rule = self.decision_rule
+        if rule == FLAG_HIGH:
+            return score >= t
+        if rule == FLAG_ABOVE:
+            return score > t
+        if rule == FLAG_LOW:
+            return score <= t
+        return score < t
+
+
+@frozen
+class PackInfo:
+    """What a pack is: its identity, how its cases are scored and its default thresholds.
+
+    Attributes:
+        name: The pack's name (its entry-point name by convention).
+        version: The pack's version; reports record it.
+        pack_type: ``"retrieval"``, ``"sentinel"``, ``"claim"`` or any other string.
+        primary_metric: The metric value that calibration fits (default by ``pack_type``).
+        metrics: Metric plugin names that score the pack's cases, e.g. ``("retrieval",)``.
+        thresholds: Default per-case thresholds, keyed by metric value name.
+        metric_options: Options for each metric plugin, keyed by plugin name (e.g. ``k``).
+        description: One paragraph for humans.
+    """
+
+    name: str = field(validator=v.instance_of(str))
+    version: str = field(validator=v.instance_of(str))
+    pack_type: str = field(validator=v.instance_of(str))
+    metrics: tuple[str, ...] = field(converter=tuple, validator=v.min_len(1))
+    primary_metric: str = field()
+    thresholds: Mapping[str, Threshold] = field(factory=dict)
+    metric_options: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    description: str = ""
+
+    @primary_metric.default
+    def _primary_default(self) -> str:
+        return primary_metric_for(self.pack_type)
