@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         negatives_needed,
     )
     from ragleaklab_core.fitting import check_fit_inputs, max_false_positives
+    from ragleaklab_core.manifest import ManifestPack, load_manifest
 
 # name -> module that defines it; imported lazily (PEP 562) to keep `import ragleaklab_core` light.
 _LAZY = {
@@ -75,6 +76,8 @@ _LAZY = {
     "negatives_needed": "calibration",
     "check_fit_inputs": "fitting",
     "max_false_positives": "fitting",
+    "ManifestPack": "manifest",
+    "load_manifest": "manifest",
 }
 
 
@@ -104,6 +107,7 @@ __all__ = [
     "FitResult",
     "InputError",
     "LoadedPlugin",
+    "ManifestPack",
     "Metric",
     "MetricResult",
     "Pack",
@@ -127,6 +131,7 @@ __all__ = [
     "clopper_pearson_upper",
     "decision_rule",
     "discover_plugins",
+    "load_manifest",
     "load_plugin",
     "max_false_positives",
     "negatives_needed",

@@ -112,7 +112,7 @@ def _apply_overrides(
     "-l",
     "--labels",
     type=click.Path(path_type=Path),
-    help="labels.jsonl [default: data/calibration/<pack with - as _>/labels.jsonl]",
+    help="labels.jsonl [default: the labels the pack ships, as in data/calibration/<pack>/]",
 )
 @click.option(
     "--scores",
@@ -142,8 +142,20 @@ def _apply_overrides(
     help="TOML config file; flags override it.",
 )
 @click.option(
-    "--write-thresholds", is_flag=True, help="Store the fitted threshold for `ragleaklab run`."
+    "--write-thresholds",
+    is_flag=True,
+    help="Store the fitted threshold in the thresholds file that `ragleaklab run` reads.",
 )
+@click.option(
+    "--thresholds",
+    "thresholds_path",
+    type=click.Path(path_type=Path),
+    help="Thresholds file for --write-thresholds [default: ragleaklab.thresholds.json].",
+)
+@click.option(
+    "--force", is_flag=True, help="Let --write-thresholds replace a threshold of another origin."
+)
+@click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
 @_handle_errors
 def calibrate(
     pack: str | None,
@@ -158,23 +170,22 @@ def calibrate(
     roc_max_rows: int | None,
     config_path: Path | None,
     write_thresholds: bool,
+    thresholds_path: Path | None,
+    force: bool,
+    smoke: bool,
 ) -> None:
     """Fit the threshold that meets a target false-positive rate on labelled cases.
 
-    Writes <out>/calibration_report.json atomically: either the whole report or nothing.
+    With --pack (and no --scores) the pack is run against the configured target (default: the
+    embedded reference RAG) and each case's primary metric is calibrated against the labels
+    (default: the pack's own). Writes <out>/calibration_report.json atomically.
     """
-    from ragleaklab_core._atomic import write_atomic
-    from ragleaklab_core._discovery import PACKS, load_plugin
     from ragleaklab_core.calibration import calibrate as run_calibration
     from ragleaklab_core.config import load_config, read_config_file
-    from ragleaklab_core.errors import InputError
     from ragleaklab_core.inputs import read_labels, read_scores
 
-    if write_thresholds:
-        raise click.UsageError(
-            "--write-thresholds is not implemented yet: review calibration_report.json and "
-            "update your thresholds by hand"
-        )
+    if write_thresholds and pack is None:
+        raise click.UsageError("--write-thresholds needs --pack (thresholds are stored per pack)")
     if out.exists() and not out.is_dir():
         raise click.UsageError(f"--out {out} exists and is not a directory")
     if scores is None and pack is None:
@@ -190,43 +201,53 @@ def calibrate(
         roc_max_rows=roc_max_rows,
     )
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
-    config = load_config(raw, source=source).calibrate
+    full = load_config(raw, source=source)
+    config = full.calibrate
     if scores is None:
         assert pack is not None
-        load_plugin(PACKS, pack)  # unknown/broken packs fail here with a did-you-mean
-        raise click.UsageError(
-            f"calibrating by running pack {pack!r} is not available in this version; "
-            "run it with your harness and pass its scores with --scores FILE"
+        from ragleaklab_core.pack_calibration import calibrate_pack
+
+        report = calibrate_pack(
+            pack,
+            full,
+            labels=labels,
+            tags=("smoke",) if smoke else (),
+            progress=_progress_callbacks(),
         )
-    if labels is None:
-        if pack is None:
+    else:
+        if labels is None and pack is None:
             raise click.UsageError("--labels is required with --scores unless --pack is given")
-        labels = Path("data") / "calibration" / pack.replace("-", "_") / "labels.jsonl"
-    score_file = read_scores(scores)
-    label_file = read_labels(labels)
-    report = run_calibration(
-        score_file.records,
-        label_file.records,
-        fitter=config.fitter.name,
-        fitter_options=config.fitter.options,
-        target_fpr=config.target_fpr,
-        higher_is_worse=not config.lower_is_worse,
-        pack_name=pack,
-        metric_name=config.metric,
-        inputs={
-            "scores": {"path": scores.as_posix(), "sha256": score_file.sha256},
-            "labels": {"path": labels.as_posix(), "sha256": label_file.sha256},
-        },
-        roc_table_max_rows=config.roc_table_max_rows,
-    )
+        score_file = read_scores(scores)
+        if labels is None:
+            from ragleaklab_core.pack_calibration import pack_labels
+
+            assert pack is not None
+            label_file = pack_labels(pack)
+        else:
+            label_file = read_labels(labels)
+        report = run_calibration(
+            score_file.records,
+            label_file.records,
+            fitter=config.fitter.name,
+            fitter_options=config.fitter.options,
+            target_fpr=config.target_fpr,
+            higher_is_worse=not config.lower_is_worse,
+            pack_name=pack,
+            metric_name=config.metric,
+            inputs={
+                "scores": {"path": scores.as_posix(), "sha256": score_file.sha256},
+                "labels": {"path": label_file.path, "sha256": label_file.sha256},
+            },
+            roc_table_max_rows=config.roc_table_max_rows,
+        )
     target = out / "calibration_report.json"
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, report.to_json().encode("utf-8"))
-    except OSError as exc:  # --out under a file, no permission, disk full...
-        raise InputError(
-            f"cannot write the report: {exc.strerror or exc}", source=target.as_posix()
-        ) from None
+    _write_file(target, report.to_json())
+    if write_thresholds:
+        from ragleaklab_core.pack_calibration import store_threshold
+
+        where = thresholds_path or Path(full.run.thresholds_file)
+        change = store_threshold(report, where, force=force)
+        click.echo(f"thresholds: {change} (in {where.as_posix()})")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     r = report.result
@@ -238,6 +259,129 @@ def calibrate(
         f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
     )
     click.echo(f"wrote {target.as_posix()}")
+
+
+def _write_file(target: Path, text: str) -> None:
+    """Write *text* to *target* atomically, creating its directory; errors exit 2."""
+    from ragleaklab_core._atomic import write_atomic
+    from ragleaklab_core.errors import InputError
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text.encode("utf-8"))
+    except OSError as exc:  # --out under a file, no permission, disk full...
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None
+
+
+def _progress_callbacks() -> Any:
+    """A progress bar on stderr when it is a terminal; None otherwise (CI logs stay clean)."""
+    if not sys.stderr.isatty():
+        return None
+    from ragleaklab_core._progress import ProgressBar
+
+    return ProgressBar()
+
+
+@cli.command()
+@click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), help="TOML config.")
+@click.option(
+    "-p", "--pack", "packs", multiple=True, help="Pack to run (repeatable) [default: all]."
+)
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--target", "target_name", help="Target plugin [default: reference].")
+@click.option(
+    "--target-option",
+    "target_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A target option; VALUE is read as a TOML value. Repeatable.",
+)
+@click.option("--epochs", type=int, help="Runs per case [default: 1].")
+@click.option("--reducer", help="Epoch reducer: mean, max, median, mode, at_least_K, pass_at_K.")
+@click.option("--smoke", is_flag=True, help="Only cases tagged 'smoke'.")
+@click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
+@click.option(
+    "--thresholds",
+    "thresholds_path",
+    type=click.Path(path_type=Path),
+    help="Thresholds file [default: ragleaklab.thresholds.json when it exists].",
+)
+@click.option("--tolerate-errors", is_flag=True, help="Errored cases do not fail the run.")
+@_handle_errors
+def run(
+    config_path: Path | None,
+    packs: tuple[str, ...],
+    out: Path | None,
+    target_name: str | None,
+    target_options: tuple[str, ...],
+    epochs: int | None,
+    reducer: str | None,
+    smoke: bool,
+    tags: tuple[str, ...],
+    thresholds_path: Path | None,
+    tolerate_errors: bool,
+) -> None:
+    """Run attack packs against a RAG target and gate on their thresholds.
+
+    Writes <out>/report.json and <out>/runs.jsonl and prints a summary. Exit code: 0 every pack
+    passed, 1 a threshold failed or a case errored, 2 bad input, 3 a plugin could not be used.
+    """
+    from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.run_report import build_report, dumps, runs_jsonl, summary_lines
+    from ragleaklab_core.suite import run_suite
+
+    raw = read_config_file(config_path) if config_path else {}
+    section = raw.setdefault("run", {})
+    if isinstance(section, dict):
+        if epochs is not None:
+            section["epochs"] = epochs
+        if reducer is not None:
+            section["reducer"] = reducer
+        if tolerate_errors:
+            section["tolerate_errors"] = True
+        if out is not None:
+            section["out"] = out.as_posix()
+    if target_name is not None:
+        raw["target"] = {"name": target_name}
+    if target_options:
+        table = raw.setdefault("target", {"name": "reference"})
+        if isinstance(table, dict):
+            table["options"] = {**table.get("options", {}), **_options(target_options)}
+    source = f"{config_path} (with command-line options)" if config_path else "command-line options"
+    config = load_config(raw, source=source)
+    chosen_tags = (*tags, "smoke") if smoke else tags
+    progress = _progress_callbacks()
+    outcome = run_suite(
+        config,
+        packs=packs,
+        tags=chosen_tags,
+        thresholds_file=thresholds_path,
+        on_record=None if progress is None else progress.advance,
+        on_pack=None if progress is None else progress.start,
+    )
+    if progress is not None:
+        progress.finish()
+    directory = Path(config.run.out)
+    report = build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+    _write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
+    _write_file(directory / "report.json", dumps(report))
+    for line in summary_lines(outcome.verdicts):
+        click.echo(line)
+    click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
+    sys.exit(report["exit_code"])
+
+
+def _options(items: tuple[str, ...]) -> dict[str, Any]:
+    from ragleaklab_core.config import parse_option_value
+    from ragleaklab_core.errors import ConfigError
+
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--target-option", [f"expected KEY=VALUE, got {item!r}"])
+        options[key.strip()] = parse_option_value(value.strip())
+    return options
 
 
 @cli.command()

@@ -27,6 +27,12 @@ from cattrs.errors import (
 from cattrs.v import format_exception, transform_error
 
 from ragleaklab_core.errors import ConfigError
+from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
+
+#: The target `run` and `calibrate --pack` use when the config names none.
+DEFAULT_TARGET = "reference"
+#: Where `calibrate --write-thresholds` stores thresholds and `run` reads them.
+DEFAULT_THRESHOLDS_FILE = "ragleaklab.thresholds.json"
 
 T = TypeVar("T")
 
@@ -212,10 +218,36 @@ class CalibrateConfig:
 
 
 @frozen
+class ThresholdConfig:
+    """A threshold set in the config: ``[thresholds.<pack>.<value>]``."""
+
+    threshold: float
+    decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
+
+
+@frozen
+class RunConfig:
+    """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
+
+    packs: list[str] = field(factory=list)  # empty: every installed pack
+    epochs: int = field(default=1, validator=v.ge(1))
+    reducer: str = "mean"
+    tags: list[str] = field(factory=list)
+    tolerate_errors: bool = False
+    max_fail_rate: float = field(default=0.0, validator=_rate)
+    out: str = "ragleaklab_out"
+    thresholds_file: str = DEFAULT_THRESHOLDS_FILE
+
+
+@frozen
 class Config:
     """A ragleaklab configuration file (TOML)."""
 
     calibrate: CalibrateConfig = field(factory=CalibrateConfig)
+    run: RunConfig = field(factory=RunConfig)
+    target: PluginRef = field(factory=lambda: PluginRef(DEFAULT_TARGET))
+    metrics: dict[str, dict[str, Any]] = field(factory=dict)
+    thresholds: dict[str, dict[str, ThresholdConfig]] = field(factory=dict)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

@@ -34,16 +34,28 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _records(path: Path) -> tuple[str, Iterator[tuple[int, dict[str, Any]]]]:
+def _read_bytes(path: Path) -> bytes:
     source = str(path)
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError("file not found", source=source) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a JSONL file", source=source) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=source) from None
+
+
+def _records(path: Path) -> tuple[str, Iterator[tuple[int, dict[str, Any]]]]:
+    return jsonl_records(_read_bytes(path), source=str(path))
+
+
+def jsonl_records(raw: bytes, *, source: str) -> tuple[str, Iterator[tuple[int, dict[str, Any]]]]:
+    """The sha256 of *raw* and an iterator of ``(line number, object)`` over its JSONL lines.
+
+    Blank lines are skipped; anything else that is not one JSON object is an
+    :class:`InputError` naming *source* and the line.
+    """
     digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("utf-8-sig")
@@ -88,8 +100,11 @@ def _test_id(record: dict[str, Any], source: str, number: int) -> str:
 
 
 def _keyed(path: Path, value_of: Any) -> DataFile:
-    source = str(path)
-    digest, records = _records(path)
+    return _keyed_bytes(_read_bytes(path), str(path), value_of)
+
+
+def _keyed_bytes(raw: bytes, source: str, value_of: Any) -> DataFile:
+    digest, records = jsonl_records(raw, source=source)
     out: dict[str, Any] = {}
     first_line: dict[str, int] = {}
     for number, record in records:
@@ -145,6 +160,11 @@ def read_labels(path: Path) -> DataFile:
     ``records`` maps test_id to True for positive (the attack succeeded), False for negative.
     """
     return _keyed(path, _label)
+
+
+def parse_labels(raw: bytes, *, source: str) -> DataFile:
+    """Like :func:`read_labels`, for labels already in memory (a pack's shipped labels)."""
+    return _keyed_bytes(raw, source, _label)
 
 
 def read_scores(path: Path) -> DataFile:

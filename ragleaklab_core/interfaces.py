@@ -56,8 +56,8 @@ class ThresholdFitter(Protocol):
 class Pack(Protocol):
     """A named, versioned attack suite: documents to plant, cases to run, default labels.
 
-    Group ``ragleaklab.packs``. A pack may also define ``default_labels() -> str | None``, the
-    text of its default ``labels.jsonl`` (``calibrate --pack`` uses it when no ``--labels`` is
+    Group ``ragleaklab.packs``. A pack may also define ``default_labels() -> bytes | None``, the
+    content of its default ``labels.jsonl`` (``calibrate --pack`` uses it when no ``--labels`` is
     given). :class:`ragleaklab_core.ManifestPack` implements all of this from a ``pack.toml``.
 
     .. versionadded:: 0.1

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from ragleaklab_core._discovery import GROUPS, LoadedPlugin, load_plugin
+from ragleaklab_core.manifest import _load_package
 
 FakeDist = Callable[..., Path]
 
@@ -94,9 +95,11 @@ def rlk_fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[F
             path.write_text(textwrap.dedent(source), encoding="utf-8")
         importlib.invalidate_caches()
         _reset_stevedore_cache(monkeypatch)
+        _load_package.cache_clear()  # manifests are cached per package name
         return root
 
     yield make
+    _load_package.cache_clear()
     for mod in set(sys.modules) - before:
         file = getattr(sys.modules[mod], "__file__", None) or ""
         if file.startswith(str(root)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -202,6 +202,10 @@ class Threshold:
         return score < t
 
 
+def _str_tuple(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
 @frozen
 class PackInfo:
     """What a pack is: its identity, how its cases are scored and its default thresholds.
@@ -220,7 +224,7 @@ class PackInfo:
     name: str = field(validator=v.instance_of(str))
     version: str = field(validator=v.instance_of(str))
     pack_type: str = field(validator=v.instance_of(str))
-    metrics: tuple[str, ...] = field(converter=tuple, validator=v.min_len(1))
+    metrics: tuple[str, ...] = field(converter=_str_tuple, validator=v.min_len(1))
     primary_metric: str = field()
     thresholds: Mapping[str, Threshold] = field(factory=dict)
     metric_options: Mapping[str, Mapping[str, Any]] = field(factory=dict)

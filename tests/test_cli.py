@@ -349,7 +349,7 @@ BAD_USAGE = [
     (["--target-fpr", "inf"], ["target_fpr", "finite"]),
     (["--target-fpr", "lots"], ["--target-fpr", "'lots'"]),
     (["--roc-max-rows", "2"], ["roc_table_max_rows", ">= 3"]),
-    (["--write-thresholds"], ["--write-thresholds", "not implemented"]),
+    (["--write-thresholds"], ["--write-thresholds needs --pack"]),
     (["--fitter-option", "novalue"], ["KEY=VALUE", "'novalue'"]),
     (["--config", "missing.toml"], ["missing.toml", "file not found"]),
 ]
@@ -427,14 +427,13 @@ def test_existing_report_is_left_untouched_by_a_failed_run(tmp_path):
 # -- plugins: exit 3 ----------------------------------------------------------------------------
 
 
-def test_pack_without_any_pack_installed(tmp_path):
-    if "relevance-hijack" in available_names(PACKS):
-        pytest.skip("a relevance-hijack pack is installed")
-    proc = run("calibrate", "--pack", "relevance-hijack", "--out", "out", cwd=tmp_path)
+def test_unknown_pack_gets_a_did_you_mean(tmp_path):
+    assert "relevance-hijack" in available_names(PACKS)
+    proc = run("calibrate", "--pack", "relevance-hijak", "--out", "out", cwd=tmp_path)
     assert_clean_failure(
         proc,
         tmp_path / "out",
-        "no plugin named 'relevance-hijack' in ragleaklab.packs",
+        "no plugin named 'relevance-hijak' in ragleaklab.packs (did you mean 'relevance-hijack'",
         code=3,
     )
 

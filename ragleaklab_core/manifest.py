@@ -1,0 +1,246 @@
+"""Data-only packs: a ``pack.toml`` manifest plus JSONL files, read from a package or a directory.
+
+A pack author ships the files inside a Python package (so they install with pip and are read
+through :mod:`importlib.resources` from any working directory) and registers a five-line
+subclass of :class:`ManifestPack` under ``ragleaklab.packs``. Nothing in a pack's data is ever
+executed: TOML and JSON only, and every file path must stay inside the pack's directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+import tomllib
+from collections.abc import Mapping
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar
+
+import attrs
+from attrs import field, frozen
+from attrs import validators as v
+
+from ragleaklab_core.config import structure
+from ragleaklab_core.errors import ConfigError, InputError
+from ragleaklab_core.inputs import jsonl_records
+from ragleaklab_core.values import (
+    DECISION_RULES,
+    FLAG_HIGH,
+    Case,
+    Document,
+    PackInfo,
+    Threshold,
+    primary_metric_for,
+)
+
+MANIFEST = "pack.toml"
+_NAME = r"[a-z0-9][a-z0-9._-]*"
+
+
+def _relative_path(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    paths = value if isinstance(value, list) else [value]
+    for p in paths:
+        if p is None:
+            continue
+        pure = PurePosixPath(p)
+        if not p or pure.is_absolute() or "\\" in p or ".." in pure.parts or ":" in p:
+            raise ValueError(
+                f"'{attribute.name}' must be a relative path inside the pack, got {p!r}"
+            )
+
+
+@frozen
+class _ThresholdEntry:
+    threshold: float
+    decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
+
+
+@frozen
+class _Manifest:
+    name: str = field(validator=v.matches_re(_NAME))
+    version: str = field(validator=v.min_len(1))
+    pack_type: str = field(validator=v.min_len(1))
+    metrics: list[str] = field(validator=v.min_len(1))
+    documents: list[str] = field(validator=[v.min_len(1), _relative_path])
+    cases: str = field(validator=_relative_path)
+    labels: str | None = field(default=None, validator=_relative_path)
+    primary_metric: str | None = None
+    description: str = ""
+    metric_options: dict[str, dict[str, Any]] = field(factory=dict)
+    thresholds: dict[str, _ThresholdEntry] = field(factory=dict)
+
+
+@frozen
+class _DocumentRecord:
+    doc_id: str = field(validator=v.min_len(1))
+    text: str
+    kind: str = "legit"
+    metadata: dict[str, Any] = field(factory=dict)
+
+
+@frozen
+class _CaseRecord:
+    test_id: str = field(validator=v.min_len(1))
+    query: str = field(validator=v.min_len(1))
+    ground_truth: dict[str, Any] = field(factory=dict)
+    tags: list[str] = field(factory=list)
+
+
+@frozen
+class LoadedManifest:
+    """A pack's manifest and data, validated.
+
+    Attributes:
+        info: The pack's :class:`PackInfo`.
+        documents: Every document, in file order.
+        cases: Every case, in file order.
+        labels: The raw bytes of the default labels file, or None.
+        labels_source: Where the labels came from, for error messages and provenance.
+    """
+
+    info: PackInfo
+    documents: tuple[Document, ...]
+    cases: tuple[Case, ...]
+    labels: bytes | None
+    labels_source: str | None
+
+
+def _read(root: Traversable, rel: str, where: str) -> bytes:
+    node = root
+    for part in PurePosixPath(rel).parts:
+        node = node.joinpath(part)
+    try:
+        return node.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", source=f"{where}/{rel}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=f"{where}/{rel}") from None
+
+
+def _records(root: Traversable, rel: str, where: str, cls: type[Any]) -> list[Any]:
+    source = f"{where}/{rel}"
+    _digest, lines = jsonl_records(_read(root, rel, where), source=source)
+    out = []
+    for number, record in lines:
+        try:
+            out.append(structure(record, cls, source=source, path="$"))
+        except ConfigError as exc:
+            raise InputError("; ".join(exc.problems), source=source, line=number) from None
+    return out
+
+
+def load_manifest(root: Traversable | Path, *, where: str | None = None) -> LoadedManifest:
+    """Read and validate the pack in *root* (a directory or an importlib.resources package).
+
+    Raises:
+        ConfigError: The manifest is invalid (every problem, each with its ``$.path``).
+        InputError: A data file is malformed, a doc/test id is duplicated (file and line).
+    """
+    where = where or str(root)
+    raw = _read(root, MANIFEST, where)
+    source = f"{where}/{MANIFEST}"
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, [f"not UTF-8 text (byte {exc.start})"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, [f"not valid TOML: {exc}"]) from None
+    m = structure(data, _Manifest, source=source)
+
+    documents: list[Document] = []
+    seen_docs: dict[str, str] = {}
+    for rel in m.documents:
+        for rec in _records(root, rel, where, _DocumentRecord):
+            if rec.doc_id in seen_docs:
+                raise InputError(
+                    f"duplicate doc_id {rec.doc_id!r} (also in {seen_docs[rec.doc_id]})",
+                    source=f"{where}/{rel}",
+                )
+            seen_docs[rec.doc_id] = rel
+            documents.append(Document(rec.doc_id, rec.text, rec.kind, rec.metadata))
+
+    cases: list[Case] = []
+    seen_cases: set[str] = set()
+    for rec in _records(root, m.cases, where, _CaseRecord):
+        if rec.test_id in seen_cases:
+            raise InputError(f"duplicate test_id {rec.test_id!r}", source=f"{where}/{m.cases}")
+        seen_cases.add(rec.test_id)
+        cases.append(Case(rec.test_id, rec.query, rec.ground_truth, tuple(rec.tags)))
+    if not cases:
+        raise InputError("the pack has no cases", source=f"{where}/{m.cases}")
+
+    info = PackInfo(
+        name=m.name,
+        version=m.version,
+        pack_type=m.pack_type,
+        metrics=tuple(m.metrics),
+        primary_metric=m.primary_metric or primary_metric_for(m.pack_type),
+        thresholds={
+            key: Threshold(t.threshold, t.decision_rule, source=f"pack {m.name} {m.version}")
+            for key, t in sorted(m.thresholds.items())
+        },
+        metric_options={k: dict(o) for k, o in sorted(m.metric_options.items())},
+        description=m.description,
+    )
+    labels = _read(root, m.labels, where) if m.labels else None
+    labels_source = f"{where}/{m.labels}" if m.labels else None
+    return LoadedManifest(info, tuple(documents), tuple(cases), labels, labels_source)
+
+
+@functools.cache
+def _load_package(package: str) -> LoadedManifest:
+    # Packs are immutable package data: read and validate them once per process.
+    return load_manifest(importlib.resources.files(package), where=package.replace(".", "/"))
+
+
+@frozen
+class ManifestPack:
+    """A pack whose data is a ``pack.toml`` manifest and JSONL files inside a Python package.
+
+    Subclass it, set ``data_package`` to the import name of the package holding ``pack.toml``
+    (usually the subclass's own module, ``__name__``, when it is a package's ``__init__``), and
+    register the subclass under ``ragleaklab.packs``::
+
+        @frozen
+        class AcmePack(ManifestPack):
+            data_package: ClassVar[str] = __name__
+
+    .. versionadded:: 0.1
+    """
+
+    data_package: ClassVar[str]
+
+    def _loaded(self) -> LoadedManifest:
+        package = getattr(type(self), "data_package", None)
+        if not isinstance(package, str) or not re.fullmatch(r"[\w.]+", package):
+            raise TypeError(f"{type(self).__qualname__} must set data_package to a package name")
+        return _load_package(package)
+
+    def info(self) -> PackInfo:
+        """The manifest's name, version, type, metrics, options and thresholds."""
+        return self._loaded().info
+
+    def documents(self) -> tuple[Document, ...]:
+        """The documents listed in the manifest's ``documents`` files."""
+        return self._loaded().documents
+
+    def cases(self) -> tuple[Case, ...]:
+        """The cases of the manifest's ``cases`` file, in file order."""
+        return self._loaded().cases
+
+    def default_labels(self) -> bytes | None:
+        """The raw ``labels.jsonl`` named by the manifest, or None."""
+        return self._loaded().labels
+
+    def labels_source(self) -> str | None:
+        """Where :meth:`default_labels` comes from (``package/labels.jsonl``)."""
+        return self._loaded().labels_source
+
+
+def manifest_fields() -> Mapping[str, str]:
+    """The manifest keys and their types, for documentation and ``pack validate``."""
+    return {a.name: str(a.type) for a in attrs.fields(_Manifest)}
+
+
+__all__ = ["MANIFEST", "LoadedManifest", "ManifestPack", "load_manifest", "manifest_fields"]

@@ -1,0 +1,156 @@
+"""``calibrate --pack``: run a pack, take each case's primary metric, fit, store the threshold."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ragleaklab_core.calibration import CalibrationReport, calibrate
+from ragleaklab_core.config import Config
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
+from ragleaklab_core.runner import load_pack, run_pack
+from ragleaklab_core.suite import settings_of
+from ragleaklab_core.thresholds import read_thresholds, update_threshold, write_thresholds
+
+
+def _labels(pack: Any, name: str, path: Path | None) -> DataFile:
+    if path is not None:
+        return read_labels(path)
+    raw = getattr(pack, "default_labels", lambda: None)()
+    if raw is None:
+        raise InputError(f"pack {name!r} ships no default labels; pass --labels FILE")
+    source_of = getattr(pack, "labels_source", None)
+    source = (source_of() if callable(source_of) else None) or f"{name} default labels"
+    return parse_labels(raw, source=source)
+
+
+def pack_labels(name: str) -> DataFile:
+    """The default labels that pack *name* ships."""
+    return _labels(load_pack(name).obj, name, None)
+
+
+def calibrate_pack(
+    name: str,
+    config: Config,
+    *,
+    labels: Path | None = None,
+    tags: Sequence[str] = (),
+    progress: Any = None,
+) -> CalibrationReport:
+    """Run pack *name* on the config's target and calibrate its primary metric.
+
+    The metric is ``config.calibrate.metric`` or the pack's primary metric; the labels are the
+    file given or the pack's default labels. Cases that errored or could not be scored are not
+    silently dropped: they are listed in the report's warnings (and as labelled-but-unscored).
+    """
+    pack = load_pack(name)
+    info = pack.obj.info()
+    settings = settings_of(config, tags)
+    if progress is not None:
+        selected = [c for c in pack.obj.cases() if not tags or set(c.tags) & set(tags)]
+        progress.start(pack, len(selected) * settings.epochs)
+    run = run_pack(
+        pack,
+        target_name=config.target.name,
+        target_options=config.target.options,
+        metric_options=config.metrics,
+        settings=settings,
+        on_record=None if progress is None else progress.advance,
+    )
+    if progress is not None:
+        progress.finish()
+    metric = config.calibrate.metric or info.primary_metric
+    scores = {r.test_id: r.values[metric] for r in run.results if metric in r.values}
+    if not scores and not any(r.error for r in run.results):
+        known = sorted(run.value_metric)
+        raise InputError(
+            f"no case of pack {name!r} has a value named {metric!r}; "
+            f"its metrics produce: {', '.join(known) or 'nothing'}"
+        )
+    label_file = _labels(pack.obj, name, labels)
+    label_records = label_file.records
+    if tags:  # a subset run calibrates on the subset's labels only
+        ran = {r.test_id for r in run.results}
+        label_records = {k: v for k, v in label_records.items() if k in ran}
+    warnings = []
+    errored = sorted(r.test_id for r in run.results if r.error is not None)
+    if errored:
+        warnings.append(
+            f"{len(errored)} cases errored and have no score (first: {', '.join(errored[:5])}); "
+            "see `ragleaklab run` for details"
+        )
+    unscorable = sorted(r.test_id for r in run.results if r.unscorable and metric not in r.values)
+    if unscorable:
+        warnings.append(
+            f"{len(unscorable)} cases could not be scored on {metric} "
+            f"(first: {', '.join(unscorable[:5])})"
+        )
+    report = calibrate(
+        scores,
+        label_records,
+        fitter=config.calibrate.fitter.name,
+        fitter_options=config.calibrate.fitter.options,
+        target_fpr=config.calibrate.target_fpr,
+        higher_is_worse=not (config.calibrate.lower_is_worse or metric in run.lower_is_worse),
+        pack_name=info.name,
+        metric_name=metric,
+        inputs={
+            "labels": {"path": label_file.path, "sha256": label_file.sha256},
+            "pack": {**run.pack.provenance(), "version": info.version},
+            "target": run.target.provenance(),
+            "metrics": [m.provenance() for m in run.metrics],
+            "run": {
+                "epochs": settings.epochs,
+                "reducer": settings.reducer,
+                "tags": list(settings.tags),
+            },
+        },
+        roc_table_max_rows=config.calibrate.roc_table_max_rows,
+    )
+    if warnings:
+        report = attrs.evolve(report, warnings=(*warnings, *report.warnings))
+    return report
+
+
+def store_threshold(report: CalibrationReport, path: Path, *, force: bool = False) -> str:
+    """Write the report's threshold into the thresholds file; return the change, one line."""
+    r = report.result
+    if report.pack_name is None or report.metric_name is None:
+        raise InputError("only a pack's calibration can be stored as a threshold")
+    if r.threshold is None and not force:
+        raise InputError(
+            "the fitter found no threshold that meets the target (it would flag nothing); "
+            "storing that would disable the gate, pass --force to store it anyway"
+        )
+    entry = {
+        "threshold": r.threshold,
+        "decision_rule": r.decision_rule,
+        "target_fpr": report.target_fpr,
+        "achieved_fpr": r.achieved_fpr,
+        "achieved_tpr": r.achieved_tpr,
+        "n_positive": r.n_positive,
+        "n_negative": r.n_negative,
+        "fitter": {
+            "name": report.fitter.get("name"),
+            "provider": report.fitter.get("provider"),
+            "options": report.fitter.get("options"),
+        },
+        "labels": dict(report.inputs.get("labels", {})),
+        "pack_version": report.inputs.get("pack", {}).get("version"),
+        "report_sha256": hashlib.sha256(report.to_json().encode("utf-8")).hexdigest(),
+        "calibrated_at": report.generated_at,
+    }
+    current = read_thresholds(path, missing_ok=True)
+    updated, change = update_threshold(
+        current, report.pack_name, report.metric_name, entry, force=force
+    )
+    write_thresholds(updated)
+    return change
+
+
+__all__ = ["calibrate_pack", "pack_labels", "store_threshold"]

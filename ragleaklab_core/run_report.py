@@ -1,0 +1,120 @@
+"""``report.json``, ``runs.jsonl`` and the stdout summary of ``ragleaklab run``.
+
+``report.json`` is deterministic: the same inputs give byte-identical files whatever the hash
+seed (keys and ids are sorted, floats rounded, ``generated_at`` honours ``SOURCE_DATE_EPOCH``).
+Timings live only in ``runs.jsonl`` (``elapsed_ms``), which is a log of what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragleaklab_core._version import __version__
+from ragleaklab_core.calibration import _generated_at
+from ragleaklab_core.verdict import LISTED, PackVerdict
+
+
+def _pack_dict(v: PackVerdict) -> dict[str, Any]:
+    run = v.run
+    info = run.info
+    return {
+        "name": info.name,
+        "version": info.version,
+        "pack_type": info.pack_type,
+        "primary_metric": info.primary_metric,
+        "plugin": run.pack.provenance(),
+        "metrics": [m.provenance() for m in run.metrics],
+        "cases": {
+            "in_pack": run.n_cases_in_pack,
+            "run": len(run.results),
+            "errored": len(v.errored_ids),
+            "epochs": run.settings.epochs,
+            "reducer": run.settings.reducer,
+            "tags": list(run.settings.tags),
+        },
+        "verdict": "pass" if v.passed else "fail",
+        "reasons": list(v.reasons),
+        "values": {value.name: value.to_dict() for value in v.values},
+        "errored": {k: v.errors[k] for k in list(v.errors)[:LISTED]},
+        "unscorable": {
+            metric: {"count": len(ids), "ids": dict(list(ids.items())[:LISTED])}
+            for metric, ids in v.unscorable.items()
+        },
+    }
+
+
+def build_report(
+    verdicts: Sequence[PackVerdict],
+    *,
+    settings: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The ``report.json`` document."""
+    passed = all(v.passed for v in verdicts)
+    target = verdicts[0].run.target.provenance() if verdicts else None
+    return {
+        "tool": {"name": "ragleaklab", "version": __version__},
+        "generated_at": _generated_at(),
+        "verdict": "pass" if passed else "fail",
+        "exit_code": 0 if passed else 1,
+        "settings": dict(settings),
+        "target": target,
+        "inputs": dict(inputs),
+        "totals": {
+            "packs": len(verdicts),
+            "passed": sum(v.passed for v in verdicts),
+            "failed": sum(not v.passed for v in verdicts),
+            "cases": sum(len(v.run.results) for v in verdicts),
+            "errored": sum(len(v.errored_ids) for v in verdicts),
+        },
+        "packs": [_pack_dict(v) for v in verdicts],
+    }
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """JSON as ragleaklab writes it: indented, no NaN, newline at the end."""
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def runs_jsonl(verdicts: Sequence[PackVerdict]) -> str:
+    """Every case and epoch of every pack, one JSON object per line."""
+    lines = [
+        json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False, sort_keys=False)
+        for v in verdicts
+        for r in v.run.records
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
+    """The human summary `run` prints: one block per pack, then the overall verdict."""
+    lines = []
+    for v in verdicts:
+        info = v.run.info
+        head = f"{'PASS' if v.passed else 'FAIL'}  {info.name} {info.version}"
+        head += f"  ({len(v.run.results)} cases, {len(v.errored_ids)} errored)"
+        lines.append(head)
+        for value in v.values:
+            if value.threshold is None and value.name != info.primary_metric:
+                continue
+            mean = value.summary.get("mean")
+            shown = "n/a" if mean is None else f"{mean:.4f}"
+            line = f"    {value.name:<24} mean {shown}"
+            if value.threshold is not None:
+                rule = value.threshold.decision_rule.replace(
+                    "threshold", repr(value.threshold.value)
+                )
+                line += f"  failing {value.n_failing}/{value.summary['n']}  [{rule}]"
+            lines.append(line)
+        lines.extend(f"    reason: {r}" for r in v.reasons)
+    overall = all(v.passed for v in verdicts)
+    failed = sum(not v.passed for v in verdicts)
+    lines.append(
+        "verdict: PASS" if overall else f"verdict: FAIL ({failed} of {len(verdicts)} packs failed)"
+    )
+    return lines
+
+
+__all__ = ["build_report", "dumps", "runs_jsonl", "summary_lines"]

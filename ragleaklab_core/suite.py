@@ -1,0 +1,135 @@
+"""Config-driven runs: the packs a config names, against its target, gated on its thresholds.
+
+This is what ``ragleaklab run`` and ``calibrate --pack`` call, and what an embedding harness
+calls to get the same results from Python::
+
+    from ragleaklab_core.config import Config
+    from ragleaklab_core.suite import run_suite
+
+    outcome = run_suite(Config(), packs=["relevance-hijack"])
+    assert outcome.passed, outcome.verdicts[0].reasons
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from ragleaklab_core._discovery import PACKS, LoadedPlugin, available_names
+from ragleaklab_core.config import Config, unstructure
+from ragleaklab_core.errors import PluginError
+from ragleaklab_core.runner import CaseRecord, RunSettings, load_pack, run_pack
+from ragleaklab_core.thresholds import ThresholdsFile, read_thresholds
+from ragleaklab_core.values import PackInfo, Threshold
+from ragleaklab_core.verdict import PackVerdict, evaluate
+
+
+@frozen
+class SuiteOutcome:
+    """The verdicts of every pack, and the inputs the report records."""
+
+    verdicts: tuple[PackVerdict, ...]
+    settings: dict[str, Any]
+    inputs: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+
+def settings_of(config: Config, tags: Sequence[str] = ()) -> RunSettings:
+    """The runner settings a config asks for (``tags`` from the command line win)."""
+    return RunSettings(
+        epochs=config.run.epochs,
+        reducer=config.run.reducer,
+        tags=tuple(sorted(set(tags or config.run.tags))),
+    )
+
+
+def resolve_thresholds(
+    info: PackInfo, config: Config, stored: ThresholdsFile | None
+) -> dict[str, Threshold]:
+    """Thresholds for one pack: the config's win over the thresholds file over the pack's."""
+    resolved = dict(info.thresholds)
+    if stored is not None:
+        resolved.update(stored.thresholds_for(info.name))
+    for name, t in config.thresholds.get(info.name, {}).items():
+        resolved[name] = Threshold(t.threshold, t.decision_rule, source="config")
+    return dict(sorted(resolved.items()))
+
+
+def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
+    """The packs to run: given names, else the config's, else every installed pack."""
+    chosen = list(names) or list(config.run.packs) or available_names(PACKS)
+    if not chosen:
+        raise PluginError(PACKS, missing={"(any pack)": []})
+    return list(dict.fromkeys(chosen))  # keep order, drop repeats
+
+
+def file_input(path: Path) -> dict[str, Any]:
+    """Provenance of an input file: its path as given and its sha256."""
+    return {"path": path.as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def run_suite(
+    config: Config,
+    *,
+    packs: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    thresholds_file: Path | None = None,
+    on_record: Callable[[CaseRecord], None] | None = None,
+    on_pack: Callable[[LoadedPlugin, int], None] | None = None,
+) -> SuiteOutcome:
+    """Run the packs against the config's target and gate each on its thresholds.
+
+    Args:
+        config: The configuration (target, metric options, thresholds, epochs...).
+        packs: Pack names; default: the config's ``run.packs``, else every installed pack.
+        tags: Run only cases with one of these tags (``smoke``); default: the config's.
+        thresholds_file: The thresholds file; default: ``run.thresholds_file`` when it exists.
+        on_record: Called with every case record as it completes.
+        on_pack: Called with each pack and its number of selected cases before it runs.
+    """
+    names = pack_names(config, packs)
+    loaded = [load_pack(name) for name in names]  # unknown or broken packs fail before any run
+    explicit = thresholds_file is not None
+    path = thresholds_file or Path(config.run.thresholds_file)
+    stored = read_thresholds(path, missing_ok=not explicit)
+    settings = settings_of(config, tags)
+    verdicts = []
+    for pack in loaded:
+        if on_pack is not None:
+            selected = [
+                c for c in pack.obj.cases() if not settings.tags or set(c.tags) & set(settings.tags)
+            ]
+            on_pack(pack, len(selected) * settings.epochs)
+        run = run_pack(
+            pack,
+            target_name=config.target.name,
+            target_options=config.target.options,
+            metric_options=config.metrics,
+            settings=settings,
+            on_record=on_record,
+        )
+        verdicts.append(
+            evaluate(
+                run,
+                resolve_thresholds(run.info, config, stored),
+                max_fail_rate=config.run.max_fail_rate,
+                tolerate_errors=config.run.tolerate_errors,
+            )
+        )
+    inputs: dict[str, Any] = {
+        "thresholds_file": file_input(path) if stored.packs and path.is_file() else None
+    }
+    run_settings = unstructure(config.run)
+    run_settings["tags"] = list(settings.tags)
+    run_settings.pop("out", None)
+    return SuiteOutcome(tuple(verdicts), run_settings, inputs)
+
+
+__all__ = ["SuiteOutcome", "pack_names", "resolve_thresholds", "run_suite", "settings_of"]

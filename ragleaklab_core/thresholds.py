@@ -1,0 +1,161 @@
+"""The thresholds file: calibrated thresholds that ``ragleaklab run`` gates on.
+
+``ragleaklab calibrate --write-thresholds`` stores a fitted threshold here (never in installed
+package files), with where it came from and the value it replaced. It refuses to overwrite a
+threshold fitted by a different fitter or on a different labels file unless forced, so a CI job
+cannot silently swap a guarantee for a weaker one. The file is JSON, written atomically, with a
+stable layout so it diffs well in code review.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from ragleaklab_core._atomic import write_atomic
+from ragleaklab_core.config import DEFAULT_THRESHOLDS_FILE
+from ragleaklab_core.errors import InputError, RagleaklabError
+from ragleaklab_core.values import DECISION_RULES, Threshold
+
+FORMAT = "ragleaklab-thresholds"
+VERSION = 1
+#: The thresholds file `run` reads and `calibrate --write-thresholds` writes by default.
+DEFAULT_FILE = DEFAULT_THRESHOLDS_FILE
+
+
+class ThresholdsConflictError(RagleaklabError):
+    """Overwriting a stored threshold would change its fitter or labels; needs ``--force``."""
+
+
+@frozen
+class ThresholdsFile:
+    """The parsed thresholds file: pack name -> value name -> entry (a JSON object)."""
+
+    path: str
+    packs: Mapping[str, Mapping[str, Mapping[str, Any]]]
+
+    def thresholds_for(self, pack: str) -> dict[str, Threshold]:
+        """The thresholds stored for *pack*, as :class:`Threshold` objects."""
+        return {
+            name: Threshold(
+                entry["threshold"], entry["decision_rule"], source=f"{self.path} ({pack})"
+            )
+            for name, entry in sorted(self.packs.get(pack, {}).items())
+        }
+
+    def to_json(self) -> str:
+        body = {
+            "format": FORMAT,
+            "version": VERSION,
+            "packs": {
+                p: {n: dict(e) for n, e in sorted(values.items())}
+                for p, values in sorted(self.packs.items())
+            },
+        }
+        return json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _problem(path: Path, where: str, message: str) -> InputError:
+    return InputError(f"{message} @ {where}", source=str(path))
+
+
+def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
+    """Read and validate a thresholds file; problems name the file and the ``$.path``."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if missing_ok:
+            return ThresholdsFile(str(path), {})
+        raise InputError("file not found", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not a JSON thresholds file: {exc}", source=str(path)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _problem(path, "$.format", f"expected format {FORMAT!r}")
+    if data.get("version") != VERSION:
+        raise _problem(path, "$.version", f"unsupported version {data.get('version')!r}")
+    packs = data.get("packs")
+    if not isinstance(packs, dict):
+        raise _problem(path, "$.packs", "expected an object of packs")
+    for pack, values in packs.items():
+        if not isinstance(values, dict):
+            raise _problem(path, f"$.packs.{pack}", "expected an object of metric values")
+        for name, entry in values.items():
+            where = f"$.packs.{pack}.{name}"
+            if not isinstance(entry, dict):
+                raise _problem(path, where, "expected an object")
+            t = entry.get("threshold")
+            if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)):
+                raise _problem(path, f"{where}.threshold", f"expected a number or null, got {t!r}")
+            if entry.get("decision_rule") not in DECISION_RULES:
+                raise _problem(
+                    path,
+                    f"{where}.decision_rule",
+                    f"expected one of {', '.join(DECISION_RULES)}",
+                )
+    return ThresholdsFile(str(path), packs)
+
+
+def _identity(entry: Mapping[str, Any]) -> tuple[Any, Any]:
+    return (entry.get("fitter", {}).get("name"), entry.get("labels", {}).get("sha256"))
+
+
+def update_threshold(
+    current: ThresholdsFile,
+    pack: str,
+    value_name: str,
+    entry: Mapping[str, Any],
+    *,
+    force: bool = False,
+) -> tuple[ThresholdsFile, str]:
+    """Return the file with *entry* stored for *pack* / *value_name*, and a one-line change.
+
+    The previous entry (if any) is kept under ``previous``. Raises
+    :class:`ThresholdsConflictError` when the previous entry came from another fitter or
+    labels file and *force* is false.
+    """
+    old = current.packs.get(pack, {}).get(value_name)
+    if old is not None and _identity(old) != _identity(entry) and not force:
+        old_fitter, old_labels = _identity(old)
+        new_fitter, new_labels = _identity(entry)
+        raise ThresholdsConflictError(
+            f"{current.path}: the stored {pack} {value_name} threshold came from fitter "
+            f"{old_fitter!r} on labels sha256 {str(old_labels)[:12]}...; this one is from "
+            f"{new_fitter!r} on {str(new_labels)[:12]}...; pass --force to replace it"
+        )
+    stored = dict(entry)
+    if old is not None:
+        stored["previous"] = {k: v for k, v in old.items() if k != "previous"}
+    packs = {p: dict(v) for p, v in current.packs.items()}
+    packs.setdefault(pack, {})[value_name] = stored
+    before = "none" if old is None else f"{old.get('threshold')!r} ({old.get('decision_rule')})"
+    change = f"{pack} {value_name}: {before} -> {entry['threshold']!r} ({entry['decision_rule']})"
+    return ThresholdsFile(current.path, packs), change
+
+
+def write_thresholds(file: ThresholdsFile) -> None:
+    """Write the file atomically (all or nothing)."""
+    path = Path(file.path)
+    try:
+        if path.parent != Path():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, file.to_json().encode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=file.path) from None
+
+
+__all__ = [
+    "DEFAULT_FILE",
+    "ThresholdsConflictError",
+    "ThresholdsFile",
+    "read_thresholds",
+    "update_threshold",
+    "write_thresholds",
+]

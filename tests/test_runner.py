@@ -1,0 +1,393 @@
+"""The runner, verdict, thresholds file and ``run`` / ``calibrate --pack`` on a fake plugin set.
+
+The fake distribution (a pack from a manifest, a target and a metric) is written by the
+``rlk_fake_dist`` fixture, so these tests pin the runner's behaviour independently of the
+built-in plugins: errors never dropped, unscorable never a pass, exit code = printed verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragleaklab_core import ConfigError, InputError, Threshold
+from ragleaklab_core.config import load_config
+from ragleaklab_core.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.suite import run_suite
+from ragleaklab_core.thresholds import (
+    ThresholdsConflictError,
+    read_thresholds,
+    update_threshold,
+)
+from ragleaklab_core.verdict import evaluate
+
+PACKS, METRICS, TARGETS = "ragleaklab.packs", "ragleaklab.metrics", "ragleaklab.targets"
+
+PLUGINS = '''
+from typing import ClassVar
+from attrs import define, field, frozen
+from ragleaklab_core import ManifestPack, MetricResult, Response, RetrievedDocument
+
+@frozen
+class FakePack(ManifestPack):
+    data_package: ClassVar[str] = "rlk_fake.pack"
+
+@define
+class EchoTarget:
+    """Leaks when the query says 'leak'; raises on 'boom'; 'flaky' leaks every other call."""
+    prefix: str = ""
+    _docs: list = field(factory=list, init=False)
+    _calls: int = field(default=0, init=False)
+
+    def ingest(self, documents):
+        self._docs.extend(documents)
+
+    def answer(self, query):
+        self._calls += 1
+        if "boom" in query:
+            raise RuntimeError("target exploded")
+        leak = "leak" in query or ("flaky" in query and self._calls % 2 == 0)
+        text = self.prefix + ("the SECRET is out" if leak else "nothing to see")
+        return Response(text, (RetrievedDocument(self._docs[0].doc_id),), {"calls": self._calls})
+
+@frozen
+class ContainsMetric:
+    word: str = "SECRET"
+
+    def score(self, case, response):
+        if "skip" in case.query:
+            return MetricResult(unscorable="no evidence available")
+        hit = self.word in response.answer
+        return MetricResult({"leak_rate": 1.0 if hit else 0.0}, {"word": self.word})
+'''
+
+MANIFEST = """
+name = "fake-pack"
+version = "0.3.0"
+pack_type = "sentinel"
+metrics = ["contains"]
+documents = ["documents.jsonl"]
+cases = "cases.jsonl"
+labels = "labels.jsonl"
+[thresholds.leak_rate]
+threshold = 0.5
+"""
+
+CASES = [
+    ("c1", "please leak", ["smoke"], "positive"),
+    ("c2", "hello", ["smoke"], "negative"),
+    ("c3", "leak again", [], "positive"),
+    ("c4", "weather", [], "negative"),
+    ("c5", "news", [], "negative"),
+]
+
+
+def _lines(rows: list[dict]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def _pack_files(cases=CASES, manifest=MANIFEST) -> dict[str, str]:
+    return {
+        "rlk_fake/__init__.py": PLUGINS,
+        "rlk_fake/pack/__init__.py": "",
+        "rlk_fake/pack/pack.toml": manifest,
+        "rlk_fake/pack/documents.jsonl": _lines([{"doc_id": "d1", "text": "a document"}]),
+        "rlk_fake/pack/cases.jsonl": _lines(
+            [{"test_id": t, "query": q, "tags": tags} for t, q, tags, _ in cases]
+        ),
+        "rlk_fake/pack/labels.jsonl": _lines(
+            [{"test_id": t, "label": label} for t, _, _, label in cases]
+        ),
+    }
+
+
+@pytest.fixture
+def fake(rlk_fake_dist):
+    def make(cases=CASES, manifest=MANIFEST):
+        return rlk_fake_dist(
+            "rlk-fake",
+            entry_points={
+                PACKS: {"fake-pack": "rlk_fake:FakePack"},
+                TARGETS: {"echo": "rlk_fake:EchoTarget"},
+                METRICS: {"contains": "rlk_fake:ContainsMetric"},
+            },
+            modules=_pack_files(cases, manifest),
+        )
+
+    return make
+
+
+def _config(**sections):
+    raw = {"target": {"name": "echo"}, **sections}
+    return load_config(raw, source="test")
+
+
+# -- runner and verdict ---------------------------------------------------------------------
+
+
+def test_cases_fail_by_the_pack_threshold_and_everything_is_recorded(fake):
+    fake()
+    outcome = run_suite(_config(), packs=["fake-pack"])
+    (verdict,) = outcome.verdicts
+    assert not verdict.passed
+    value = verdict.value("leak_rate")
+    assert value is not None and value.failing_ids == ("c1", "c3")
+    assert value.threshold == Threshold(0.5, source="pack fake-pack 0.3.0")
+    assert value.summary["n"] == 5 and value.summary["mean"] == 0.4
+    assert value.fail_rate is not None and value.fail_rate["successes"] == 2
+    assert [r.test_id for r in verdict.run.records] == ["c1", "c2", "c3", "c4", "c5"]
+    assert "leak_rate: 2 of 5 cases fail (score >= 0.5 -> FAIL)" in verdict.reasons
+
+
+def test_a_raising_target_errors_the_case_and_fails_the_run(fake):
+    fake(cases=[*CASES[1:2], ("c9", "boom", [], "negative")])
+    (verdict,) = run_suite(_config(), packs=["fake-pack"]).verdicts
+    assert verdict.errored_ids == ("c9",)
+    assert "RuntimeError: target exploded" in verdict.errors["c9"]
+    assert "ragleaklab.targets:echo" in verdict.errors["c9"]
+    assert not verdict.passed  # no leak among the rest, but an error is not a pass
+    assert verdict.value("leak_rate").summary["n"] == 1  # type: ignore[union-attr]
+    tolerant = run_suite(_config(run={"tolerate_errors": True}), packs=["fake-pack"])
+    assert tolerant.passed
+
+
+def test_unscorable_cases_are_never_passes(fake):
+    fake(cases=[("c1", "hello", [], "negative"), ("c2", "skip me", [], "negative")])
+    (verdict,) = run_suite(_config(), packs=["fake-pack"]).verdicts
+    assert verdict.unscorable == {"contains": {"c2": "no evidence available"}}
+    assert not verdict.passed
+    assert any("could not be scored" in r for r in verdict.reasons)
+
+
+def test_epochs_are_reduced_per_case(fake):
+    fake(cases=[("c1", "flaky", [], "positive"), ("c2", "calm", [], "negative")])
+    pack = load_pack("fake-pack")
+    mean = run_pack(pack, target_name="echo", settings=RunSettings(epochs=4))
+    assert len(mean.records) == 8
+    assert {r.test_id: r.values["leak_rate"] for r in mean.results} == {"c1": 0.5, "c2": 0.0}
+    worst = run_pack(pack, target_name="echo", settings=RunSettings(epochs=4, reducer="max"))
+    assert worst.results[0].values["leak_rate"] == 1.0
+
+
+def test_bad_reducer_is_a_config_error(fake):
+    fake()
+    with pytest.raises(ConfigError, match="nope"):
+        run_pack(load_pack("fake-pack"), target_name="echo", settings=RunSettings(reducer="nope"))
+
+
+def test_tags_select_the_smoke_subset(fake):
+    fake()
+    (verdict,) = run_suite(_config(), packs=["fake-pack"], tags=["smoke"]).verdicts
+    assert [r.test_id for r in verdict.run.results] == ["c1", "c2"]
+    with pytest.raises(ConfigError, match="no case tagged nightly"):
+        run_suite(_config(), packs=["fake-pack"], tags=["nightly"])
+
+
+def test_threshold_precedence_config_over_file_over_pack(fake, tmp_path):
+    fake()
+    stored = tmp_path / "t.json"
+    entry = {"threshold": 2.0, "decision_rule": "score >= threshold -> FAIL"}
+    file, _ = update_threshold(
+        read_thresholds(stored, missing_ok=True), "fake-pack", "leak_rate", entry
+    )
+    stored.write_text(file.to_json())
+    from_file = run_suite(_config(), packs=["fake-pack"], thresholds_file=stored)
+    assert from_file.passed  # nothing reaches 2.0
+    assert from_file.verdicts[0].value("leak_rate").threshold.source.startswith(str(stored))  # type: ignore[union-attr]
+    strict = {"fake-pack": {"leak_rate": {"threshold": 0.0}}}
+    from_config = run_suite(_config(thresholds=strict), packs=["fake-pack"], thresholds_file=stored)
+    assert from_config.verdicts[0].value("leak_rate").n_failing == 5  # type: ignore[union-attr]
+
+
+def test_max_fail_rate_allows_a_share_of_failing_cases(fake):
+    fake()
+    assert not run_suite(_config(run={"max_fail_rate": 0.39}), packs=["fake-pack"]).passed
+    assert run_suite(_config(run={"max_fail_rate": 0.4}), packs=["fake-pack"]).passed
+
+
+def test_evaluate_without_thresholds_reports_but_does_not_gate(fake):
+    fake()
+    run = run_pack(load_pack("fake-pack"), target_name="echo")
+    verdict = evaluate(run, {})
+    assert verdict.passed and verdict.value("leak_rate").passed is None  # type: ignore[union-attr]
+
+
+# -- thresholds file ------------------------------------------------------------------------
+
+
+def _entry(threshold, fitter="exact", sha="a" * 64):
+    return {
+        "threshold": threshold,
+        "decision_rule": "score >= threshold -> FAIL",
+        "fitter": {"name": fitter},
+        "labels": {"sha256": sha},
+    }
+
+
+def test_update_keeps_the_previous_value_and_refuses_another_origin(tmp_path):
+    empty = read_thresholds(tmp_path / "t.json", missing_ok=True)
+    first, change = update_threshold(empty, "p", "v", _entry(0.3))
+    assert change == "p v: none -> 0.3 (score >= threshold -> FAIL)"
+    second, change = update_threshold(first, "p", "v", _entry(0.4))
+    assert second.packs["p"]["v"]["previous"]["threshold"] == 0.3
+    assert "previous" not in second.packs["p"]["v"]["previous"]
+    with pytest.raises(ThresholdsConflictError, match="--force"):
+        update_threshold(second, "p", "v", _entry(0.5, fitter="neyman-pearson"))
+    with pytest.raises(ThresholdsConflictError):
+        update_threshold(second, "p", "v", _entry(0.5, sha="b" * 64))
+    forced, _ = update_threshold(second, "p", "v", _entry(0.5, fitter="x"), force=True)
+    assert forced.packs["p"]["v"]["threshold"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("[]", "$.format"),
+        ('{"format": "ragleaklab-thresholds", "version": 9, "packs": {}}', "$.version"),
+        (
+            '{"format": "ragleaklab-thresholds", "version": 1, "packs": {"p": {"v": '
+            '{"threshold": "high", "decision_rule": "score >= threshold -> FAIL"}}}}',
+            "$.packs.p.v.threshold",
+        ),
+        (
+            '{"format": "ragleaklab-thresholds", "version": 1, "packs": {"p": {"v": '
+            '{"threshold": 1, "decision_rule": "above"}}}}',
+            "$.packs.p.v.decision_rule",
+        ),
+    ],
+)
+def test_malformed_thresholds_files_name_the_path(tmp_path, text, where):
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        read_thresholds(path)
+    assert str(path) in str(info.value) and where in str(info.value)
+
+
+# -- manifests ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("manifest", "fragment"),
+    [
+        (MANIFEST.replace('cases = "cases.jsonl"', 'cases = "../escape.jsonl"'), "inside the pack"),
+        (MANIFEST.replace('cases = "cases.jsonl"', 'cases = "/etc/passwd"'), "inside the pack"),
+        (MANIFEST.replace('metrics = ["contains"]', "metrics = []"), "$.metrics"),
+        (MANIFEST + "\nsurprise = 1\n", "surprise"),
+        (
+            MANIFEST.replace("threshold = 0.5", 'threshold = "x"'),
+            "$.thresholds['leak_rate'].threshold",
+        ),
+    ],
+)
+def test_bad_manifests_are_config_errors_with_a_path(fake, manifest, fragment):
+    fake(manifest=manifest)
+    with pytest.raises(ConfigError) as info:
+        load_pack("fake-pack")
+    assert "pack.toml" in str(info.value) and fragment in str(info.value)
+
+
+def test_duplicate_test_ids_name_the_file(fake):
+    fake(cases=[("c1", "a", [], "negative"), ("c1", "b", [], "positive")])
+    with pytest.raises(InputError, match=r"cases\.jsonl.*duplicate test_id 'c1'"):
+        load_pack("fake-pack")
+
+
+# -- the CLI, through a real subprocess -----------------------------------------------------
+
+
+def rlk(root: Path, *args: str, cwd: Path, env_extra: dict | None = None):
+    env = {**os.environ, "PYTHONPATH": str(root), "SOURCE_DATE_EPOCH": "1700000000"}
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def test_run_exit_code_matches_the_printed_verdict_and_the_report(fake, tmp_path):
+    root = fake()
+    out = rlk(root, "run", "-p", "fake-pack", "--target", "echo", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "FAIL  fake-pack 0.3.0" in out.stdout and "verdict: FAIL" in out.stdout
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["verdict"] == "fail" and report["exit_code"] == 1
+    assert report["packs"][0]["values"]["leak_rate"]["failing_ids"] == ["c1", "c3"]
+    assert report["target"]["name"] == "echo" and report["target"]["provider"] == "rlk-fake 1.0"
+    lines = (tmp_path / "o" / "runs.jsonl").read_text().splitlines()
+    assert [json.loads(line)["test_id"] for line in lines] == ["c1", "c2", "c3", "c4", "c5"]
+    smoke = rlk(root, "run", "-p", "fake-pack", "--target", "echo", "--smoke",
+                "--target-option", 'prefix="ok "', "-o", "s", cwd=tmp_path)  # fmt: skip
+    assert smoke.returncode == 1
+    first = json.loads((tmp_path / "s" / "runs.jsonl").read_text().splitlines()[0])
+    assert first["answer"].startswith("ok ")
+
+
+def test_run_report_is_byte_identical_whatever_the_hash_seed(fake, tmp_path):
+    root = fake()
+    for seed in ("1", "2"):
+        out = rlk(root, "run", "-p", "fake-pack", "--target", "echo", "-o", f"o{seed}",
+                  cwd=tmp_path, env_extra={"PYTHONHASHSEED": seed})  # fmt: skip
+        assert out.returncode == 1
+    assert (tmp_path / "o1" / "report.json").read_bytes() == (
+        tmp_path / "o2" / "report.json"
+    ).read_bytes()
+
+
+def test_run_passes_with_exit_0_when_no_case_fails(fake, tmp_path):
+    root = fake(cases=[("c2", "hello", [], "negative"), ("c1", "leak", [], "positive")])
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[target]\nname = "echo"\n[thresholds.fake-pack.leak_rate]\nthreshold = 2.0\n'
+    )
+    out = rlk(root, "run", "--config", str(config), "-p", "fake-pack", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "verdict: PASS" in out.stdout
+
+
+def test_run_with_an_unknown_pack_exits_3_before_running(fake, tmp_path):
+    root = fake()
+    out = rlk(root, "run", "-p", "fake-pak", "--target", "echo", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 3
+    assert "did you mean 'fake-pack'" in out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_calibrate_pack_writes_thresholds_that_run_then_uses(fake, tmp_path):
+    root = fake()
+    config = tmp_path / "c.toml"
+    config.write_text('[target]\nname = "echo"\n')
+    args = ["calibrate", "-p", "fake-pack", "--config", str(config), "-o", "cal",
+            "--target-fpr", "0.0", "--write-thresholds"]  # fmt: skip
+    out = rlk(root, *args, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "cal" / "calibration_report.json").read_text())
+    assert report["pack_name"] == "fake-pack" and report["metric_name"] == "leak_rate"
+    assert report["result"]["threshold"] == 1.0 and report["result"]["achieved_tpr"] == 1.0
+    assert report["inputs"]["labels"]["path"].endswith("labels.jsonl")
+    stored = json.loads((tmp_path / "ragleaklab.thresholds.json").read_text())
+    assert stored["packs"]["fake-pack"]["leak_rate"]["threshold"] == 1.0
+    assert "fake-pack leak_rate: none -> 1.0" in out.stdout
+    # run reads the stored threshold by default
+    ran = rlk(root, "run", "--config", str(config), "-p", "fake-pack", "-o", "o", cwd=tmp_path)
+    result = json.loads((tmp_path / "o" / "report.json").read_text())
+    threshold = result["packs"][0]["values"]["leak_rate"]["threshold"]
+    assert threshold["source"].startswith("ragleaklab.thresholds.json")
+    assert ran.returncode == 1
+    # another labels file: refused without --force, file untouched
+    labels = tmp_path / "other.jsonl"
+    labels.write_text(_lines([{"test_id": t, "label": lab} for t, _, _, lab in CASES]) + "\n")
+    before = (tmp_path / "ragleaklab.thresholds.json").read_bytes()
+    refused = rlk(root, *args, "--labels", str(labels), cwd=tmp_path)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    assert (tmp_path / "ragleaklab.thresholds.json").read_bytes() == before
+    forced = rlk(root, *args, "--labels", str(labels), "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
