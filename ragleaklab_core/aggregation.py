@@ -38,7 +38,8 @@ _VALID_FORMS = (
     "expected mean, max, min, median, mode, at_least_<k> or pass_at_<k> (k >= 1), "
     "the last two optionally with @<cut>, 0 < cut <= 1 (e.g. at_least_2@0.5)"
 )
-_COUNTING = re.compile(r"(at_least|pass_at)_([0-9]+)(?:@(.*))?")
+# k has at most 9 digits: longer strings are not a count anyone means (and int() limits digits).
+_COUNTING = re.compile(r"(at_least|pass_at)_([0-9]{1,9})(?:@(.*))?")
 # Plain decimals only: float() would also take "inf", "1e-1" and "0_5".
 _CUT = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
 
@@ -163,12 +164,13 @@ class Reducer:
             successes = sum(1 for v in vals if v <= cut)
         if kind == "at_least":
             worked = successes >= k
+            # 1.0 means "worked" for a higher-is-worse value, 0.0 for a lower-is-worse one.
             return 1.0 if worked == higher_is_worse else 0.0
         n = len(vals)
         if k > n:
             raise ConfigError(
                 "reducer",
-                [f"{self.name!r} needs at least {k} epochs per case, got {n}; {_VALID_FORMS}"],
+                [f"{self.name!r} needs at least {k} epochs per case, got {n} (run more epochs)"],
             )
         # P(no success among k epochs drawn without replacement), exactly.
         none = Fraction(math.comb(n - successes, k), math.comb(n, k))

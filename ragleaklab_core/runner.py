@@ -232,7 +232,10 @@ def run_pack(
     by_case: dict[str, list[CaseRecord]] = {}
     for r in records:
         by_case.setdefault(r.test_id, []).append(r)
-    results = tuple(_reduce(case, by_case.get(case.test_id, []), metrics, reduce) for case in cases)
+    results = tuple(
+        _reduce(case, by_case.get(case.test_id, []), metrics, reduce, frozenset(lower))
+        for case in cases
+    )
     log.info("pack.ran", pack=info.name, cases=len(cases), epochs=settings.epochs)
     return PackRun(
         pack=pack,
@@ -309,6 +312,7 @@ def _reduce(
     records: list[CaseRecord],
     metrics: tuple[LoadedPlugin, ...],
     reduce: Reducer,
+    lower_is_worse: frozenset[str],
 ) -> CaseResult:
     mine = records
     errors = [r.error for r in mine if r.error is not None]
@@ -327,7 +331,7 @@ def _reduce(
         for name in names:
             series = [m["values"][name] for m in per_epoch if name in m["values"]]
             if len(series) == len(per_epoch):
-                values[name] = float(reduce(series))
+                values[name] = float(reduce(series, higher_is_worse=name not in lower_is_worse))
     return CaseResult(case.test_id, dict(sorted(values.items())), unscorable, None)
 
 
