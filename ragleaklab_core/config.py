@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import tomllib
 import types
+import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +24,7 @@ from cattrs.errors import (
     CattrsError,
     ClassValidationError,
     IterableValidationError,
+    IterableValidationNote,
 )
 from cattrs.v import format_exception, transform_error
 
@@ -57,6 +59,44 @@ def _finite_float(value: object, _: type) -> float:
     return result
 
 
+def _is_homogeneous_sequence(type_: Any) -> bool:
+    origin = typing.get_origin(type_)
+    if origin is list:
+        return True
+    args = typing.get_args(type_)
+    return origin is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _sequence_hook(type_: Any) -> Callable[[Any, Any], Any]:
+    # cattrs' own list/tuple hooks accept any iterable, so "private" would become
+    # ('p', 'r', ...); a TOML string where a list belongs is a mistake to report.
+    origin = typing.get_origin(type_)
+    args = typing.get_args(type_)
+    item_type = args[0] if args else Any
+
+    def hook(value: Any, _: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"expected a list, got {type(value).__name__} {value!r}")
+        items, errors = [], []
+        for index, item in enumerate(value):
+            try:
+                items.append(_converter.structure(item, item_type))
+            except Exception as exc:
+                exc.__notes__ = [
+                    *getattr(exc, "__notes__", []),
+                    IterableValidationNote(
+                        f"Structuring {type_} @ index {index}", index, item_type
+                    ),
+                ]
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError(f"While structuring {type_!r}", errors, type_)
+        return tuple(items) if origin is tuple else items
+
+    return hook
+
+
+_converter.register_structure_hook_factory(_is_homogeneous_sequence, _sequence_hook)
 _converter.register_structure_hook(bool, _exact(bool))
 _converter.register_structure_hook(int, _exact(int))
 _converter.register_structure_hook(str, _exact(str))

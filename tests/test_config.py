@@ -312,3 +312,20 @@ def test_toml_values_keep_their_types_through_the_converter(tmp_path):
         "invalid value: expected float, got str '0.05' @ $.calibrate.target_fpr",
         "invalid value: expected int, got float 1.5 @ $.calibrate.roc_table_max_rows",
     ]
+
+
+def test_a_string_where_a_list_belongs_is_an_error_not_split_into_characters():
+    from attrs import frozen
+
+    from ragleaklab_core.config import structure
+
+    @frozen
+    class Options:
+        kinds: tuple[str, ...] = ("private",)
+        sizes: list[int] = [1]  # noqa: RUF008
+
+    assert structure({"kinds": ["a"], "sizes": [2]}, Options, source="s") == Options(("a",), [2])
+    with pytest.raises(ConfigError, match=r"expected a list, got str 'private' @ \$\.kinds"):
+        structure({"kinds": "private"}, Options, source="s")
+    with pytest.raises(ConfigError, match=r"@ \$\.sizes\[1\]"):
+        structure({"sizes": [1, "x"]}, Options, source="s")

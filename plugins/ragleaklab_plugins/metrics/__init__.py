@@ -1,0 +1,1 @@
+"""Built-in metrics (group ``ragleaklab.metrics``): retrieval, sentinel, claim and verbatim."""
