@@ -1,0 +1,1 @@
+"""Built-in targets (group ``ragleaklab.targets``)."""

@@ -1,0 +1,157 @@
+"""ReferenceTarget: the embedded, deterministic RAG pipeline that ``ragleaklab run`` tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+from attrs import define, field
+from attrs import validators as v
+
+from ragleaklab_core import Document, InputError, Response, RetrievedDocument
+from ragleaklab_plugins.targets.reference.chunking import chunk_document
+from ragleaklab_plugins.targets.reference.defences import (
+    SEPARATORS,
+    is_suspicious,
+    pick_separator,
+)
+from ragleaklab_plugins.targets.reference.generator import Passage, generate
+from ragleaklab_plugins.targets.reference.retriever import ChunkIndex
+from ragleaklab_plugins.targets.reference.text import content_tokens
+
+
+def _below_chunk_words(instance: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if not 0 <= value < instance.chunk_words:
+        raise ValueError(
+            f"'{attribute.name}' must be >= 0 and < chunk_words ({instance.chunk_words}): {value!r}"
+        )
+
+
+def _int(minimum: int) -> list[Any]:
+    return [v.instance_of(int), v.ge(minimum)]
+
+
+@define
+class ReferenceTarget:
+    """A real, deterministic RAG pipeline: word-window chunks, bm25s retrieval, and a generator
+    that copies the most relevant sentences and, like a naive LLM app, obeys planted
+    instructions. Defences are off by default; see docs/reference-target.md for the contract.
+
+    Attributes:
+        top_k: Distinct documents retrieved per query (each at its best-scoring chunk).
+        chunk_words: Words per chunk.
+        chunk_overlap: Words a chunk shares with the previous one; less than ``chunk_words``.
+        k1: BM25 term-frequency saturation, passed to bm25s.
+        b: BM25 length normalisation, passed to bm25s.
+        answer_sentences: Most sentences the generator copies.
+        obey_instructions: Put the payload of the first planted instruction before the answer.
+        filter_injections: Drop retrieved documents whose best chunk holds a planted instruction
+            or is keyword-stuffed, and backfill from the next-ranked documents.
+        paraphrase: Rewrite copied sentences so no 6-token run of a source survives.
+        max_quote_words: Cut each copied sentence to this many words (then ``...``).
+    """
+
+    top_k: int = field(default=5, validator=_int(1))
+    chunk_words: int = field(default=80, validator=_int(1))
+    chunk_overlap: int = field(default=16, validator=[v.instance_of(int), _below_chunk_words])
+    k1: float = field(default=1.5, validator=[v.instance_of(float | int), v.ge(0)])
+    b: float = field(default=0.75, validator=[v.instance_of(float | int), v.ge(0), v.le(1)])
+    answer_sentences: int = field(default=3, validator=_int(1))
+    obey_instructions: bool = field(default=True, validator=v.instance_of(bool))
+    filter_injections: bool = field(default=False, validator=v.instance_of(bool))
+    paraphrase: bool = field(default=False, validator=v.instance_of(bool))
+    max_quote_words: int | None = field(default=None, validator=v.optional(_int(1)))
+
+    _doc_ids: list[str] = field(factory=list, init=False)
+    _doc_index: dict[str, int] = field(factory=dict, init=False)
+    _chunk_ids: list[str] = field(factory=list, init=False)
+    _chunk_texts: list[str] = field(factory=list, init=False)
+    # Every non-stopword token ingested, and the paraphrase separator chosen outside them.
+    _vocabulary: set[str] = field(factory=set, init=False)
+    _separator: str = field(default=SEPARATORS[0], init=False)
+    _index: ChunkIndex = field(init=False)
+
+    @_index.default
+    def _new_index(self) -> ChunkIndex:
+        return ChunkIndex(k1=float(self.k1), b=float(self.b))
+
+    def ingest(self, documents: Iterable[Document]) -> None:
+        """Add *documents* and rebuild the index once; ids must be new (else nothing is added).
+
+        Raises:
+            InputError: A document id is already ingested or repeats within *documents*.
+        """
+        batch = list(documents)
+        fresh: set[str] = set()
+        for doc in batch:
+            if doc.doc_id in self._doc_index or doc.doc_id in fresh:
+                raise InputError(f"duplicate document id {doc.doc_id!r}")
+            fresh.add(doc.doc_id)
+        tokens: list[list[str]] = []
+        doc_of_chunk: list[int] = []
+        for doc in batch:
+            n = len(self._doc_ids)
+            self._doc_index[doc.doc_id] = n
+            self._doc_ids.append(doc.doc_id)
+            for chunk in chunk_document(doc.doc_id, doc.text, self.chunk_words, self.chunk_overlap):
+                self._chunk_ids.append(chunk.chunk_id)
+                self._chunk_texts.append(chunk.text)
+                tokens.append(content_tokens(chunk.text))
+                doc_of_chunk.append(n)
+        for chunk_tokens in tokens:
+            self._vocabulary.update(chunk_tokens)
+        self._separator = pick_separator(self._vocabulary)
+        self._index.add(tokens, doc_of_chunk)
+
+    def retrieve(self, query: str) -> tuple[list[RetrievedDocument], list[str]]:
+        """The context the generator gets for *query*, and the ids the filter dropped."""
+        kept: list[RetrievedDocument] = []
+        filtered: list[str] = []
+        for hit in self._index.ranked_documents(content_tokens(query), self.top_k):
+            doc_id = self._doc_ids[hit.doc_index]
+            text = self._chunk_texts[hit.chunk_index]
+            if self.filter_injections and is_suspicious(text):
+                filtered.append(doc_id)
+                continue
+            kept.append(
+                RetrievedDocument(
+                    doc_id=doc_id,
+                    text=text,
+                    score=round(hit.score, 6),
+                    chunk_id=self._chunk_ids[hit.chunk_index],
+                )
+            )
+            if len(kept) == self.top_k:
+                break
+        return kept, filtered
+
+    def answer(self, query: str) -> Response:
+        """Retrieve, filter (when on) and generate; see docs/reference-target.md."""
+        retrieved, filtered = self.retrieve(query)
+        # The separator occurs in no ingested document, so no 6-token run of the paraphrased
+        # content can match any of them, not even across sentence boundaries.
+        separator = self._separator if self.paraphrase else None
+        generated = generate(
+            [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
+            frozenset(content_tokens(query)),
+            answer_sentences=self.answer_sentences,
+            obey_instructions=self.obey_instructions,
+            separator=separator,
+            max_quote_words=self.max_quote_words,
+        )
+        return Response(
+            answer=generated.answer,
+            retrieved=tuple(retrieved),
+            metadata=generated.metadata(filtered),
+        )
+
+    def close(self) -> None:
+        """Forget every document (the runner calls this when a pack is done)."""
+        self._doc_ids.clear()
+        self._doc_index.clear()
+        self._chunk_ids.clear()
+        self._chunk_texts.clear()
+        self._vocabulary.clear()
+        self._separator = SEPARATORS[0]
+        self._index = self._new_index()
