@@ -36,3 +36,16 @@ def test_readme_opens_with_install_and_test_commands_and_ci_runs_the_second():
     assert "tox" in blocks[1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert blocks[1].strip() in ci
+
+
+def test_relative_links_in_the_docs_point_at_files_that_exist():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, broken
