@@ -14,6 +14,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from ragleaklab_core._log import get_logger
 from ragleaklab_core._version import __version__
 from ragleaklab_core.config import plugin_options
 from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
+from ragleaklab_core.roc import auc_delong, tpr_interval
 from ragleaklab_core.values import (
     FLAG_ABOVE,
     FLAG_BELOW,
@@ -173,6 +175,36 @@ class CalibrationReport:
     roc_table: tuple[Mapping[str, float], ...] = field(repr=False)
     tool: Mapping[str, str]
     generated_at: str
+    tpr_interval: Mapping[str, Any] = field(factory=dict)
+    auc: Mapping[str, Any] = field(factory=dict)
+    # The matched scores and labels, for plots; not part of the JSON report.
+    scores: np.ndarray | None = field(default=None, repr=False, eq=False)
+    labels: np.ndarray | None = field(default=None, repr=False, eq=False)
+
+    @property
+    def guarantee_infeasible(self) -> bool:
+        """True when the fitter promised a guarantee it cannot give on this data.
+
+        A fitter that offers a statistical guarantee states it in
+        ``result.details["guarantee"]``; ``feasible: False`` there means too few negatives, and
+        ``ragleaklab calibrate`` then exits 1.
+        """
+        guarantee = self.result.details.get("guarantee")
+        return isinstance(guarantee, Mapping) and guarantee.get("feasible") is False
+
+    def write_plot(self, path: Path) -> None:
+        """Write the ROC curve with the chosen point and the AUC as a PNG (needs matplotlib)."""
+        from ragleaklab_core.plot import write_roc_plot
+        from ragleaklab_core.roc import auc_delong, roc_points
+
+        if self.scores is None or self.labels is None:
+            raise InputError("this report carries no scores to plot")
+        fpr, tpr, _ = roc_points(self.scores, self.labels, higher_is_worse=self.higher_is_worse)
+        r = self.result
+        chosen = None if r.flags_nothing else (r.achieved_fpr, r.achieved_tpr)
+        title = " / ".join(x for x in (self.pack_name, self.metric_name) if x) or "ROC"
+        auc = auc_delong(self.scores, self.labels, higher_is_worse=self.higher_is_worse)
+        write_roc_plot(path, fpr, tpr, auc=auc, chosen=chosen, title=title)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result
@@ -195,6 +227,8 @@ class CalibrationReport:
                 "details": dict(r.details),
             },
             "fpr_upper_bound": dict(self.fpr_upper_bound),
+            "tpr_interval": dict(self.tpr_interval),
+            "auc": dict(self.auc),
             "warnings": list(self.warnings),
             "fitter": dict(self.fitter),
             "coverage": dict(self.coverage),
@@ -378,6 +412,10 @@ def calibrate(
         roc_table=tuple(rows),
         tool={"name": "ragleaklab", "version": __version__},
         generated_at=_generated_at(),
+        tpr_interval=tpr_interval(result.true_positives or 0, result.n_positive),
+        auc=auc_delong(s, y, higher_is_worse=higher_is_worse).to_dict(),
+        scores=s,
+        labels=y,
     )
 
 

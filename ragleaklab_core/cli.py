@@ -156,6 +156,9 @@ def _apply_overrides(
     "--force", is_flag=True, help="Let --write-thresholds replace a threshold of another origin."
 )
 @click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
+@click.option(
+    "--plot", is_flag=True, help="Also write roc.png (needs: pip install 'ragleaklab[plot]')."
+)
 @_handle_errors
 def calibrate(
     pack: str | None,
@@ -173,6 +176,7 @@ def calibrate(
     thresholds_path: Path | None,
     force: bool,
     smoke: bool,
+    plot: bool,
 ) -> None:
     """Fit the threshold that meets a target false-positive rate on labelled cases.
 
@@ -240,6 +244,14 @@ def calibrate(
             },
             roc_table_max_rows=config.roc_table_max_rows,
         )
+    if report.guarantee_infeasible and write_thresholds:
+        raise click.UsageError(
+            "--write-thresholds: the fitter's guarantee is infeasible on these labels; "
+            "nothing was stored"
+        )
+    if plot:  # before the report, so a missing matplotlib leaves nothing half-written
+        _make_dir(out)
+        report.write_plot(out / "roc.png")
     target = out / "calibration_report.json"
     _write_file(target, report.to_json())
     if write_thresholds:
@@ -258,7 +270,22 @@ def calibrate(
         f"tpr {r.achieved_tpr:.4f} ({r.true_positives}/{r.n_positive})  "
         f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
     )
-    click.echo(f"wrote {target.as_posix()}")
+    plotted = f", {(out / 'roc.png').as_posix()}" if plot else ""
+    click.echo(f"wrote {target.as_posix()}{plotted}")
+    if report.guarantee_infeasible:
+        click.echo(f"error: no guaranteed threshold: {r.reason}", err=True)
+        sys.exit(1)
+
+
+def _make_dir(directory: Path) -> None:
+    from ragleaklab_core.errors import InputError
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot create: {exc.strerror or exc}", source=directory.as_posix()
+        ) from None
 
 
 def _write_file(target: Path, text: str) -> None:

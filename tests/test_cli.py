@@ -585,3 +585,20 @@ def test_calibrate_help_lists_the_seed_options(tmp_path):
         "--config",
     ):
         assert option in out
+
+
+def test_plot_writes_a_deterministic_png_next_to_the_report(tmp_path):
+    example(tmp_path)
+    first = calibrate(tmp_path, "--plot")
+    assert first.returncode == 0, first.stderr
+    png = (tmp_path / "out" / "roc.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    report = json.loads((tmp_path / "out" / "calibration_report.json").read_text())
+    assert 0.5 < report["auc"]["auc"] <= 1.0 and report["auc"]["method"] == "delong"
+    assert report["auc"]["lower"] <= report["auc"]["auc"] <= report["auc"]["upper"]
+    interval = report["tpr_interval"]
+    assert interval["true_positives"] == report["result"]["true_positives"]
+    assert interval["lower"] <= report["result"]["achieved_tpr"] <= interval["upper"]
+    (tmp_path / "out" / "roc.png").unlink()
+    assert calibrate(tmp_path, "--plot").returncode == 0
+    assert (tmp_path / "out" / "roc.png").read_bytes() == png
