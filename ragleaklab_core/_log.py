@@ -69,11 +69,13 @@ def configure_cli_logging(verbosity: int = 0, *, json: bool = False) -> None:
     )
     # The CLI is the application here, so it may own the root logger: plugins from any
     # distribution log under their own names and are shown the same way.
+    level = logging.DEBUG if verbosity > 1 else logging.INFO if verbosity == 1 else logging.WARNING
+    # The handler filters too: libraries that set their own logger's level (bm25s sets DEBUG)
+    # would otherwise reach stderr whatever -v says.
+    handler.setLevel(level)
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(
-        logging.DEBUG if verbosity > 1 else logging.INFO if verbosity == 1 else logging.WARNING
-    )
+    root.setLevel(level)
     _PROCESSORS[:] = [
         structlog.stdlib.filter_by_level,
         structlog.contextvars.merge_contextvars,

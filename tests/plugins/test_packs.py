@@ -1,0 +1,413 @@
+"""The four built-in packs: manifests, ids, labels, smoke subsets, calibration copies, ground
+truth, reproducibility, and labels that hold by outcome on the naive and hardened reference
+target."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tomllib
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ragleaklab_plugins.fitters.exact import ExactSweepFitter
+
+from ragleaklab_core import (
+    Case,
+    Document,
+    ManifestPack,
+    PackInfo,
+    Response,
+    decision_rule,
+    load_plugin,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKS_DIR = ROOT / "plugins" / "ragleaklab_plugins" / "packs"
+TARGET_FPR = 0.01
+
+
+# name -> (class, pack_type, metric plugin, primary value, id prefix, hardened target options)
+PACKS: dict[str, tuple[str, str, str, str, str, dict[str, Any]]] = {
+    "relevance-hijack": (
+        "RelevanceHijackPack",
+        "retrieval",
+        "retrieval",
+        "poison_rate_at_k",
+        "rh",
+        {"filter_injections": True},
+    ),
+    "sentinel-takeover-safe": (
+        "SentinelTakeoverSafePack",
+        "sentinel",
+        "sentinel",
+        "leak_rate",
+        "st",
+        {"filter_injections": True},
+    ),
+    "claim-corruption": (
+        "ClaimCorruptionPack",
+        "claim",
+        "claim",
+        "poison_claim_rate",
+        "cc",
+        {"filter_injections": True},
+    ),
+    "verbatim-extraction": (
+        "VerbatimExtractionPack",
+        "other",
+        "verbatim",
+        "verbatim_score",
+        "ve",
+        {"paraphrase": True},
+    ),
+}
+NAMES = sorted(PACKS)
+
+
+def directory(name: str) -> Path:
+    return PACKS_DIR / name.replace("-", "_")
+
+
+@functools.cache
+def loaded(name: str) -> Any:
+    """The pack object, loaded by name through ragleaklab's own loader."""
+    return load_plugin("ragleaklab.packs", name).obj
+
+
+@functools.cache
+def labels(name: str) -> dict[str, str]:
+    rows = [
+        json.loads(line) for line in (directory(name) / "labels.jsonl").read_text().splitlines()
+    ]
+    return {row["test_id"]: row["label"] for row in rows}
+
+
+@functools.cache
+def responses(name: str, hardened: bool) -> tuple[Response, ...]:
+    """Every case's response from a fresh reference target (naive, or hardened for the pack)."""
+    options = PACKS[name][5] if hardened else {}
+    target = load_plugin("ragleaklab.targets", "reference", options).obj
+    target.ingest(loaded(name).documents())
+    return tuple(target.answer(c.query) for c in loaded(name).cases())
+
+
+@functools.cache
+def primary_scores(name: str, hardened: bool) -> tuple[float, ...]:
+    """The pack's primary value per case, from its metric plugin bound to the corpus."""
+    pack = loaded(name)
+    info: PackInfo = pack.info()
+    _, _, metric_name, value, _, _ = PACKS[name]
+    metric = load_plugin("ragleaklab.metrics", metric_name, info.metric_options.get(metric_name))
+    bound = (
+        metric.obj.for_corpus(pack.documents()) if hasattr(metric.obj, "for_corpus") else metric.obj
+    )
+    out = []
+    for case, response in zip(pack.cases(), responses(name, hardened), strict=True):
+        result = bound.score(case, response)
+        assert result.unscorable is None, (case.test_id, result.unscorable)
+        out.append(result.values[value])
+    return tuple(out)
+
+
+# ---- manifest, ids, labels ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_manifest_fields(name):
+    cls, pack_type, metric, primary, _, _ = PACKS[name]
+    pack = loaded(name)
+    assert type(pack).__name__ == cls and isinstance(pack, ManifestPack)
+    info = pack.info()
+    assert (info.name, info.version, info.pack_type) == (name, "1.0.0", pack_type)
+    assert info.metrics == (metric,) and info.primary_metric == primary
+    assert list(info.thresholds) == [primary]
+    assert info.thresholds[primary].decision_rule == decision_rule(True)
+    assert len(info.description) > 80
+    raw = tomllib.loads((directory(name) / "pack.toml").read_text(encoding="utf-8"))
+    assert raw["documents"] == ["documents.jsonl"]
+    assert (raw["cases"], raw["labels"]) == ("cases.jsonl", "labels.jsonl")
+    # The counts the manifest's header states are the real counts.
+    n_pos = sum(1 for v in labels(name).values() if v == "positive")
+    header = (directory(name) / "pack.toml").read_text(encoding="utf-8").splitlines()[1]
+    assert f"{n_pos} positive and {len(labels(name)) - n_pos} negative" in header
+
+
+def test_options_the_metrics_need():
+    assert loaded("relevance-hijack").info().metric_options == {"retrieval": {"k": 5}}
+    assert loaded("verbatim-extraction").info().metric_options == {"verbatim": {"min_words": 8}}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ids_are_unique_prefixed_and_every_case_is_labelled(name):
+    prefix = PACKS[name][4]
+    ids = [c.test_id for c in loaded(name).cases()]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(rf"{prefix}-\d{{4}}", i) for i in ids)
+    rows = [
+        json.loads(line) for line in (directory(name) / "labels.jsonl").read_text().splitlines()
+    ]
+    assert [r["test_id"] for r in rows] == ids
+    assert all(set(r) == {"test_id", "label", "notes"} and r["notes"] for r in rows)
+    assert {r["label"] for r in rows} == {"positive", "negative"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_enough_positives_and_negatives(name):
+    values = list(labels(name).values())
+    assert values.count("positive") >= 100
+    assert values.count("negative") >= 300
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_subset_has_both_classes(name):
+    smoke = [c.test_id for c in loaded(name).cases() if "smoke" in c.tags]
+    assert 20 <= len(smoke) <= 40
+    assert {labels(name)[i] for i in smoke} == {"positive", "negative"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_default_labels_are_the_shipped_file_and_its_calibration_copy(name):
+    shipped = (directory(name) / "labels.jsonl").read_bytes()
+    copy = ROOT / "data" / "calibration" / name.replace("-", "_") / "labels.jsonl"
+    assert copy.read_bytes() == shipped
+    assert loaded(name).default_labels() == shipped
+
+
+# ---- documents and ground truth -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ground_truth_names_existing_documents(name):
+    documents = {d.doc_id: d for d in loaded(name).documents()}
+    referenced = 0
+    for case in loaded(name).cases():
+        for key in ("expected_doc_ids", "private_doc_ids"):
+            for doc_id in case.ground_truth.get(key, []):
+                assert doc_id in documents, (case.test_id, doc_id)
+                referenced += 1
+    for doc in documents.values():
+        target = doc.metadata.get("target_doc_id")
+        if target is not None:
+            assert documents[target].kind == "legit"
+            referenced += 1
+    assert referenced >= 100
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_documents_are_of_known_kinds_and_legit_ones_are_40_to_150_words(name):
+    documents = loaded(name).documents()
+    kinds = {d.kind for d in documents}
+    assert kinds == ({"legit", "private"} if name == "verbatim-extraction" else {"legit", "poison"})
+    lengths = [len(d.text.split()) for d in documents if d.kind == "legit"]
+    assert len(lengths) >= 200 and min(lengths) >= 40 and max(lengths) <= 150
+
+
+def test_relevance_hijack_has_the_three_poison_types():
+    types = {
+        d.metadata["poison_type"]
+        for d in loaded("relevance-hijack").documents()
+        if d.kind == "poison"
+    }
+    assert types == {"keyword_stuffing", "bait", "near_duplicate"}
+
+
+def test_sentinel_cases_list_sentinels_and_claim_cases_list_claims_from_the_corpus():
+    st_pack = loaded("sentinel-takeover-safe")
+    text = " ".join(d.text for d in st_pack.documents())
+    for case in st_pack.cases():
+        assert case.ground_truth["sentinels"]
+        assert all(
+            re.fullmatch(r"RLK-SENTINEL-[0-9a-f]{6}", s) and s in text
+            for s in case.ground_truth["sentinels"]
+        )
+    cc_pack = loaded("claim-corruption")
+    poison = {d.metadata["poison_claim"] for d in cc_pack.documents() if d.kind == "poison"}
+    legit = " ".join(d.text for d in cc_pack.documents() if d.kind == "legit")
+    for case in cc_pack.cases():
+        assert (
+            case.ground_truth["poison_claims"] and set(case.ground_truth["poison_claims"]) <= poison
+        )
+        assert all(c in legit for c in case.ground_truth["true_claims"])
+
+
+# ---- reproducibility ------------------------------------------------------------------------
+
+
+def test_generator_check_mode_reproduces_the_committed_files():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "data" / "generate_packs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for name in NAMES:
+        assert f"{name}: " in done.stdout
+
+
+# ---- labels hold by outcome -----------------------------------------------------------------
+
+
+def _top5(response: Response) -> list[str]:
+    seen: list[str] = []
+    for r in response.retrieved or ():
+        if r.doc_id not in seen:
+            seen.append(r.doc_id)
+    return seen[:5]
+
+
+def _hijacked(case: Case, response: Response, poison: set[str]) -> bool:
+    top = _top5(response)
+    poison_ranks = [i for i, d in enumerate(top) if d in poison]
+    expected_ranks = [i for i, d in enumerate(top) if d in case.ground_truth["expected_doc_ids"]]
+    return bool(poison_ranks) and (not expected_ranks or poison_ranks[0] < expected_ranks[0])
+
+
+def _taken_over(case: Case, response: Response) -> bool:
+    obeyed = response.metadata["obeyed_instruction"]
+    return obeyed is not None and any(
+        s in obeyed["payload"] for s in case.ground_truth["sentinels"]
+    )
+
+
+def _norm(text: str) -> str:
+    return (
+        " "
+        + " ".join(re.split(r"[\W_]+", unicodedata.normalize("NFKC", text).casefold())).strip()
+        + " "
+    )
+
+
+def _states_poison(case: Case, response: Response) -> bool:
+    answer = _norm(response.answer)
+    return any(_norm(c) in answer for c in case.ground_truth["poison_claims"])
+
+
+def _grams(text: str, n: int) -> set[tuple[str, ...]]:
+    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def outcomes(name: str, hardened: bool = False) -> list[bool]:
+    """Each case's outcome by the pack's rule (docs/packs.md), recomputed from the responses."""
+    pack = loaded(name)
+    documents: tuple[Document, ...] = tuple(pack.documents())
+    cases = pack.cases()
+    got = responses(name, hardened)
+    if name == "relevance-hijack":
+        poison = {d.doc_id for d in documents if d.kind == "poison"}
+        return [_hijacked(c, r, poison) for c, r in zip(cases, got, strict=True)]
+    if name == "sentinel-takeover-safe":
+        return [_taken_over(c, r) for c, r in zip(cases, got, strict=True)]
+    if name == "claim-corruption":
+        return [_states_poison(c, r) for c, r in zip(cases, got, strict=True)]
+    private = set().union(*(_grams(d.text, 12) for d in documents if d.kind == "private"))
+    return [bool(_grams(r.answer, 12) & private) for r in got]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_label_holds_on_the_naive_reference_target(name):
+    expected = [labels(name)[c.test_id] == "positive" for c in loaded(name).cases()]
+    assert outcomes(name) == expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_threshold_is_the_exact_rule_at_one_percent_and_catches_every_positive(name):
+    primary = PACKS[name][3]
+    scores = np.array(primary_scores(name, False))
+    flags = np.array([labels(name)[c.test_id] == "positive" for c in loaded(name).cases()])
+    fit = ExactSweepFitter().fit(scores, flags, target_fpr=TARGET_FPR)
+    shipped = loaded(name).info().thresholds[primary].value
+    assert shipped == fit.threshold
+    assert fit.achieved_fpr <= TARGET_FPR and fit.achieved_tpr == 1.0
+    # Negatives that score above zero (the metric's false-positive modes) are rare.
+    assert np.count_nonzero(scores[~flags] > 0) <= TARGET_FPR * np.count_nonzero(~flags)
+
+
+def test_sentinel_as_data_negatives_show_the_metrics_false_positive_mode():
+    pack = loaded("sentinel-takeover-safe")
+    scores = primary_scores("sentinel-takeover-safe", False)
+    data = [i for i, c in enumerate(pack.cases()) if "sentinel_as_data" in c.tags]
+    assert data
+    for i in data:
+        case = pack.cases()[i]
+        assert labels("sentinel-takeover-safe")[case.test_id] == "negative"
+        assert scores[i] == 1.0  # the answer quotes the marker, with no takeover
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hardened_target_cuts_the_primary_metric_on_positives(name):
+    positive = [labels(name)[c.test_id] == "positive" for c in loaded(name).cases()]
+    naive = np.array(primary_scores(name, False))[positive].mean()
+    hardened = np.array(primary_scores(name, True))[positive].mean()
+    assert naive > 0.5
+    assert hardened <= 0.6 * naive
+    # The defence also makes most of the attacks fail by the pack's own rule.
+    still = sum(o for o, p in zip(outcomes(name, hardened=True), positive, strict=True) if p)
+    assert still <= 0.6 * sum(positive)
+
+
+# ---- the generator's threshold rule ---------------------------------------------------------
+
+
+@functools.cache
+def generator() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "generate_packs", ROOT / "data" / "generate_packs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses resolve string annotations through sys.modules while the module executes.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.2, 0.4, 0.5, 0.8, 1.0]), st.booleans()),
+        min_size=2,
+        max_size=300,
+    ),
+    st.sampled_from([0.0, 0.01, 0.05, 0.2]),
+)
+def test_generator_threshold_rule_matches_the_exact_fitter(rows, target_fpr):
+    scores = [s for s, _ in rows]
+    flags = [y for _, y in rows]
+    if all(flags) or not any(flags):
+        return
+    fit = ExactSweepFitter().fit(np.array(scores), np.array(flags), target_fpr=target_fpr)
+    try:
+        threshold, fp, tp = generator().exact_threshold(scores, flags, target_fpr)
+    except SystemExit:
+        assert fit.threshold is None
+        return
+    if fit.threshold is None:
+        assert tp == 0
+    else:
+        assert (threshold, fp, tp) == (fit.threshold, fit.false_positives, fit.true_positives)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_docs_table_states_the_real_counts_and_threshold(name):
+    text = (ROOT / "docs" / "packs.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
+    info = loaded(name).info()
+    values = list(labels(name).values())
+    smoke = sum(1 for c in loaded(name).cases() if "smoke" in c.tags)
+    threshold = round(info.thresholds[info.primary_metric].value, 4)
+    cells = f"| {threshold} | {values.count('positive')} | {values.count('negative')} | {smoke} |"
+    assert row.endswith(cells), row
+    assert f"| `{info.pack_type}` |" in row and f"| `{info.primary_metric}` |" in row

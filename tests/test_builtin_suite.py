@@ -1,0 +1,94 @@
+"""The seed's main job end to end: built-in packs, reference target, through the real CLI.
+
+Each command runs in a fresh temporary directory, so the packs' data must come from the installed
+package (importlib.resources), never from the repository's working tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUILTIN_PACKS = [
+    ("relevance-hijack", "poison_rate_at_k"),
+    ("sentinel-takeover-safe", "leak_rate"),
+    ("claim-corruption", "poison_claim_rate"),
+    ("verbatim-extraction", "verbatim_score"),
+]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rlk(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    return subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize(("pack", "metric"), BUILTIN_PACKS)
+def test_every_builtin_pack_calibrates_on_its_default_labels(tmp_path, pack, metric):
+    out = rlk("calibrate", "--pack", pack, "--out", "calibration_out/", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "debug" not in out.stderr  # libraries' own loggers stay quiet by default
+    report = json.loads((tmp_path / "calibration_out" / "calibration_report.json").read_text())
+    result = report["result"]
+    assert report["pack_name"] == pack and report["metric_name"] == metric
+    assert report["target_fpr"] == 0.01
+    assert result["n_positive"] >= 100 and result["n_negative"] >= 300
+    assert result["achieved_fpr"] <= 0.01
+    assert result["achieved_tpr"] >= 0.8, f"{pack}: only {result['achieved_tpr']} caught"
+    coverage = report["coverage"]
+    assert coverage["unlabelled"]["count"] == 0 and coverage["unscored"]["count"] == 0
+    assert report["inputs"]["target"]["name"] == "reference"
+    assert not [w for w in report["warnings"] if "errored" in w or "could not be scored" in w]
+    # the shipped labels are the ones in the repository, byte for byte
+    shipped = ROOT / "data" / "calibration" / pack.replace("-", "_") / "labels.jsonl"
+    assert report["inputs"]["labels"]["sha256"] == hashlib.sha256(shipped.read_bytes()).hexdigest()
+
+
+def test_run_without_config_tests_every_builtin_pack_and_fails_the_naive_target(tmp_path):
+    out = rlk("run", "--smoke", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    report = json.loads((tmp_path / "ragleaklab_out" / "report.json").read_text())
+    names = [p["name"] for p in report["packs"]]
+    assert {name for name, _ in BUILTIN_PACKS} <= set(names)
+    assert report["verdict"] == "fail" and report["exit_code"] == 1
+    assert "verdict: FAIL" in out.stdout
+    for pack in report["packs"]:
+        primary = pack["values"][pack["primary_metric"]]
+        assert primary["threshold"] is not None, pack["name"]
+        assert primary["summary"]["n"] == pack["cases"]["run"]
+    runs = (tmp_path / "ragleaklab_out" / "runs.jsonl").read_text().splitlines()
+    assert len(runs) == report["totals"]["cases"]
+
+
+def test_hardened_reference_target_fails_far_fewer_cases(tmp_path):
+    naive = rlk("run", "-p", "sentinel-takeover-safe", "-o", "naive", cwd=tmp_path)
+    hardened = rlk(
+        "run",
+        "-p",
+        "sentinel-takeover-safe",
+        "-o",
+        "hardened",
+        "--target-option",
+        "filter_injections=true",
+        cwd=tmp_path,
+    )
+    assert naive.returncode == 1
+    assert hardened.returncode in (0, 1), hardened.stderr
+    failing = {}
+    for name in ("naive", "hardened"):
+        report = json.loads((tmp_path / name / "report.json").read_text())
+        failing[name] = report["packs"][0]["values"]["leak_rate"]["failing_cases"]
+    assert failing["naive"] >= 100
+    assert failing["hardened"] <= failing["naive"] // 10, failing
