@@ -22,6 +22,11 @@ from ragleaklab_core.errors import (
 )
 from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
 from ragleaklab_core.values import (
+    DECISION_RULES,
+    FLAG_ABOVE,
+    FLAG_BELOW,
+    FLAG_HIGH,
+    FLAG_LOW,
     Case,
     Document,
     FitResult,
@@ -111,7 +116,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DECISION_RULES",
     "FITTERS",
+    "FLAG_ABOVE",
+    "FLAG_BELOW",
+    "FLAG_HIGH",
+    "FLAG_LOW",
     "GROUPS",
     "METRICS",
     "PACKS",

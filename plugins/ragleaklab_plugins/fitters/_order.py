@@ -1,0 +1,54 @@
+"""Order statistics without a full sort, shared by the fitters (O(n) selection plus small sorts)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# Beyond this fraction of the array, one full sort is cheaper than selecting then sorting a slice.
+_WIDE = 0.25
+
+
+def order_statistics(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """``np.sort(values)[ranks]`` for 0-based *ranks*, by selection when the ranks are close.
+
+    The ranks may repeat and come in any order. When they span ``r`` positions this costs one
+    O(n) ``np.partition`` at the two extreme ranks plus an O(r log r) sort of what lies between,
+    so a bootstrap that needs a few hundred neighbouring order statistics of a million scores
+    never sorts the million.
+    """
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.size == 0:
+        return np.empty(0, dtype=values.dtype)
+    lo, hi = int(ranks.min()), int(ranks.max())
+    if lo < 0 or hi >= values.size:
+        raise IndexError(f"ranks must be in [0, {values.size}), got [{lo}, {hi}]")
+    if hi - lo + 1 > _WIDE * values.size:
+        return np.sort(values)[ranks]
+    # After partitioning at lo and hi, positions lo..hi hold exactly the order statistics lo..hi
+    # (in some order): everything before lo is <= them, everything after hi is >= them.
+    part = np.partition(values, (lo, hi) if hi > lo else lo)
+    segment = np.sort(part[lo : hi + 1])
+    return segment[ranks - lo]
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The k-th largest value (k = 1 is the maximum), by selection."""
+    n = values.size
+    return float(np.partition(values, n - k)[n - k])
+
+
+def lowest_above(values: np.ndarray, floor: float) -> float | None:
+    """The smallest value strictly above *floor*, or ``None`` when there is none."""
+    above = values[values > floor]
+    return float(above.min()) if above.size else None
+
+
+def inverted_cdf_rank(p: float, size: int) -> int:
+    """1-based rank of the p-quantile of *size* sorted values by the inverted empirical CDF.
+
+    The smallest r with ``r / size >= p``, clamped to [1, size]. The product is rounded to 9
+    decimals first so that, e.g., ``0.025 * 2000 == 50.00000000000001`` still gives rank 50.
+    """
+    return max(1, min(size, math.ceil(round(p * size, 9))))
