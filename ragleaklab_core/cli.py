@@ -334,6 +334,23 @@ def _progress_callbacks() -> Any:
     help="Thresholds file [default: ragleaklab.thresholds.json when it exists].",
 )
 @click.option("--tolerate-errors", is_flag=True, help="Errored cases do not fail the run.")
+@click.option("--concurrency", type=int, help="Cases asked at once [default: 8].")
+@click.option("--rate-limit", type=float, help="At most this many requests per second.")
+@click.option(
+    "--resume", is_flag=True, help="Continue an interrupted run in --out; done cases are kept."
+)
+@click.option(
+    "--record",
+    "record_dir",
+    type=click.Path(path_type=Path),
+    help="Store every answer of the target in DIR.",
+)
+@click.option(
+    "--replay",
+    "replay_dir",
+    type=click.Path(path_type=Path),
+    help="Answer from a recording in DIR instead of the target (no network).",
+)
 @_handle_errors
 def run(
     config_path: Path | None,
@@ -347,6 +364,11 @@ def run(
     tags: tuple[str, ...],
     thresholds_path: Path | None,
     tolerate_errors: bool,
+    concurrency: int | None,
+    rate_limit: float | None,
+    resume: bool,
+    record_dir: Path | None,
+    replay_dir: Path | None,
 ) -> None:
     """Run attack packs against a RAG target and gate on their thresholds.
 
@@ -354,8 +376,11 @@ def run(
     passed, 1 a threshold failed or a case errored, 2 bad input, 3 a plugin could not be used.
     """
     from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.journal import Journal
+    from ragleaklab_core.recording import Recorder, Replay
     from ragleaklab_core.run_report import build_report, dumps, runs_jsonl, summary_lines
-    from ragleaklab_core.suite import run_suite
+    from ragleaklab_core.runner import load_pack
+    from ragleaklab_core.suite import pack_names, run_fingerprint, run_suite
 
     raw = read_config_file(config_path) if config_path else {}
     section = raw.setdefault("run", {})
@@ -366,6 +391,10 @@ def run(
             section["reducer"] = reducer
         if tolerate_errors:
             section["tolerate_errors"] = True
+        if concurrency is not None:
+            section["concurrency"] = concurrency
+        if rate_limit is not None:
+            section["rate_limit"] = rate_limit
         if out is not None:
             section["out"] = out.as_posix()
     if target_name is not None:
@@ -376,22 +405,47 @@ def run(
             table["options"] = {**table.get("options", {}), **_options(target_options)}
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
+    if record_dir is not None and replay_dir is not None:
+        raise click.UsageError("--record and --replay exclude each other")
     chosen_tags = (*tags, "smoke") if smoke else tags
-    progress = _progress_callbacks()
-    outcome = run_suite(
-        config,
-        packs=packs,
-        tags=chosen_tags,
-        thresholds_file=thresholds_path,
-        on_record=None if progress is None else progress.advance,
-        on_pack=None if progress is None else progress.start,
-    )
-    if progress is not None:
-        progress.finish()
     directory = Path(config.run.out)
+    if directory.exists() and not directory.is_dir():
+        raise click.UsageError(f"--out {directory} exists and is not a directory")
+    loaded = [load_pack(name) for name in pack_names(config, packs)]  # exit 3 before anything
+    replay = Replay.open(replay_dir) if replay_dir is not None else None
+    recorder = Recorder(record_dir) if record_dir is not None else None
+    description = run_fingerprint(config, loaded, chosen_tags)
+    journal = Journal(directory, description + (f":replay={replay_dir}" if replay_dir else ""))
+    journal.open(resume=resume)
+    progress = _progress_callbacks()
+    try:
+        outcome = run_suite(
+            config,
+            packs=[p.name for p in loaded],
+            tags=chosen_tags,
+            thresholds_file=thresholds_path,
+            on_record=None if progress is None else progress.advance,
+            on_pack=None if progress is None else progress.start,
+            journal=journal,
+            recorder=recorder,
+            replay=replay,
+        )
+    except KeyboardInterrupt:
+        journal.close()
+        click.echo(
+            f"\ninterrupted: finished cases are kept in {journal.partial.as_posix()}; "
+            "run the same command with --resume to continue",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        journal.close()
+        if progress is not None:
+            progress.finish()
     report = build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
     _write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
     _write_file(directory / "report.json", dumps(report))
+    journal.finish()
     for line in summary_lines(outcome.verdicts):
         click.echo(line)
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")

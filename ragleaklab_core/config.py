@@ -275,6 +275,8 @@ class RunConfig:
     tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
     max_fail_rate: float = field(default=0.0, validator=_rate)
+    concurrency: int = field(default=8, validator=v.ge(1))
+    rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"
     thresholds_file: str = DEFAULT_THRESHOLDS_FILE
 

@@ -108,6 +108,16 @@ class Target(Protocol):
     builds a fresh target for every pack, so one pack's documents never leak into another's run,
     and calls its optional ``close()`` when the pack is done.
 
+    Optional members the runner uses when present:
+
+    - ``async aanswer(query) -> Response``: an asynchronous answer; the runner then asks up to
+      ``run.concurrency`` cases at once (network targets);
+    - ``async aingest(documents)`` / ``async aclose()``: asynchronous forms of the above;
+    - ``reset()`` / ``async areset()``: remove what ``ingest`` planted (called before ``close``).
+
+    A target reports failures by raising: the runner records the case as errored with the
+    exception's message, so messages must never contain secrets.
+
     .. versionadded:: 0.1
     """
 

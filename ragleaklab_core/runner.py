@@ -9,9 +9,11 @@ identity, and counted apart from passes and failures.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import field, frozen
@@ -21,6 +23,9 @@ from ragleaklab_core._log import get_logger
 from ragleaklab_core.aggregation import Reducer, reducer
 from ragleaklab_core.errors import ConfigError, PluginContractError, PluginLoadFailure
 from ragleaklab_core.values import Case, Document, MetricResult, PackInfo, Response
+
+if TYPE_CHECKING:
+    from ragleaklab_core.recording import Recorder, Replay
 
 log = get_logger(__name__)
 
@@ -33,11 +38,16 @@ class RunSettings:
         epochs: How many times each case is asked (for non-deterministic targets).
         reducer: The reducer that turns a case's epoch values into one value.
         tags: Run only cases carrying at least one of these tags (empty: every case).
+        concurrency: How many cases are asked at once (targets with ``aanswer``, or a
+            ``thread_safe`` target); 1 asks them one after the other.
+        rate_limit: At most this many requests per second (None: no limit).
     """
 
     epochs: int = field(default=1, validator=attrs.validators.ge(1))
     reducer: str = "mean"
     tags: tuple[str, ...] = ()
+    concurrency: int = field(default=1, validator=attrs.validators.ge(1))
+    rate_limit: float | None = None
 
 
 @frozen
@@ -54,6 +64,24 @@ class CaseRecord:
     error: Mapping[str, str] | None
     elapsed_ms: float
     target_metadata: Mapping[str, Any] = field(factory=dict)
+    resumed: bool = field(default=False, eq=False)  # taken from an interrupted run's journal
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
+        """The record a ``runs.jsonl`` line holds (the inverse of :meth:`to_dict`)."""
+        retrieved = data["retrieved"]
+        return cls(
+            pack=data["pack"],
+            test_id=data["test_id"],
+            epoch=data["epoch"],
+            query=data["query"],
+            answer=data["answer"],
+            retrieved=None if retrieved is None else tuple(dict(r) for r in retrieved),
+            metrics={k: dict(v) for k, v in data["metrics"].items()},
+            error=None if data["error"] is None else dict(data["error"]),
+            elapsed_ms=data["elapsed_ms"],
+            target_metadata=dict(data.get("target_metadata", {})),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,21 +200,64 @@ def run_pack(
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     settings: RunSettings | None = None,
     on_record: Callable[[CaseRecord], None] | None = None,
+    completed: Mapping[tuple[str, int], CaseRecord] | None = None,
+    replay: Replay | None = None,
+    recorder: Recorder | None = None,
 ) -> PackRun:
     """Run every (selected) case of *pack* against a fresh target and score it.
+
+    Cases are asked concurrently (``settings.concurrency``, for targets with ``aanswer``) and
+    the records are put back in case order, so the result does not depend on timing. From
+    inside a running event loop (an async harness), use :func:`arun_pack`; this function then
+    runs the pack on a worker thread with its own loop.
 
     Args:
         pack: The pack, from :func:`load_pack`.
         target_name: The target plugin; a fresh instance is built and ingests the pack.
         target_options: The target's options.
         metric_options: Per metric plugin, options that override the pack's own.
-        settings: Epochs, reducer, tag selection.
+        settings: Epochs, reducer, tag selection, concurrency, rate limit.
         on_record: Called with each record as it completes (progress, streaming).
+        completed: Records of an interrupted run, keyed by (test_id, epoch): not asked again.
+        replay: Answer from a recording instead of building the target (no network).
+        recorder: Store every answer the target gives, for a later replay.
 
     Raises:
         PluginError: A plugin could not be loaded or built (never raised for per-case errors).
         ConfigError: Bad options or reducer.
     """
+    run = arun_pack(
+        pack,
+        target_name=target_name,
+        target_options=target_options,
+        metric_options=metric_options,
+        settings=settings,
+        on_record=on_record,
+        completed=completed,
+        replay=replay,
+        recorder=recorder,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run).result()
+
+
+async def arun_pack(
+    pack: LoadedPlugin,
+    *,
+    target_name: str = "reference",
+    target_options: Mapping[str, Any] | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    settings: RunSettings | None = None,
+    on_record: Callable[[CaseRecord], None] | None = None,
+    completed: Mapping[tuple[str, int], CaseRecord] | None = None,
+    replay: Replay | None = None,
+    recorder: Recorder | None = None,
+) -> PackRun:
+    """The asynchronous form of :func:`run_pack` (same arguments)."""
     settings = settings or RunSettings()
     reduce = reducer(settings.reducer)
     info: PackInfo = pack.obj.info()
@@ -206,20 +277,18 @@ def run_pack(
         )
         for name in info.metrics
     )
-    target = load_plugin(TARGETS, target_name, target_options, path="$.target.options")
-    target.obj.ingest(documents)
-    records: list[CaseRecord] = []
+    if replay is not None:
+        target = replay.target_for(info.name)
+    else:
+        target = load_plugin(TARGETS, target_name, target_options, path="$.target.options")
+    session = _TargetSession(target, settings, recorder)
+    await session.ingest(documents)
     try:
-        for case in cases:
-            for epoch in range(settings.epochs):
-                record = _run_case(info.name, case, epoch, target, metrics)
-                records.append(record)
-                if on_record is not None:
-                    on_record(record)
+        records = await _ask_all(info.name, cases, session, metrics, settings, on_record, completed)
     finally:
-        close = getattr(target.obj, "close", None)
-        if callable(close):
-            close()
+        await session.close()
+    if recorder is not None:
+        recorder.finish_pack(info, target)
     lower: set[str] = set()
     for m in metrics:
         lower.update(getattr(m.obj, "lower_is_worse", frozenset()))
@@ -251,6 +320,114 @@ def run_pack(
     )
 
 
+class _RateLimiter:
+    """Spaces request starts at least ``1 / rate`` seconds apart (None: no limit)."""
+
+    def __init__(self, rate: float | None) -> None:
+        self._interval = 0.0 if rate is None else 1.0 / rate
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self._interval:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self._interval
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class _TargetSession:
+    """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
+
+    def __init__(
+        self, target: LoadedPlugin, settings: RunSettings, recorder: Recorder | None = None
+    ) -> None:
+        self.plugin = target
+        self.obj = target.obj
+        self.settings = settings
+        self.recorder = recorder
+
+    async def ingest(self, documents: tuple[Document, ...]) -> None:
+        if hasattr(self.obj, "aingest"):
+            await self.obj.aingest(documents)
+        else:
+            self.obj.ingest(documents)
+
+    async def answer(self, case: Case, epoch: int) -> Response:
+        query = case.query
+        if hasattr(self.obj, "answer_case"):  # a replayed recording answers by case and epoch
+            response = self.obj.answer_case(case.test_id, epoch, query)
+        elif hasattr(self.obj, "aanswer"):
+            response = await self.obj.aanswer(query)
+        elif self.settings.concurrency > 1 and getattr(self.obj, "thread_safe", False):
+            response = await asyncio.to_thread(self.obj.answer, query)
+        else:
+            response = self.obj.answer(query)
+        if not isinstance(response, Response):
+            raise TypeError(f"answer() returned {type(response).__name__}, expected Response")
+        if self.recorder is not None:
+            self.recorder.add(case, epoch, response)
+        return response
+
+    async def close(self) -> None:
+        # reset removes what ingest planted; close releases clients. Both run even if a case
+        # failed; a failure here is the target's to report, so it propagates.
+        for name in ("reset", "close"):
+            async_hook = getattr(self.obj, f"a{name}", None)
+            if callable(async_hook):
+                await async_hook()
+                continue
+            hook = getattr(self.obj, name, None)
+            if callable(hook):
+                hook()
+
+
+async def _ask_all(
+    pack: str,
+    cases: tuple[Case, ...],
+    session: _TargetSession,
+    metrics: tuple[LoadedPlugin, ...],
+    settings: RunSettings,
+    on_record: Callable[[CaseRecord], None] | None,
+    completed: Mapping[tuple[str, int], CaseRecord] | None,
+) -> list[CaseRecord]:
+    done = completed or {}
+    gate = asyncio.Semaphore(settings.concurrency)
+    limiter = _RateLimiter(settings.rate_limit)
+    slots: dict[tuple[int, int], CaseRecord] = {}
+
+    async def one(index: int, case: Case, epoch: int) -> None:
+        previous = done.get((case.test_id, epoch))
+        if previous is not None and previous.error is None and previous.query == case.query:
+            record = attrs.evolve(previous, resumed=True)
+        else:
+            async with gate:
+                await limiter.wait()
+                start = time.perf_counter()
+                error: dict[str, str] | None = None
+                response: Response | None = None
+                try:
+                    response = await session.answer(case, epoch)
+                except Exception as exc:  # a target failing on one case must not end the run
+                    error = _error(TARGETS, session.plugin, exc)
+                    log.warning(
+                        "case.errored", pack=pack, case_id=case.test_id, plugin=session.plugin.name
+                    )
+                elapsed = time.perf_counter() - start
+            record = _score_case(pack, case, epoch, response, error, metrics, elapsed)
+        slots[(index, epoch)] = record
+        if on_record is not None:
+            on_record(record)
+
+    await asyncio.gather(
+        *(one(i, case, e) for i, case in enumerate(cases) for e in range(settings.epochs))
+    )
+    return [slots[key] for key in sorted(slots)]
+
+
 def _select(cases: tuple[Case, ...], tags: tuple[str, ...], pack: str) -> tuple[Case, ...]:
     if not tags:
         return cases
@@ -262,25 +439,16 @@ def _select(cases: tuple[Case, ...], tags: tuple[str, ...], pack: str) -> tuple[
     return chosen
 
 
-def _run_case(
+def _score_case(
     pack: str,
     case: Case,
     epoch: int,
-    target: LoadedPlugin,
+    response: Response | None,
+    error: dict[str, str] | None,
     metrics: tuple[LoadedPlugin, ...],
+    elapsed: float,
 ) -> CaseRecord:
-    start = time.perf_counter()
     scored: dict[str, dict[str, Any]] = {}
-    error: dict[str, str] | None = None
-    response: Response | None = None
-    try:
-        response = target.obj.answer(case.query)
-        if not isinstance(response, Response):
-            raise TypeError(f"answer() returned {type(response).__name__}, expected Response")
-    except Exception as exc:  # a target failing on one case must not end the run
-        error = _error(TARGETS, target, exc)
-        response = None
-        log.warning("case.errored", pack=pack, case_id=case.test_id, plugin=target.name)
     if response is not None:
         for metric in metrics:
             try:
@@ -302,7 +470,7 @@ def _run_case(
         retrieved=None if response is None else _retrieved(response),
         metrics=scored,
         error=error,
-        elapsed_ms=round((time.perf_counter() - start) * 1000, 3),
+        elapsed_ms=round(elapsed * 1000, 3),
         target_metadata={} if response is None else dict(response.metadata),
     )
 
@@ -335,4 +503,12 @@ def _reduce(
     return CaseResult(case.test_id, dict(sorted(values.items())), unscorable, None)
 
 
-__all__ = ["CaseRecord", "CaseResult", "PackRun", "RunSettings", "load_pack", "run_pack"]
+__all__ = [
+    "CaseRecord",
+    "CaseResult",
+    "PackRun",
+    "RunSettings",
+    "arun_pack",
+    "load_pack",
+    "run_pack",
+]

@@ -22,6 +22,8 @@ from attrs import frozen
 from ragleaklab_core._discovery import PACKS, LoadedPlugin, available_names
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import PluginError
+from ragleaklab_core.journal import Journal, fingerprint
+from ragleaklab_core.recording import Recorder, Replay
 from ragleaklab_core.runner import CaseRecord, RunSettings, load_pack, run_pack
 from ragleaklab_core.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.values import PackInfo, Threshold
@@ -47,6 +49,8 @@ def settings_of(config: Config, tags: Sequence[str] = ()) -> RunSettings:
         epochs=config.run.epochs,
         reducer=config.run.reducer,
         tags=tuple(sorted(set(tags or config.run.tags))),
+        concurrency=config.run.concurrency,
+        rate_limit=config.run.rate_limit,
     )
 
 
@@ -83,6 +87,9 @@ def run_suite(
     thresholds_file: Path | None = None,
     on_record: Callable[[CaseRecord], None] | None = None,
     on_pack: Callable[[LoadedPlugin, int], None] | None = None,
+    journal: Journal | None = None,
+    recorder: Recorder | None = None,
+    replay: Replay | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -93,6 +100,9 @@ def run_suite(
         thresholds_file: The thresholds file; default: ``run.thresholds_file`` when it exists.
         on_record: Called with every case record as it completes.
         on_pack: Called with each pack and its number of selected cases before it runs.
+        journal: Stream records to this journal; its completed records are not asked again.
+        recorder: Record every answer for a later replay.
+        replay: Answer from this recording instead of the config's target.
     """
     names = pack_names(config, packs)
     loaded = [load_pack(name) for name in names]  # unknown or broken packs fail before any run
@@ -107,13 +117,17 @@ def run_suite(
                 c for c in pack.obj.cases() if not settings.tags or set(c.tags) & set(settings.tags)
             ]
             on_pack(pack, len(selected) * settings.epochs)
+        name = pack.obj.info().name
         run = run_pack(
             pack,
             target_name=config.target.name,
             target_options=config.target.options,
             metric_options=config.metrics,
             settings=settings,
-            on_record=on_record,
+            on_record=_both(on_record, None if journal is None else journal.write),
+            completed=None if journal is None else journal.completed.get(name),
+            replay=replay,
+            recorder=recorder,
         )
         verdicts.append(
             evaluate(
@@ -129,7 +143,42 @@ def run_suite(
     run_settings = unstructure(config.run)
     run_settings["tags"] = list(settings.tags)
     run_settings.pop("out", None)
+    run_settings["replay"] = None if replay is None else replay.directory.as_posix()
     return SuiteOutcome(tuple(verdicts), run_settings, inputs)
 
 
-__all__ = ["SuiteOutcome", "pack_names", "resolve_thresholds", "run_suite", "settings_of"]
+def _both(
+    first: Callable[[CaseRecord], None] | None, second: Callable[[CaseRecord], None] | None
+) -> Callable[[CaseRecord], None] | None:
+    hooks = [h for h in (first, second) if h is not None]
+    if not hooks:
+        return None
+
+    def call(record: CaseRecord) -> None:
+        for hook in hooks:
+            hook(record)
+
+    return call
+
+
+def run_fingerprint(config: Config, packs: Sequence[LoadedPlugin], tags: Sequence[str]) -> str:
+    """What must not change between an interrupted run and its ``--resume``."""
+    return fingerprint(
+        {
+            "target": unstructure(config.target),
+            "metrics": config.metrics,
+            "packs": [(p.name, p.obj.info().version) for p in packs],
+            "epochs": config.run.epochs,
+            "tags": sorted(set(tags or config.run.tags)),
+        }
+    )
+
+
+__all__ = [
+    "SuiteOutcome",
+    "pack_names",
+    "resolve_thresholds",
+    "run_fingerprint",
+    "run_suite",
+    "settings_of",
+]

@@ -7,6 +7,7 @@ built-in plugins: errors never dropped, unscorable never a pass, exit code = pri
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -54,6 +55,37 @@ class EchoTarget:
         leak = "leak" in query or ("flaky" in query and self._calls % 2 == 0)
         text = self.prefix + ("the SECRET is out" if leak else "nothing to see")
         return Response(text, (RetrievedDocument(self._docs[0].doc_id),), {"calls": self._calls})
+
+@define
+class SlowTarget:
+    """An async target: records how many requests are in flight and when each one starts."""
+    delay: float = 0.03
+    log_file: str = ""
+    _in_flight: int = field(default=0, init=False)
+    _peak: int = field(default=0, init=False)
+    _calls: int = field(default=0, init=False)
+
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query):
+        raise AssertionError("the runner must use aanswer")
+
+    async def aanswer(self, query):
+        import asyncio, os, time
+        self._calls += 1
+        if self._calls > int(os.environ.get("RLK_DIE_AFTER") or 10**9):
+            os._exit(9)  # a killed CI job: no cleanup, no exception
+        if self.log_file:
+            with open(self.log_file, "a") as f:
+                f.write(f"{time.monotonic()} {query}\\n")
+        self._in_flight += 1
+        self._peak = max(self._peak, self._in_flight)
+        await asyncio.sleep(self.delay)
+        self._in_flight -= 1
+        leak = "leak" in query
+        return Response("the SECRET" if leak else "fine", (), {"peak": self._peak})
+
 
 @frozen
 class ContainsMetric:
@@ -113,7 +145,7 @@ def fake(rlk_fake_dist):
             "rlk-fake",
             entry_points={
                 PACKS: {"fake-pack": "rlk_fake:FakePack"},
-                TARGETS: {"echo": "rlk_fake:EchoTarget"},
+                TARGETS: {"echo": "rlk_fake:EchoTarget", "slow": "rlk_fake:SlowTarget"},
                 METRICS: {"contains": "rlk_fake:ContainsMetric"},
             },
             modules=_pack_files(cases, manifest),
@@ -391,3 +423,89 @@ def test_calibrate_pack_writes_thresholds_that_run_then_uses(fake, tmp_path):
     assert (tmp_path / "ragleaklab.thresholds.json").read_bytes() == before
     forced = rlk(root, *args, "--labels", str(labels), "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
+
+
+# -- concurrency, rate limit, resume, record and replay ---------------------------------------
+
+MANY = [(f"c{i:02d}", "leak" if i % 3 == 0 else f"q{i}", [], "negative") for i in range(12)]
+
+
+def test_async_targets_are_asked_concurrently_and_records_stay_in_case_order(fake):
+    fake(cases=MANY)
+    pack = load_pack("fake-pack")
+    parallel = run_pack(pack, target_name="slow", settings=RunSettings(concurrency=4))
+    peak = max(r.target_metadata["peak"] for r in parallel.records)
+    assert peak == 4
+    assert [r.test_id for r in parallel.records] == [c[0] for c in MANY]
+    serial = run_pack(pack, target_name="slow", settings=RunSettings(concurrency=1))
+    assert max(r.target_metadata["peak"] for r in serial.records) == 1
+    assert parallel.results == serial.results
+
+
+def test_rate_limit_spaces_request_starts(fake, tmp_path):
+    fake(cases=MANY[:5])
+    log = tmp_path / "starts.log"
+    settings = RunSettings(concurrency=5, rate_limit=20.0)
+    run_pack(
+        load_pack("fake-pack"),
+        target_name="slow",
+        target_options={"delay": 0.0, "log_file": str(log)},
+        settings=settings,
+    )
+    starts = sorted(float(line.split()[0]) for line in log.read_text().splitlines())
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(starts) == 5 and min(gaps) >= 0.045
+
+
+def test_an_interrupted_run_resumes_without_asking_done_cases_again(fake, tmp_path):
+    root = fake(cases=MANY)
+    log = tmp_path / "asked.log"
+    config = tmp_path / "c.toml"
+    body = '[target]\nname = "slow"\n[target.options]\ndelay = 0.0\nlog_file = "{log}"\n'
+    config.write_text(body.format(log=log.as_posix()))
+    args = ["run", "-p", "fake-pack", "-o", "o", "--concurrency", "1"]
+    killed = rlk(
+        root, *args, "--config", str(config), cwd=tmp_path, env_extra={"RLK_DIE_AFTER": "5"}
+    )
+    assert killed.returncode == 9
+    partial = tmp_path / "o" / "runs.jsonl.partial"
+    assert len(partial.read_text().splitlines()) == 5
+    assert not (tmp_path / "o" / "report.json").exists()
+    # other settings: refused
+    changed = rlk(root, *args, "--config", str(config), "--epochs", "2", "--resume", cwd=tmp_path)
+    assert changed.returncode == 2 and "other settings" in changed.stderr
+    log.unlink()
+    resumed = rlk(root, *args, "--config", str(config), "--resume", cwd=tmp_path)
+    assert resumed.returncode == 1, resumed.stderr
+    asked = [line.split()[1] for line in log.read_text().splitlines()]
+    assert len(asked) == len(MANY) - 5  # the five done cases were not asked again
+    lines = (tmp_path / "o" / "runs.jsonl").read_text().splitlines()
+    assert [json.loads(line)["test_id"] for line in lines] == [c[0] for c in MANY]
+    assert not partial.exists()
+    nothing = rlk(root, *args, "--config", str(config), "--resume", cwd=tmp_path)
+    assert nothing.returncode == 2 and "nothing to resume" in nothing.stderr
+
+
+def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
+    root = fake()
+    recorded = rlk(root, "run", "-p", "fake-pack", "--target", "echo", "-o", "a",
+                   "--record", "rec", cwd=tmp_path)  # fmt: skip
+    assert recorded.returncode == 1, recorded.stderr
+    index = json.loads((tmp_path / "rec" / "recording.json").read_text())
+    assert index["packs"]["fake-pack"]["target"]["name"] == "echo"
+    # the target named now does not exist: replay must not build it
+    replayed = rlk(root, "run", "-p", "fake-pack", "--target", "gone", "-o", "b",
+                   "--replay", "rec", cwd=tmp_path)  # fmt: skip
+    assert replayed.returncode == 1, replayed.stderr
+    a = json.loads((tmp_path / "a" / "report.json").read_text())
+    b = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert a["packs"][0]["values"] == b["packs"][0]["values"]
+    assert b["target"]["provider"] == "replay of rlk-fake 1.0"
+    assert b["settings"]["replay"] == "rec"
+    # a case missing from the recording is errored, never a pass
+    rec = tmp_path / "rec" / "fake-pack.jsonl"
+    rec.write_text("".join(rec.read_text().splitlines(keepends=True)[1:]))
+    partial = rlk(root, "run", "-p", "fake-pack", "-o", "c", "--replay", "rec", cwd=tmp_path)
+    report = json.loads((tmp_path / "c" / "report.json").read_text())
+    assert partial.returncode == 1
+    assert "not in the recording" in report["packs"][0]["errored"]["c1"]
