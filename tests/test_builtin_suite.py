@@ -92,3 +92,20 @@ def test_hardened_reference_target_fails_far_fewer_cases(tmp_path):
         failing[name] = report["packs"][0]["values"]["leak_rate"]["failing_cases"]
     assert failing["naive"] >= 100
     assert failing["hardened"] <= failing["naive"] // 10, failing
+
+
+@pytest.mark.parametrize(
+    ("fitter", "rule"),
+    [
+        ("neyman-pearson", "score > threshold -> FAIL"),
+        ("bootstrap-ci", "score >= threshold -> FAIL"),
+    ],
+)
+def test_guaranteeing_fitters_calibrate_a_pack(tmp_path, fitter, rule):
+    out = rlk("calibrate", "-p", "relevance-hijack", "--fitter", fitter, "-o", "o", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "o" / "calibration_report.json").read_text())
+    assert report["fitter"]["name"] == fitter
+    assert report["result"]["decision_rule"] == rule
+    assert report["fpr_upper_bound"]["value"] <= 0.01  # 334 negatives carry a 1% guarantee
+    assert report["result"]["achieved_tpr"] >= 0.9
