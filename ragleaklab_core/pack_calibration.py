@@ -13,7 +13,7 @@ from ragleaklab_core.calibration import CalibrationReport, calibrate
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
-from ragleaklab_core.runner import load_pack, run_pack
+from ragleaklab_core.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.suite import settings_of
 from ragleaklab_core.thresholds import read_thresholds, update_threshold, write_thresholds
 
@@ -52,8 +52,7 @@ def calibrate_pack(
     info = pack.obj.info()
     settings = settings_of(config, tags)
     if progress is not None:
-        selected = [c for c in pack.obj.cases() if not tags or set(c.tags) & set(tags)]
-        progress.start(pack, len(selected) * settings.epochs)
+        progress.start(pack, count_asks(pack, settings))
     run = run_pack(
         pack,
         target_name=config.target.name,

@@ -428,6 +428,12 @@ async def _ask_all(
     return [slots[key] for key in sorted(slots)]
 
 
+def count_asks(pack: LoadedPlugin, settings: RunSettings) -> int:
+    """How many answers a run of *pack* with *settings* asks for (for progress bars)."""
+    cases = _select(tuple(pack.obj.cases()), settings.tags, pack.name)
+    return len(cases) * settings.epochs
+
+
 def _select(cases: tuple[Case, ...], tags: tuple[str, ...], pack: str) -> tuple[Case, ...]:
     if not tags:
         return cases
@@ -509,6 +515,7 @@ __all__ = [
     "PackRun",
     "RunSettings",
     "arun_pack",
+    "count_asks",
     "load_pack",
     "run_pack",
 ]

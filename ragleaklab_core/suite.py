@@ -24,7 +24,7 @@ from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import PluginError
 from ragleaklab_core.journal import Journal, fingerprint
 from ragleaklab_core.recording import Recorder, Replay
-from ragleaklab_core.runner import CaseRecord, RunSettings, load_pack, run_pack
+from ragleaklab_core.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
 from ragleaklab_core.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.values import PackInfo, Threshold
 from ragleaklab_core.verdict import PackVerdict, evaluate
@@ -113,10 +113,7 @@ def run_suite(
     verdicts = []
     for pack in loaded:
         if on_pack is not None:
-            selected = [
-                c for c in pack.obj.cases() if not settings.tags or set(c.tags) & set(settings.tags)
-            ]
-            on_pack(pack, len(selected) * settings.epochs)
+            on_pack(pack, count_asks(pack, settings))
         name = pack.obj.info().name
         run = run_pack(
             pack,

@@ -509,3 +509,15 @@ def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
     report = json.loads((tmp_path / "c" / "report.json").read_text())
     assert partial.returncode == 1
     assert "not in the recording" in report["packs"][0]["errored"]["c1"]
+
+
+def test_progress_bar_counts_every_case_and_epoch(fake, capsys):
+    from ragleaklab_core._progress import ProgressBar
+
+    fake()
+    bar = ProgressBar()
+    config = _config(run={"epochs": 2})
+    run_suite(config, packs=["fake-pack"], on_pack=bar.start, on_record=bar.advance)
+    bar.finish()
+    err = capsys.readouterr().err
+    assert "fake-pack" in err and "10/10" in err and "11/10" not in err

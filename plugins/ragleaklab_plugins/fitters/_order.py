@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
+
+from ragleaklab_core import check_fit_inputs
 
 # Beyond this fraction of the array, one full sort is cheaper than selecting then sorting a slice.
 _WIDE = 0.25
@@ -52,3 +55,17 @@ def inverted_cdf_rank(p: float, size: int) -> int:
     decimals first so that, e.g., ``0.025 * 2000 == 50.00000000000001`` still gives rank 50.
     """
     return max(1, min(size, math.ceil(round(p * size, 9))))
+
+
+def mirrored_classes(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, target_fpr: float, higher_is_worse: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The checked negative and positive scores, in a frame where higher is worse.
+
+    Lower-is-worse is the mirror image: the fitters negate, fit, and negate the threshold back
+    (the tie-break mirrors too), so each is written once, for higher-is-worse.
+    """
+    s, y = check_fit_inputs(scores, labels, target_fpr)
+    if not higher_is_worse:
+        s = -s
+    return s[~y], s[y]

@@ -42,7 +42,6 @@ from attrs import validators as v
 
 from ragleaklab_core import (
     FitResult,
-    check_fit_inputs,
     clopper_pearson_upper,
     decision_rule,
     max_false_positives,
@@ -51,6 +50,7 @@ from ragleaklab_plugins.fitters._order import (
     inverted_cdf_rank,
     kth_largest,
     lowest_above,
+    mirrored_classes,
     order_statistics,
 )
 
@@ -202,12 +202,7 @@ class BootstrapCIFitter:
         target_fpr: float,
         higher_is_worse: bool = True,
     ) -> FitResult:
-        s, y = check_fit_inputs(scores, labels, target_fpr)
-        # Lower-is-worse is the mirror image: negate, fit, negate back.
-        if not higher_is_worse:
-            s = -s
-        neg = s[~y]
-        pos = s[y]
+        neg, pos = mirrored_classes(scores, labels, target_fpr, higher_is_worse)
         n_neg, n_pos = neg.size, pos.size
         max_fp = max_false_positives(target_fpr, n_neg)
         neg_rng, pos_rng, rate_rng = resample_streams(self.seed)

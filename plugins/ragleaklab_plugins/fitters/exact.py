@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from attrs import frozen
 
-from ragleaklab_core import FitResult, check_fit_inputs, decision_rule, max_false_positives
+from ragleaklab_core import FitResult, decision_rule, max_false_positives
+from ragleaklab_plugins.fitters._order import mirrored_classes
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -38,12 +39,7 @@ class ExactSweepFitter:
         target_fpr: float,
         higher_is_worse: bool = True,
     ) -> FitResult:
-        s, y = check_fit_inputs(scores, labels, target_fpr)
-        # Lower-is-worse is the mirror image: negate, fit, negate back (the tie-break mirrors too).
-        if not higher_is_worse:
-            s = -s
-        neg = s[~y]
-        pos = s[y]
+        neg, pos = mirrored_classes(scores, labels, target_fpr, higher_is_worse)
         n_neg, n_pos = neg.size, pos.size
         k = max_false_positives(target_fpr, n_neg)
         if k >= n_neg:

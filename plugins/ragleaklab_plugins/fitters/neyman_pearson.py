@@ -30,10 +30,9 @@ from ragleaklab_core import (
     FLAG_ABOVE,
     FLAG_BELOW,
     FitResult,
-    check_fit_inputs,
     negatives_needed,
 )
-from ragleaklab_plugins.fitters._order import kth_largest
+from ragleaklab_plugins.fitters._order import kth_largest, mirrored_classes
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -107,12 +106,7 @@ class NeymanPearsonFitter:
         target_fpr: float,
         higher_is_worse: bool = True,
     ) -> FitResult:
-        s, y = check_fit_inputs(scores, labels, target_fpr)
-        # Lower-is-worse is the mirror image: negate, fit, negate back.
-        if not higher_is_worse:
-            s = -s
-        neg = s[~y]
-        pos = s[y]
+        neg, pos = mirrored_classes(scores, labels, target_fpr, higher_is_worse)
         n_neg, n_pos = neg.size, pos.size
         rule = _RULES[higher_is_worse]
         needed = negatives_needed(target_fpr, self.delta)
