@@ -19,6 +19,7 @@ from attrs import frozen
 from stevedore import NamedExtensionManager
 
 from ragleaklab_core._log import get_logger
+from ragleaklab_core._redact import redact
 from ragleaklab_core.config import plugin_options, structure
 from ragleaklab_core.errors import (
     ConfigError,
@@ -100,13 +101,13 @@ class LoadedPlugin:
     options: Mapping[str, Any]
 
     def provenance(self) -> dict[str, Any]:
-        """The dict reports store under ``plugins`` / ``fitter``."""
+        """The dict reports store under ``plugins``/``fitter``, secret-looking options redacted."""
         return {
             "group": self.group,
             "name": self.name,
             "provider": self.provider,
             "target": self.target,
-            "options": dict(self.options),
+            "options": redact(dict(self.options)),
         }
 
 
