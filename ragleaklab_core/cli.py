@@ -17,6 +17,7 @@ import click
 
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
+from ragleaklab_core.cli_packs import new_pack_command, pack_group
 from ragleaklab_core.errors import RagleaklabError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -488,6 +489,10 @@ def plugins(as_json: bool) -> None:
         if info is not None and info.error:
             for line in info.error.splitlines():
                 click.echo(f"    {line}")
+
+
+cli.add_command(new_pack_command)
+cli.add_command(pack_group)
 
 
 def main(argv: list[str] | None = None) -> None:

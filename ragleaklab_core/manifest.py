@@ -110,6 +110,10 @@ def _read(root: Traversable, rel: str, where: str) -> bytes:
     node = root
     for part in PurePosixPath(rel).parts:
         node = node.joinpath(part)
+    # A symlink inside the pack may point anywhere: refuse what resolves outside it.
+    inside = not isinstance(node, Path) or node.resolve().is_relative_to(Path(str(root)).resolve())
+    if not inside:
+        raise InputError("resolves outside the pack's directory", source=f"{where}/{rel}")
     try:
         return node.read_bytes()
     except FileNotFoundError:

@@ -1,28 +1,69 @@
 """Test helpers for plugin authors: an opt-in pytest plugin.
 
 Enable it in your plugin's test suite with ``pytest_plugins = ["ragleaklab_core.testing"]`` in
-``conftest.py`` (it is not registered under ``pytest11``: it costs nothing unless asked for). It
-gives you:
+the ``conftest.py`` of your tests directory (not in a test module: one that also imports from
+the kit would import it before pytest can register it). It is not registered under
+``pytest11``, so it costs nothing unless asked for. It gives you:
 
 - :func:`assert_plugin_contract`: load an installed plugin by name exactly as ``ragleaklab`` does
   (same loader, same checks) and return it, failing with the loader's own message;
+- :func:`assert_pack_contract`, :func:`assert_metric_contract`, :func:`assert_fitter_contract`
+  and :func:`assert_target_contract`: the checks ragleaklab applies to each kind of plugin when
+  it loads and runs it (``pack validate``, the runner's result checks, calibration's recount),
+  run on your plugin so your CI fails where a user's run would;
+- :func:`assert_labels_are_outcomes`: run a pack against a target and check that every label
+  says what happened (positive = the case fails the pack's threshold);
 - the ``rlk_fake_dist`` fixture: a factory that fakes an installed distribution with entry points
   and modules, for tests of discovery that must not pip-install anything.
+
+Every assertion accepts an installed plugin's *name* (loaded through the entry point, as a run
+loads it) or a plugin *object*, fails the test with a readable message (``pytest.fail``), and
+returns what it checked so a test can assert more.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import importlib
+import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
-from ragleaklab_core._discovery import GROUPS, LoadedPlugin, load_plugin
+from ragleaklab_core._discovery import (
+    FITTERS,
+    GROUPS,
+    METRICS,
+    PACKS,
+    TARGETS,
+    LoadedPlugin,
+    check_contract,
+    load_plugin,
+)
+from ragleaklab_core.errors import InputError, RagleaklabError
 from ragleaklab_core.manifest import _load_package
+from ragleaklab_core.values import (
+    FLAG_ABOVE,
+    FLAG_BELOW,
+    FLAG_HIGH,
+    FLAG_LOW,
+    Case,
+    Document,
+    MetricResult,
+    Response,
+    RetrievedDocument,
+)
+
+if TYPE_CHECKING:
+    from ragleaklab_core.calibration import CalibrationReport
+    from ragleaklab_core.runner import PackRun
+
+T = TypeVar("T")
 
 FakeDist = Callable[..., Path]
 
@@ -38,12 +79,378 @@ def assert_plugin_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.errors import RagleaklabError
-
     try:
         return load_plugin(group, name, options)
     except RagleaklabError as exc:
         pytest.fail(f"{group}:{name} does not honour the plugin contract:\n{exc}", pytrace=False)
+
+
+def _fail(message: str) -> NoReturn:
+    pytest.fail(message, pytrace=False)
+
+
+def _plugin(group: str, plugin: Any, options: Mapping[str, Any] | None = None) -> LoadedPlugin:
+    """*plugin* as the loader gives it: loaded by name, or an object checked as it would be."""
+    if isinstance(plugin, str):
+        return assert_plugin_contract(group, plugin, options)
+    if isinstance(plugin, LoadedPlugin):
+        return plugin
+    if options:
+        raise TypeError("options can only be given with a plugin name")
+    cls = type(plugin)
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        check_contract(group, cls.__qualname__, target, cls, plugin)
+    except RagleaklabError as exc:
+        _fail(f"{target} does not honour the plugin contract:\n{exc}")
+    return LoadedPlugin(group, cls.__qualname__, target, "<object>", plugin, {})
+
+
+def _call(what: str, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    try:
+        return func(*args, **kwargs)
+    except Exception as exc:
+        _fail(f"{what} raised {type(exc).__name__}: {exc}")
+
+
+def _json_problem(value: Any) -> str | None:
+    """Why *value* cannot be written to a report (JSON, no NaN), or None."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    # From inside a running event loop (an async test) the coroutine gets its own thread.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+# -- packs --------------------------------------------------------------------------------------
+
+
+def assert_pack_contract(pack: Any) -> Any:
+    """Check a pack as ``ragleaklab pack validate`` does, then as a run loads it; return it.
+
+    *pack* is an installed pack's name (loaded through its entry point) or a pack object. Every
+    problem is listed in the failure, with its file, line and ``$.path``: the manifest schema,
+    unique ids, references to documents and claims, labels that match the cases one to one,
+    both classes present, no path outside the pack, sizes; then ``info()`` must return a
+    ``PackInfo`` and ``documents()`` / ``cases()`` the value types, as the runner needs.
+
+    .. versionadded:: 0.1
+    """
+    from ragleaklab_core.pack_validation import validate_pack
+
+    loaded = _plugin(PACKS, pack)
+    name = pack if isinstance(pack, str) else None
+    report = validate_pack(loaded.obj, name=name)
+    if not report.valid:
+        lines = "\n".join(f"  {p}" for p in report.problems)
+        _fail(f"pack {report.pack} is not valid:\n{lines}\n{report.summary()}")
+    return loaded.obj
+
+
+def assert_labels_are_outcomes(
+    pack: Any,
+    *,
+    target: str = "reference",
+    target_options: Mapping[str, Any] | None = None,
+    value: str | None = None,
+    ignore: Collection[str] = (),
+) -> PackRun:
+    """Run *pack* against *target* and check that every default label is the case's outcome.
+
+    A label is an outcome when a positive case fails the pack's default threshold on *value*
+    (default: the primary metric) and a negative case passes it; errored or unscored cases
+    fail the check. *ignore* lists test ids whose label is known to disagree with the threshold
+    (say, a documented false-positive mode). Returns the run, for more assertions.
+
+    .. versionadded:: 0.1
+    """
+    from ragleaklab_core.inputs import parse_labels
+    from ragleaklab_core.runner import run_pack
+
+    loaded = _plugin(PACKS, pack)
+    info = _call("info()", loaded.obj.info)
+    metric = value or info.primary_metric
+    threshold = info.thresholds.get(metric)
+    if threshold is None:
+        _fail(f"pack {info.name} has no default threshold for {metric!r} to judge outcomes by")
+    raw = _call("default_labels()", getattr(loaded.obj, "default_labels", lambda: None))
+    if raw is None:
+        _fail(f"pack {info.name} ships no default labels")
+    try:
+        labels = parse_labels(raw, source=f"{info.name} default labels").records
+        run = run_pack(loaded, target_name=target, target_options=target_options)
+    except RagleaklabError as exc:
+        _fail(f"pack {info.name} cannot be run against {target}:\n{exc}")
+    wrong = []
+    rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
+    for result in run.results:
+        if result.test_id in ignore or result.test_id not in labels:
+            continue
+        expected = "positive" if labels[result.test_id] else "negative"
+        if result.error is not None:
+            wrong.append(f"{result.test_id}: labelled {expected}, but errored: {result.error}")
+            continue
+        if metric not in result.values:
+            why = "; ".join(result.unscorable.values()) or f"no value named {metric!r}"
+            wrong.append(f"{result.test_id}: labelled {expected}, but not scored: {why}")
+            continue
+        score = result.values[metric]
+        if threshold.fails(score) != labels[result.test_id]:
+            verdict = "fails" if threshold.fails(score) else "passes"
+            wrong.append(
+                f"{result.test_id}: labelled {expected}, but {metric} {score!r} {verdict} ({rule})"
+            )
+    if wrong:
+        listed = "\n".join(f"  {w}" for w in wrong)
+        _fail(
+            f"{len(wrong)} labels of pack {info.name} are not the outcome on target "
+            f"{target!r}:\n{listed}"
+        )
+    return run
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+
+def assert_metric_contract(
+    metric: Any,
+    case: Case,
+    response: Response,
+    *,
+    documents: Iterable[Document] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> MetricResult:
+    """Score *response* to *case* as the runner does and check the result; return it.
+
+    *metric* is an installed metric's name (built from *options*) or a metric object. With
+    *documents*, a metric that defines ``for_corpus`` is bound to them first, as the runner
+    binds it to a pack's documents. The result must be a ``MetricResult`` whose values are
+    numbers in [0, 1], whose evidence is JSON (it goes into ``runs.jsonl``), that either has
+    values or says why the case is unscorable (never both: an unscorable case is not a 0), and
+    scoring again must give the same result (metrics are pure).
+
+    .. versionadded:: 0.1
+    """
+    from ragleaklab_core.runner import _score_case
+
+    loaded = _plugin(METRICS, metric, options)
+    who = f"{METRICS}:{loaded.name}"
+    lower: Any = getattr(loaded.obj, "lower_is_worse", frozenset())
+    if not isinstance(lower, Collection) or not all(isinstance(n, str) for n in lower):
+        _fail(f"{who}: lower_is_worse must be a collection of value names, got {lower!r}")
+    bind = getattr(loaded.obj, "for_corpus", None)
+    if documents is not None and callable(bind):
+        bound = _call(f"{who}.for_corpus()", bind, tuple(documents))
+        loaded = _plugin(METRICS, bound)
+    record = _score_case("contract", case, 0, response, None, (loaded,), 0.0)
+    if record.error is not None:
+        _fail(
+            f"{who} fails on case {case.test_id!r} as a run would record it: "
+            f"{record.error['message']}"
+        )
+    result = loaded.obj.score(case, response)
+    if result.unscorable is not None:
+        if not isinstance(result.unscorable, str) or not result.unscorable.strip():
+            _fail(f"{who}: unscorable must be a non-empty reason, got {result.unscorable!r}")
+        if result.values:
+            _fail(
+                f"{who}: case {case.test_id!r} is unscorable ({result.unscorable}) but has "
+                f"values {dict(result.values)}; an unscorable case has none (a 0 reads as a pass)"
+            )
+    elif not result.values:
+        _fail(f"{who}: case {case.test_id!r} has no values and no unscorable reason")
+    names = [n for n in result.values if not isinstance(n, str)]
+    if names:
+        _fail(f"{who}: value names must be strings, got {names[0]!r}")
+    problem = _json_problem(record.to_dict())
+    if problem is not None:
+        _fail(f"{who}: the evidence of case {case.test_id!r} is not JSON ({problem})")
+    again = loaded.obj.score(case, response)
+    if again != result:
+        _fail(
+            f"{who} is not pure: scoring case {case.test_id!r} twice gave {result!r} and {again!r}"
+        )
+    return result
+
+
+# -- fitters ------------------------------------------------------------------------------------
+
+#: The decision rules that flag the worse side, by ``higher_is_worse``.
+_WORSE_SIDE = {True: (FLAG_HIGH, FLAG_ABOVE), False: (FLAG_LOW, FLAG_BELOW)}
+
+
+def _fit_data(seed: int) -> tuple[dict[str, float], dict[str, bool]]:
+    """60 labelled scores, rounded so that some tie: 20 positives mostly high, 40 negatives low."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    positive = rng.beta(5.0, 2.0, 20)
+    negative = rng.beta(2.0, 5.0, 40)
+    scores = np.round(np.concatenate([positive, negative]), 2)
+    labels = [True] * 20 + [False] * 40
+    order = rng.permutation(len(labels))
+    ids = [f"t{i:02d}" for i in range(len(labels))]
+    return (
+        {ids[k]: float(scores[i]) for k, i in enumerate(order)},
+        {ids[k]: labels[i] for k, i in enumerate(order)},
+    )
+
+
+def assert_fitter_contract(
+    fitter: Any,
+    *,
+    options: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    target_fpr: float = 0.1,
+) -> tuple[CalibrationReport, CalibrationReport]:
+    """Fit small seeded data in both directions through calibration; return both reports.
+
+    *fitter* is an installed fitter's name (built from *options*) or a fitter object. Each fit
+    goes through :func:`ragleaklab_core.calibrate`, which recounts the result on the data and
+    refuses one that disagrees (counts, rates); the report must be writable (JSON details), the
+    rule must flag the worse side, the same inputs must give the same result, and malformed
+    inputs (one class, different lengths) must raise ``InputError``.
+
+    .. versionadded:: 0.1
+    """
+    import numpy as np
+
+    from ragleaklab_core.calibration import calibrate
+
+    loaded = _plugin(FITTERS, fitter, options)
+    who = f"{FITTERS}:{loaded.name}"
+    scores, labels = _fit_data(seed)
+    reports = []
+    for higher_is_worse in (True, False):
+        directed = scores if higher_is_worse else {k: 1.0 - v for k, v in scores.items()}
+        try:
+            report = calibrate(
+                directed,
+                labels,
+                fitter=loaded,
+                target_fpr=target_fpr,
+                higher_is_worse=higher_is_worse,
+            )
+        except RagleaklabError as exc:
+            _fail(f"{who} (higher_is_worse={higher_is_worse}) fails calibration's checks:\n{exc}")
+        result = report.result
+        if (
+            result.threshold is not None
+            and result.decision_rule not in _WORSE_SIDE[higher_is_worse]
+        ):
+            _fail(
+                f"{who}: with higher_is_worse={higher_is_worse} the rule "
+                f"{result.decision_rule!r} flags the wrong side"
+            )
+        problem = _json_problem(dict(result.details))
+        if problem is not None:
+            _fail(f"{who}: FitResult.details is not JSON ({problem})")
+        ids = sorted(directed)
+        s = np.array([directed[k] for k in ids])
+        y = np.array([labels[k] for k in ids])
+        first = _call(
+            f"{who}.fit()",
+            loaded.obj.fit,
+            s,
+            y,
+            target_fpr=target_fpr,
+            higher_is_worse=higher_is_worse,
+        )
+        second = _call(
+            f"{who}.fit()",
+            loaded.obj.fit,
+            s,
+            y,
+            target_fpr=target_fpr,
+            higher_is_worse=higher_is_worse,
+        )
+        if first != second:
+            _fail(f"{who} is not deterministic: the same inputs gave {first!r} and {second!r}")
+        reports.append(report)
+    bad_inputs = {
+        "labels with no negative": (np.array([0.2, 0.8]), np.array([True, True])),
+        "scores and labels of different lengths": (
+            np.array([0.2, 0.8, 0.5]),
+            np.array([True, False]),
+        ),
+        "a NaN score": (np.array([0.2, np.nan]), np.array([True, False])),
+    }
+    for what, (s, y) in bad_inputs.items():
+        try:
+            loaded.obj.fit(s, y, target_fpr=target_fpr, higher_is_worse=True)
+        except InputError:
+            continue
+        except Exception as exc:
+            _fail(f"{who}: {what} must raise InputError, got {type(exc).__name__}: {exc}")
+        _fail(f"{who}: {what} must raise InputError (check_fit_inputs does it), not fit")
+    return reports[0], reports[1]
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+
+def assert_target_contract(
+    target: Any,
+    documents: Iterable[Document],
+    queries: Iterable[str],
+    *,
+    options: Mapping[str, Any] | None = None,
+) -> list[Response]:
+    """Ingest *documents*, answer *queries* and close, exactly as the runner does; return answers.
+
+    *target* is an installed target's name (built from *options*) or a target object. The
+    runner's own session is used (``aingest``/``aanswer``/``areset``/``aclose`` when the target
+    has them), so every answer must be a ``Response``; its ``retrieved`` must be None (not
+    reported) or a tuple of ``RetrievedDocument`` with string ids, and its ``metadata`` must be
+    JSON, since ``runs.jsonl`` records it.
+
+    .. versionadded:: 0.1
+    """
+    from ragleaklab_core.runner import RunSettings, _TargetSession
+
+    loaded = _plugin(TARGETS, target, options)
+    who = f"{TARGETS}:{loaded.name}"
+    docs = tuple(documents)
+    asked = list(queries)
+    if not asked:
+        raise ValueError("give at least one query")
+    session = _TargetSession(loaded, RunSettings())
+
+    async def converse() -> list[Response]:
+        await session.ingest(docs)
+        try:
+            return [await session.answer(Case(f"q{i}", q), 0) for i, q in enumerate(asked, start=1)]
+        finally:
+            await session.close()
+
+    responses = _call(who, _run, converse())
+    for query, response in zip(asked, responses, strict=True):
+        where = f"{who} answering {query!r}"
+        if not isinstance(response.answer, str):
+            _fail(f"{where}: answer must be a string, got {type(response.answer).__name__}")
+        retrieved = response.retrieved
+        if retrieved is not None:
+            if not isinstance(retrieved, tuple):
+                _fail(f"{where}: retrieved must be a tuple or None, got {type(retrieved).__name__}")
+            for r in retrieved:
+                if not isinstance(r, RetrievedDocument) or not isinstance(r.doc_id, str):
+                    _fail(
+                        f"{where}: retrieved holds {r!r}, expected RetrievedDocument(doc_id: str)"
+                    )
+        problem = _json_problem(dict(response.metadata))
+        if problem is not None:
+            _fail(f"{where}: metadata is not JSON ({problem}); runs.jsonl records it")
+    return responses
 
 
 def _reset_stevedore_cache(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,4 +513,12 @@ def rlk_fake_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[F
             del sys.modules[mod]
 
 
-__all__ = ["assert_plugin_contract", "rlk_fake_dist"]
+__all__ = [
+    "assert_fitter_contract",
+    "assert_labels_are_outcomes",
+    "assert_metric_contract",
+    "assert_pack_contract",
+    "assert_plugin_contract",
+    "assert_target_contract",
+    "rlk_fake_dist",
+]

@@ -521,3 +521,19 @@ def test_progress_bar_counts_every_case_and_epoch(fake, capsys):
     bar.finish()
     err = capsys.readouterr().err
     assert "fake-pack" in err and "10/10" in err and "11/10" not in err
+
+
+def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
+    from ragleaklab_core.manifest import load_manifest
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    for rel, text in _pack_files().items():
+        if rel.startswith("rlk_fake/pack/") and not rel.endswith(".py"):
+            (pack / rel.removeprefix("rlk_fake/pack/")).write_text(text)
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text((pack / "documents.jsonl").read_text())
+    (pack / "documents.jsonl").unlink()
+    (pack / "documents.jsonl").symlink_to(outside)
+    with pytest.raises(InputError, match="resolves outside the pack's directory"):
+        load_manifest(pack)
