@@ -6,7 +6,6 @@ Results go to stdout; logs, warnings and errors go to stderr.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable
@@ -15,33 +14,12 @@ from typing import Any, TypeVar
 
 import click
 
+from ragleaklab_core._cli_errors import handle_errors
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli_packs import new_pack_command, pack_group
-from ragleaklab_core.errors import RagleaklabError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _handle_errors(func: F) -> F:
-    """Turn ragleaklab's own errors into a message on stderr and the right exit code."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RagleaklabError as exc:
-            message = str(exc)
-            if exc.exit_code == 3:
-                message += "\nhint: `ragleaklab plugins` lists what is installed"
-            _fail(message, exc.exit_code)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -160,7 +138,7 @@ def _apply_overrides(
 @click.option(
     "--plot", is_flag=True, help="Also write roc.png (needs: pip install 'ragleaklab[plot]')."
 )
-@_handle_errors
+@handle_errors
 def calibrate(
     pack: str | None,
     out: Path,
@@ -352,7 +330,7 @@ def _progress_callbacks() -> Any:
     type=click.Path(path_type=Path),
     help="Answer from a recording in DIR instead of the target (no network).",
 )
-@_handle_errors
+@handle_errors
 def run(
     config_path: Path | None,
     packs: tuple[str, ...],

@@ -8,7 +8,6 @@ input, 3 a plugin could not be used).
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,26 +15,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ragleaklab_core.errors import RagleaklabError
+from ragleaklab_core._cli_errors import handle_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _handle_errors(func: F) -> F:
-    """Turn ragleaklab's own errors into a message on stderr and the right exit code."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RagleaklabError as exc:
-            message = str(exc)
-            if exc.exit_code == 3:
-                message += "\nhint: `ragleaklab plugins` lists what is installed"
-            click.echo(f"error: {message}", err=True)
-            sys.exit(exc.exit_code)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.command("new-pack")
@@ -49,7 +31,7 @@ def _handle_errors(func: F) -> F:
     show_default=True,
     help="Where to write the ragleaklab-NAME directory (created if missing).",
 )
-@_handle_errors
+@handle_errors
 def new_pack_command(name: str, directory: Path) -> None:
     """Write ragleaklab-NAME, a complete pip-installable distribution of a new pack NAME.
 
@@ -87,7 +69,7 @@ def pack_group() -> None:
 
 @pack_group.command("validate")
 @click.argument("pack")
-@_handle_errors
+@handle_errors
 def validate_command(pack: str) -> None:
     """Check PACK without running it and list every problem.
 

@@ -1,0 +1,35 @@
+"""How every CLI command turns ragleaklab's own errors into stderr text and an exit code."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ragleaklab_core.errors import RagleaklabError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn ragleaklab's own errors into a message on stderr and the right exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RagleaklabError as exc:
+            message = str(exc)
+            if exc.exit_code == 3:
+                message += "\nhint: `ragleaklab plugins` lists what is installed"
+            fail(message, exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
