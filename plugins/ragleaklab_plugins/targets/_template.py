@@ -1,0 +1,112 @@
+"""Request templates: JSON-compatible values in which ``{query}`` stands for the query.
+
+The query is inserted into the template's *string values* (``str.replace``) and the result is a
+new Python object that the HTTP client serialises; JSON text is never built by concatenation, so
+quotes, backslashes, newlines or braces in a query are data, never syntax. Keys are left alone.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from typing import Any
+
+from ragleaklab_plugins.targets._net import (
+    REDACTED,
+    Secrets,
+    env_references,
+    expand_env,
+    is_secret_name,
+)
+
+#: The placeholder replaced by the query.
+QUERY = "{query}"
+
+
+def render(template: Any, query: str) -> Any:
+    """A copy of *template* with ``{query}`` replaced by *query* in every string value."""
+    if isinstance(template, str):
+        return template.replace(QUERY, query)
+    if isinstance(template, dict):
+        return {key: render(value, query) for key, value in template.items()}
+    if isinstance(template, list | tuple):
+        return [render(item, query) for item in template]
+    return template
+
+
+def mentions_query(template: Any) -> bool:
+    """True when some string value of *template* holds ``{query}``."""
+    if isinstance(template, str):
+        return QUERY in template
+    if isinstance(template, dict):
+        return any(mentions_query(value) for value in template.values())
+    if isinstance(template, list | tuple):
+        return any(mentions_query(item) for item in template)
+    return False
+
+
+def expand_template_env(template: Any, *, where: str) -> tuple[Any, Secrets]:
+    """A copy of *template* with ``${NAME}`` references in string values taken from the
+    environment (done once, before any query is inserted, so a query is never expanded).
+
+    Returns:
+        The expanded copy and the substituted values, which are secrets.
+    """
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            text, used = expand_env(value, where=path)
+            found.extend(used)
+            return text
+        if isinstance(value, dict):
+            return {k: walk(v, f"{path}.{k}") for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [walk(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return value
+
+    return walk(template, where), Secrets.of(found)
+
+
+def check_json_value(value: Any, *, where: str) -> None:
+    """Raise ``ValueError`` unless *value* is JSON-compatible (TOML dates and NaN are not)."""
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"'{where}' is {value!r}, which JSON cannot hold")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"'{where}' has a non-string key {key!r}")
+            check_json_value(item, where=f"{where}.{key}")
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            check_json_value(item, where=f"{where}[{i}]")
+        return
+    kind = "a date" if isinstance(value, datetime.date | datetime.time) else type(value).__name__
+    raise ValueError(f"'{where}' is {kind}, which JSON cannot hold; quote it as a string")
+
+
+def hide_literal_secrets(template: Any) -> tuple[Any, Secrets]:
+    """A copy of *template* to show, with the literal values of keys named like credentials
+    (see :func:`~ragleaklab_plugins.targets._net.is_secret_name`) replaced by ``***``, and
+    those values. Values holding ``{query}`` or a ``${NAME}`` reference are shown as written."""
+    hidden: list[str] = []
+
+    def walk(value: Any, key: str | None) -> Any:
+        if isinstance(value, str):
+            literal = QUERY not in value and not env_references(value)
+            if value and key is not None and literal and is_secret_name(key):
+                hidden.append(value)
+                return REDACTED
+            return value
+        if isinstance(value, dict):
+            return {k: walk(item, k) for k, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [walk(item, key) for item in value]
+        return value
+
+    return walk(template, None), Secrets.of(hidden)

@@ -1,0 +1,382 @@
+"""HttpTarget: a RAG system behind a JSON-over-HTTP endpoint (``ragleaklab.targets:http``).
+
+The query goes into a JSON body template (or query parameters); the answer, the retrieved
+document ids, texts and scores come out of the JSON response by paths such as
+``data.sources[*].id``. Optional ingest and reset endpoints plant the pack's documents and remove
+them. See docs/targets.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+from attrs import define, field
+from attrs import validators as v
+
+from ragleaklab_core import Document, Response, RetrievedDocument
+from ragleaklab_plugins.targets._net import (
+    Endpoint,
+    HttpCaller,
+    Reply,
+    Request,
+    RetryPolicy,
+    Secrets,
+    TargetRequestError,
+    TargetResponseError,
+    checked_url,
+    expand_table,
+    hide_literal_secrets,
+    redact_url,
+)
+from ragleaklab_plugins.targets._paths import JsonPath, PathMismatch, check_path
+from ragleaklab_plugins.targets._template import (
+    check_json_value,
+    expand_template_env,
+    mentions_query,
+    render,
+)
+from ragleaklab_plugins.targets._template import hide_literal_secrets as hide_body_secrets
+
+__all__ = ["HttpTarget", "TargetRequestError", "TargetResponseError", "redact_url"]
+
+_METHOD = re.compile(r"[A-Z]+")
+
+
+def _url(instance: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None:
+        checked_url(value, name=attribute.name)
+
+
+def _method(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not _METHOD.fullmatch(value):
+        raise ValueError(f"'{attribute.name}' must be an HTTP method such as POST: {value!r}")
+
+
+def _path(single: bool = False) -> Any:
+    def check(instance: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+        check_path(value, name=attribute.name, single=single)
+
+    return check
+
+
+def _json_value(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    check_json_value(value, where=attribute.name)
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+def _number(minimum: float, *, strict: bool = False) -> list[Any]:
+    bound = v.gt(minimum) if strict else v.ge(minimum)
+    return [v.instance_of(float | int), bound]
+
+
+@define
+class HttpTarget:
+    """A RAG system behind an HTTP endpoint that takes a query and returns JSON.
+
+    Values of ``url``, ``headers``, ``params`` and string values of ``body`` may reference
+    environment variables as ``${NAME}``; they are expanded when the target is built, and a
+    missing variable is an error naming it. Expanded values, credentials written literally in a
+    URL (``user:pass@``, ``?token=...``) and literal values of headers, parameters or body keys
+    named like credentials are secrets: they are redacted from every error message, from
+    ``repr()`` and from the options ragleaklab reports (the public fields show ``***`` in their
+    place; the working values live in private fields).
+
+    Attributes:
+        url: The query endpoint, http:// or https:// only.
+        method: The HTTP method (upper-cased). ``GET`` sends no body: put ``{query}`` in
+            ``params``.
+        headers: Extra request headers.
+        body: The JSON body; every string value holding ``{query}`` gets the query inserted
+            (``None``: no body).
+        params: URL query parameters, with ``{query}`` inserted the same way.
+        answer_path: Where the answer string is in the response (one value, no ``[*]``).
+        doc_ids_path: Where the retrieved document ids are, in rank order (``None``, or a path
+            the response does not have: the target reports no retrieval, and retrieval metrics
+            call the case unscorable).
+        doc_texts_path: Where the retrieved texts are (one per id), or ``None``.
+        doc_scores_path: Where the retrieval scores are (one per id), or ``None``.
+        ingest_url: Where to POST the pack's documents before the cases run, as
+            ``{"documents": [{"doc_id", "text", "kind", "metadata"}, ...]}`` in batches; ``None``:
+            the system is expected to hold them already.
+        ingest_batch_size: Documents per ingest request.
+        reset_url: Called (with ``reset_method``, no body) when the pack is done, to remove what
+            ingest planted; ``None``: nothing is called.
+        reset_method: The HTTP method of the reset call.
+        timeout: Seconds for connecting, for sending, for each read and for a free connection.
+        retries: Attempts after the first for connection errors, timeouts, 429 and 5xx.
+        backoff: Upper bound of the first wait between attempts, doubled after each one (full
+            jitter: the wait is uniform between 0 and the bound); a ``Retry-After`` header wins.
+        max_wait: Longest single wait; a longer ``Retry-After`` ends the retries with an error.
+        verify_tls: Check the server's TLS certificate.
+        max_connections: Most connections open at once (keep it >= the run's concurrency).
+    """
+
+    url: str = field(default="http://127.0.0.1:8000/query", validator=_url)
+    method: str = field(default="POST", converter=_upper, validator=_method)
+    headers: dict[str, str] = field(factory=dict)
+    body: dict[str, Any] | None = field(factory=lambda: {"query": "{query}"}, validator=_json_value)
+    params: dict[str, str] = field(factory=dict)
+    answer_path: str = field(default="answer", validator=_path(single=True))
+    doc_ids_path: str | None = field(default="sources[*].id", validator=_path())
+    doc_texts_path: str | None = field(default=None, validator=_path())
+    doc_scores_path: str | None = field(default=None, validator=_path())
+    ingest_url: str | None = field(default=None, validator=_url)
+    ingest_batch_size: int = field(default=100, validator=[v.instance_of(int), v.ge(1)])
+    reset_url: str | None = field(default=None, validator=_url)
+    reset_method: str = field(default="POST", converter=_upper, validator=_method)
+    timeout: float = field(default=30.0, validator=_number(0, strict=True))
+    retries: int = field(default=3, validator=[v.instance_of(int), v.ge(0)])
+    backoff: float = field(default=0.5, validator=_number(0))
+    max_wait: float = field(default=60.0, validator=_number(0))
+    verify_tls: bool = field(default=True, validator=v.instance_of(bool))
+    max_connections: int = field(default=100, validator=[v.instance_of(int), v.ge(1)])
+
+    _endpoint: Endpoint = field(init=False, repr=False)
+    _ingest: Endpoint | None = field(default=None, init=False, repr=False)
+    _reset: Endpoint | None = field(default=None, init=False, repr=False)
+    _headers: dict[str, str] = field(factory=dict, init=False, repr=False)
+    _params: dict[str, str] = field(factory=dict, init=False, repr=False)
+    _body: Any = field(default=None, init=False, repr=False)
+    _secrets: Secrets = field(factory=Secrets, init=False, repr=False)
+    _caller: HttpCaller = field(init=False, repr=False)
+    _answer: JsonPath = field(init=False, repr=False)
+    _ids: JsonPath | None = field(default=None, init=False, repr=False)
+    _texts: JsonPath | None = field(default=None, init=False, repr=False)
+    _scores: JsonPath | None = field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        sends_body = self.method != "GET" and self.body is not None
+        if not (mentions_query(self.params) or (sends_body and mentions_query(self.body))):
+            where = "params" if self.method == "GET" else "body or params"
+            raise ValueError(
+                f'the query is never sent: put "{{query}}" in a value of {where}'
+                + (" (GET sends no body)" if self.method == "GET" else "")
+            )
+        secrets = Secrets()
+        self._endpoint, found = Endpoint.build(self.url, name="url")
+        secrets += found
+        if self.ingest_url is not None:
+            self._ingest, found = Endpoint.build(self.ingest_url, name="ingest_url")
+            secrets += found
+        if self.reset_url is not None:
+            self._reset, found = Endpoint.build(self.reset_url, name="reset_url")
+            secrets += found
+        self._headers, found = expand_table(self.headers, where="headers")
+        secrets += found
+        self._params, found = expand_table(self.params, where="params")
+        secrets += found
+        self._body, found = expand_template_env(self.body, where="body")
+        secrets += found
+        # Credentials written literally in the options: keep them working, show them as ***.
+        headers, found = hide_literal_secrets(self.headers)
+        secrets += found
+        params, found = hide_literal_secrets(self.params)
+        secrets += found
+        body, found = hide_body_secrets(self.body)
+        secrets += found
+        self._secrets = secrets
+        self.url = redact_url(self.url)
+        self.ingest_url = None if self.ingest_url is None else redact_url(self.ingest_url)
+        self.reset_url = None if self.reset_url is None else redact_url(self.reset_url)
+        self.headers, self.params, self.body = headers, params, body
+        self._answer = JsonPath.parse(self.answer_path)
+        self._ids = None if self.doc_ids_path is None else JsonPath.parse(self.doc_ids_path)
+        self._texts = None if self.doc_texts_path is None else JsonPath.parse(self.doc_texts_path)
+        self._scores = (
+            None if self.doc_scores_path is None else JsonPath.parse(self.doc_scores_path)
+        )
+        self._caller = HttpCaller(
+            RetryPolicy(self.retries, float(self.backoff), float(self.max_wait)),
+            float(self.timeout),
+            verify_tls=self.verify_tls,
+            max_connections=self.max_connections,
+            secrets=secrets,
+        )
+
+    # ---- requests ---------------------------------------------------------------------------
+
+    def _query_request(self, query: str) -> Request:
+        send_body = self.method != "GET" and self._body is not None
+        return Request(
+            self.method,
+            self._endpoint.url,
+            self._endpoint.shown,
+            headers=self._headers,
+            json=render(self._body, query) if send_body else None,
+            params=render(self._params, query) if self._params else None,
+        )
+
+    def _ingest_requests(self, documents: Iterable[Document]) -> list[Request]:
+        if self._ingest is None:
+            return []
+        batch = [_document_json(d) for d in documents]
+        size = self.ingest_batch_size
+        return [
+            Request(
+                "POST",
+                self._ingest.url,
+                self._ingest.shown,
+                headers=self._headers,
+                json={"documents": batch[start : start + size]},
+            )
+            for start in range(0, len(batch), size)
+        ]
+
+    def _reset_request(self) -> Request | None:
+        if self._reset is None:
+            return None
+        return Request(self.reset_method, self._reset.url, self._reset.shown, self._headers)
+
+    # ---- the Target protocol ----------------------------------------------------------------
+
+    async def aanswer(self, query: str) -> Response:
+        """Ask the endpoint; retries as configured, raises :class:`TargetRequestError` when the
+        request fails for good and :class:`TargetResponseError` when the answer is not where
+        ``answer_path`` says."""
+        request = self._query_request(query)
+        return self._response(await self._caller.send(request), request)
+
+    def answer(self, query: str) -> Response:
+        """The synchronous form of :meth:`aanswer`."""
+        request = self._query_request(query)
+        return self._response(self._caller.send_sync(request), request)
+
+    async def aingest(self, documents: Iterable[Document]) -> None:
+        """POST *documents* to ``ingest_url`` in batches (nothing when it is not set)."""
+        for request in self._ingest_requests(documents):
+            await self._caller.send(request)
+
+    def ingest(self, documents: Iterable[Document]) -> None:
+        """The synchronous form of :meth:`aingest`."""
+        for request in self._ingest_requests(documents):
+            self._caller.send_sync(request)
+
+    async def areset(self) -> None:
+        """Call ``reset_url`` (nothing when it is not set)."""
+        request = self._reset_request()
+        if request is not None:
+            await self._caller.send(request)
+
+    def reset(self) -> None:
+        """The synchronous form of :meth:`areset`."""
+        request = self._reset_request()
+        if request is not None:
+            self._caller.send_sync(request)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients."""
+        await self._caller.aclose()
+
+    def close(self) -> None:
+        """Close the synchronous HTTP client."""
+        self._caller.close()
+
+    # ---- responses --------------------------------------------------------------------------
+
+    def _response(self, reply: Reply, request: Request) -> Response:
+        what = f"the response of {request.method} {request.shown_url}"
+        payload = reply.json(self._secrets, what)
+        try:
+            answer = self._answer.select_one(payload)
+        except PathMismatch as exc:
+            raise TargetResponseError(
+                f"answer_path {self.answer_path!r} does not match {what}: {exc}"
+            ) from None
+        if not isinstance(answer, str):
+            raise TargetResponseError(
+                f"answer_path {self.answer_path!r} selects {type(answer).__name__}, "
+                f"not a string, in {what}"
+            )
+        metadata: dict[str, Any] = {"status": reply.status, "attempts": reply.attempts}
+        retrieved, missing = self._retrieved(payload, what)
+        if missing is not None:
+            metadata["retrieved_missing"] = missing
+        return Response(answer=answer, retrieved=retrieved, metadata=metadata)
+
+    def _retrieved(
+        self, payload: Any, what: str
+    ) -> tuple[tuple[RetrievedDocument, ...] | None, str | None]:
+        """The retrieved documents, or None and why (the ids are not in the response)."""
+        if self._ids is None:
+            return None, None
+        try:
+            ids = _values(self._ids, payload)
+        except PathMismatch as exc:
+            return None, f"doc_ids_path {self._ids.text!r}: {exc}"
+        doc_ids = [_doc_id(value, self._ids, i, what) for i, value in enumerate(ids)]
+        texts = self._aligned(self._texts, payload, len(doc_ids), what, _text)
+        scores = self._aligned(self._scores, payload, len(doc_ids), what, _score)
+        return (
+            tuple(
+                RetrievedDocument(doc_id=d, text=t, score=s)
+                for d, t, s in zip(doc_ids, texts, scores, strict=True)
+            ),
+            None,
+        )
+
+    def _aligned(
+        self, path: JsonPath | None, payload: Any, n: int, what: str, convert: Any
+    ) -> list[Any]:
+        if path is None:
+            return [None] * n
+        try:
+            values = _values(path, payload)
+        except PathMismatch as exc:
+            raise TargetResponseError(f"{path.text!r} does not match {what}: {exc}") from None
+        if len(values) != n:
+            raise TargetResponseError(
+                f"{path.text!r} selects {len(values)} values but doc_ids_path "
+                f"{self.doc_ids_path!r} selects {n}, in {what}"
+            )
+        return [convert(value, path, i, what) for i, value in enumerate(values)]
+
+
+def _values(path: JsonPath, payload: Any) -> list[Any]:
+    """What *path* selects; a path without ``[*]`` that selects a list selects its items."""
+    values = path.select(payload)
+    if not path.has_wildcard and len(values) == 1 and isinstance(values[0], list):
+        return list(values[0])
+    return values
+
+
+def _doc_id(value: Any, path: JsonPath, i: int, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise TargetResponseError(
+        f"doc_ids_path {path.text!r} item {i} is {type(value).__name__}, not an id, in {what}"
+    )
+
+
+def _text(value: Any, path: JsonPath, i: int, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TargetResponseError(
+        f"{path.text!r} item {i} is {type(value).__name__}, not a string, in {what}"
+    )
+
+
+def _score(value: Any, path: JsonPath, i: int, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise TargetResponseError(
+        f"{path.text!r} item {i} is {type(value).__name__}, not a number, in {what}"
+    )
+
+
+def _document_json(doc: Document) -> dict[str, Any]:
+    return {
+        "doc_id": doc.doc_id,
+        "text": doc.text,
+        "kind": doc.kind,
+        "metadata": dict(doc.metadata),
+    }
