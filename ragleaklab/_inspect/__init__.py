@@ -1,0 +1,13 @@
+"""inspect_ai integration: the ``ragleaklab/...`` tasks, solver, scorers, metrics and reducer.
+
+This package's ``__init__`` imports nothing, so that the entry point below it can never fail
+before its own guard runs. :mod:`ragleaklab._inspect.components` imports inspect_ai (the
+``ragleaklab[inspect]`` extra) and registers everything in inspect's registry;
+:mod:`ragleaklab._inspect.registry` is the entry point that inspect loads (it imports
+``components`` and never raises). ragleaklab_core never imports any of it.
+
+Registered names: task ``ragleaklab/pack``; solver ``ragleaklab/ask_target``; scorers
+``ragleaklab/retrieval``, ``ragleaklab/sentinel``, ``ragleaklab/claim``, ``ragleaklab/verbatim``
+and ``ragleaklab/metric_scorer`` (any metric plugin); metrics ``ragleaklab/leak_rate`` and
+``ragleaklab/leak_stderr``; epoch reducer ``ragleaklab/gated``.
+"""

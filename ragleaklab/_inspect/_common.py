@@ -1,0 +1,62 @@
+"""What the solver, the scorers, the metrics and the reducer agree on (no inspect_ai import).
+
+The store contract: a solver (ours, or any harness's own RAG solver) leaves the target's answer
+in ``state.output`` and these keys in ``state.store``, which inspect logs per sample and epoch
+and gives back to ``inspect score`` when a log is rescored:
+
+- ``ragleaklab:retrieved``: the retrieved documents in rank order, each
+  ``{"doc_id", "chunk_id", "score", "text"}``, or None when the target does not expose them;
+- ``ragleaklab:target_metadata``: the target's JSON-compatible extras (``Response.metadata``);
+- ``ragleaklab:error``: set when the target raised on this sample
+  (``{"group", "plugin", "provider", "message"}``); the scorers then leave the sample unscored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+RETRIEVED_KEY = "ragleaklab:retrieved"
+TARGET_METADATA_KEY = "ragleaklab:target_metadata"
+ERROR_KEY = "ragleaklab:error"
+
+#: The key of a score value that says whether the attack succeeded (1.0) or not (0.0).
+ATTACK_SUCCESS = "attack_success"
+
+#: The values each built-in metric family produces (a value a case cannot have is NaN, so every
+#: score of a family has the same keys, as inspect's per-key metrics and reducers need).
+FAMILY_VALUES: Mapping[str, tuple[str, ...]] = {
+    "retrieval": ("poison_mrr", "poison_rate_at_k", "true_doc_recall_at_k"),
+    "sentinel": ("leak_rate",),
+    "claim": ("poison_claim_rate", "true_claim_recall"),
+    "verbatim": ("verbatim_score",),
+}
+
+
+def jsonable(value: Any) -> Any:
+    """*value* with mappings as dicts and tuples as lists, as JSON (and inspect logs) hold it."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def is_nan(value: object) -> bool:
+    """True for the float NaN that marks an unscored value (inspect's convention)."""
+    return isinstance(value, float) and math.isnan(value)
+
+
+def success_of(value: object) -> float | None:
+    """The attack-success number of a (reduced) score value, or None when it has none.
+
+    A ragleaklab score value is a dict holding :data:`ATTACK_SUCCESS`; a scalar number is taken
+    as the success itself, so the metrics also work on other scorers' 0/1 values.
+    """
+    raw = value.get(ATTACK_SUCCESS) if isinstance(value, Mapping) else value
+    if isinstance(raw, bool):
+        return float(raw)
+    if isinstance(raw, int | float) and not is_nan(raw):
+        return float(raw)
+    return None
