@@ -48,8 +48,6 @@ def _apply_overrides(
     roc_max_rows: int | None,
 ) -> dict[str, Any]:
     """Write CLI flags into the raw config, so one validator checks file and flags alike."""
-    from ragleaklab_core.config import parse_option_value
-    from ragleaklab_core.errors import ConfigError
 
     section = raw.setdefault("calibrate", {})
     if not isinstance(section, dict):
@@ -62,12 +60,7 @@ def _apply_overrides(
         section["metric"] = metric
     if roc_max_rows is not None:
         section["roc_table_max_rows"] = roc_max_rows
-    options: dict[str, Any] = {}
-    for item in fitter_options:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError("--fitter-option", [f"expected KEY=VALUE, got {item!r}"])
-        options[key.strip()] = parse_option_value(value.strip())
+    options = _options(fitter_options, flag="--fitter-option")
     if fitter is not None:
         section["fitter"] = {"name": fitter, "options": options}
     elif options:
@@ -381,7 +374,8 @@ def run(
     if target_options:
         table = raw.setdefault("target", {"name": "reference"})
         if isinstance(table, dict):
-            table["options"] = {**table.get("options", {}), **_options(target_options)}
+            given = _options(target_options, flag="--target-option")
+            table["options"] = {**table.get("options", {}), **given}
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
     if record_dir is not None and replay_dir is not None:
@@ -431,7 +425,8 @@ def run(
     sys.exit(report["exit_code"])
 
 
-def _options(items: tuple[str, ...]) -> dict[str, Any]:
+def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:
+    """Repeated ``KEY=VALUE`` flags as a dict; VALUE is read as a TOML value."""
     from ragleaklab_core.config import parse_option_value
     from ragleaklab_core.errors import ConfigError
 
@@ -439,7 +434,7 @@ def _options(items: tuple[str, ...]) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError("--target-option", [f"expected KEY=VALUE, got {item!r}"])
+            raise ConfigError(flag, [f"expected KEY=VALUE, got {item!r}"])
         options[key.strip()] = parse_option_value(value.strip())
     return options
 
