@@ -323,6 +323,22 @@ def _progress_callbacks() -> Any:
     type=click.Path(path_type=Path),
     help="Answer from a recording in DIR instead of the target (no network).",
 )
+@click.option(
+    "--restart",
+    is_flag=True,
+    help="Discard an interrupted run in --out and start again (instead of --resume).",
+)
+@click.option(
+    "--allow-shared-state",
+    is_flag=True,
+    help="Run several ingesting packs against a target that cannot reset (results then "
+    "depend on pack order).",
+)
+@click.option(
+    "--max-consecutive-failures",
+    type=int,
+    help="Stop a pack after N consecutive transport failures; 0: never [default: 5].",
+)
 @handle_errors
 def run(
     config_path: Path | None,
@@ -341,20 +357,35 @@ def run(
     resume: bool,
     record_dir: Path | None,
     replay_dir: Path | None,
+    restart: bool,
+    allow_shared_state: bool,
+    max_consecutive_failures: int | None,
 ) -> None:
     """Run attack packs against a RAG target and gate on their thresholds.
 
-    Writes <out>/report.json and <out>/runs.jsonl and prints a summary. Exit code: 0 every pack
-    passed, 1 a threshold failed or a case errored, 2 bad input, 3 a plugin could not be used.
+    Writes <out>/report.json and <out>/runs.jsonl and prints a summary. Every input is checked
+    before anything is written. Exit code: 0 every pack was tested and passed, 1 a tested pack
+    failed (a threshold failed or a case errored), 2 bad input, 3 a plugin could not be used or
+    a pack was not tested (the attack never reached the system, ingest or reset failed, the
+    target became unreachable). 1 wins over 3 when packs end differently.
     """
     from ragleaklab_core.config import load_config, read_config_file
     from ragleaklab_core.journal import Journal
     from ragleaklab_core.recording import Recorder, Replay
     from ragleaklab_core.run_report import build_report, dumps, runs_jsonl, summary_lines
-    from ragleaklab_core.runner import load_pack
-    from ragleaklab_core.suite import pack_names, run_fingerprint, run_suite
+    from ragleaklab_core.suite import plan_suite, run_fingerprint, run_suite
 
+    if record_dir is not None and replay_dir is not None:
+        raise click.UsageError("--record and --replay exclude each other")
+    if resume and restart:
+        raise click.UsageError("--resume and --restart exclude each other")
+    if replay_dir is not None and (target_name is not None or target_options):
+        raise click.UsageError(
+            "--replay answers from the recording: --target and --target-option would be "
+            "ignored, so they are refused (drop them, or run against the target without --replay)"
+        )
     raw = read_config_file(config_path) if config_path else {}
+    configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
     section = raw.setdefault("run", {})
     if isinstance(section, dict):
         if epochs is not None:
@@ -369,6 +400,10 @@ def run(
             section["rate_limit"] = rate_limit
         if out is not None:
             section["out"] = out.as_posix()
+        if allow_shared_state:
+            section["allow_shared_state"] = True
+        if max_consecutive_failures is not None:
+            section["max_consecutive_failures"] = max_consecutive_failures
     if target_name is not None:
         raw["target"] = {"name": target_name}
     if target_options:
@@ -378,33 +413,40 @@ def run(
             table["options"] = {**table.get("options", {}), **given}
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
-    if record_dir is not None and replay_dir is not None:
-        raise click.UsageError("--record and --replay exclude each other")
     chosen_tags = (*tags, "smoke") if smoke else tags
     directory = Path(config.run.out)
     if directory.exists() and not directory.is_dir():
         raise click.UsageError(f"--out {directory} exists and is not a directory")
-    loaded = [load_pack(name) for name in pack_names(config, packs)]  # exit 3 before anything
+    for flag, folder in (("--record", record_dir), ("--replay", replay_dir)):
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise click.UsageError(f"{flag} {folder} exists and is not a directory")
     replay = Replay.open(replay_dir) if replay_dir is not None else None
-    recorder = Recorder(record_dir) if record_dir is not None else None
-    description = run_fingerprint(config, loaded, chosen_tags)
+    if replay is not None and configured_target is not None:
+        replay.check_target(configured_target, source=source)
+    # Everything is checked before --out is touched: packs (exit 3), tags, the thresholds
+    # file, the target's options, the recording, pack isolation.
+    plan = plan_suite(
+        config, packs=packs, tags=chosen_tags, thresholds_file=thresholds_path, replay=replay
+    )
+    description = run_fingerprint(config, plan.packs, chosen_tags)
     journal = Journal(directory, description + (f":replay={replay_dir}" if replay_dir else ""))
+    journal.check(resume=resume, restart=restart)
+    recorder = Recorder(record_dir, resume=resume) if record_dir is not None else None
     journal.open(resume=resume)
     progress = _progress_callbacks()
     try:
         outcome = run_suite(
             config,
-            packs=[p.name for p in loaded],
-            tags=chosen_tags,
-            thresholds_file=thresholds_path,
             on_record=None if progress is None else progress.advance,
             on_pack=None if progress is None else progress.start,
             journal=journal,
             recorder=recorder,
-            replay=replay,
+            plan=plan,
         )
     except KeyboardInterrupt:
         journal.close()
+        if recorder is not None:
+            recorder.close()
         click.echo(
             f"\ninterrupted: finished cases are kept in {journal.partial.as_posix()}; "
             "run the same command with --resume to continue",

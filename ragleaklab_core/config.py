@@ -279,6 +279,10 @@ class RunConfig:
     rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"
     thresholds_file: str = DEFAULT_THRESHOLDS_FILE
+    # Stop a pack after this many consecutive transport failures (0: never stop early).
+    max_consecutive_failures: int = field(default=5, validator=v.ge(0))
+    # Let several ingesting packs share a target that cannot remove what it ingested.
+    allow_shared_state: bool = False
 
 
 @frozen

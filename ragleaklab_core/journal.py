@@ -36,6 +36,7 @@ class Journal:
         self.directory = directory
         self.fingerprint = print_
         self._file: IO[str] | None = None
+        self._checked = False
         self.completed: dict[str, dict[tuple[str, int], CaseRecord]] = {}
 
     @property
@@ -46,17 +47,34 @@ class Journal:
     def meta(self) -> Path:
         return self.directory / META
 
+    def check(self, *, resume: bool, restart: bool = False) -> None:
+        """Decide, touching nothing, whether the run may start here.
+
+        With *resume*, load the completed records of the interrupted run (which must have the
+        same fingerprint). Without it, an interrupted run in the directory is never discarded
+        silently: *restart* says to discard it.
+        """
+        self._checked = True
+        if resume:
+            self._load()
+        elif self.meta.exists() and not restart:
+            raise InputError(
+                f"holds an interrupted run ({META}): continue it with --resume, or discard it "
+                "and start again with --restart",
+                source=str(self.directory),
+            )
+
     def open(self, *, resume: bool) -> None:
-        """Start the journal; with *resume*, load the completed records of an interrupted run."""
+        """Start the journal (after :meth:`check`, which loads what *resume* continues)."""
+        if not self._checked:
+            self.check(resume=resume, restart=True)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(
                 f"cannot create: {exc.strerror or exc}", source=str(self.directory)
             ) from None
-        if resume:
-            self._load()
-        else:
+        if not resume:
             self.partial.unlink(missing_ok=True)
         self.meta.write_text(json.dumps({"fingerprint": self.fingerprint}) + "\n", encoding="utf-8")
         self._file = self.partial.open("a", encoding="utf-8")

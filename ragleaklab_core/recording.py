@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from attrs import define, field, frozen
 
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
-from ragleaklab_core.errors import InputError
+from ragleaklab_core._redact import redact
+from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.values import Case, PackInfo, Response, RetrievedDocument
 
 FORMAT = "ragleaklab-recording"
@@ -65,22 +66,87 @@ def _pack_file(pack: str) -> str:
 
 @define
 class Recorder:
-    """Collects every answer of a run, and writes each pack's file when the pack is done."""
+    """Collects every answer of a run, streaming each to ``<pack>.jsonl.partial`` as it comes
+    and writing ``<pack>.jsonl`` when the pack is done.
+
+    With *resume*, what an interrupted run recorded is kept: the finished packs of
+    ``recording.json`` and the answers streamed so far, so the recording of a resumed run is as
+    complete as that of an uninterrupted one.
+    """
 
     directory: Path
+    resume: bool = False
     _lines: dict[tuple[str, int], dict[str, Any]] = field(factory=dict, init=False)
     _index: dict[str, Any] = field(factory=dict, init=False)
+    _pack: str | None = field(default=None, init=False)
+    _stream: IO[str] | None = field(default=None, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.resume and (self.directory / INDEX).is_file():
+            self._index = dict(Replay.open(self.directory).packs)
+
+    def start_pack(self, pack: str) -> None:
+        """Begin recording *pack* (with *resume*, from what was recorded of it before)."""
+        self._lines.clear()
+        self._pack = pack
+        partial = self._partial(pack)
+        if self.resume:
+            for path in (self.directory / _pack_file(pack), partial):
+                for line in _read_lines(path, missing_ok=True):
+                    self._lines[(line["test_id"], line["epoch"])] = line
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._stream = partial.open("w", encoding="utf-8")
+            for key in sorted(self._lines):  # what the partial file held, and the finished file
+                self._stream.write(json.dumps(self._lines[key], ensure_ascii=False) + "\n")
+            self._stream.flush()
+        except OSError as exc:
+            raise _unwritable(self.directory, exc) from None
 
     def add(self, case: Case, epoch: int, response: Response) -> None:
-        self._lines[(case.test_id, epoch)] = {
-            "test_id": case.test_id,
-            "epoch": epoch,
-            "query": case.query,
-            "response": _response_dict(response),
-        }
+        self._put(
+            {
+                "test_id": case.test_id,
+                "epoch": epoch,
+                "query": case.query,
+                "response": _response_dict(response),
+            }
+        )
+
+    def keep(self, record: Any) -> None:
+        """A case answered before an interruption: keep its recorded answer (it is not asked
+        again). Nothing to do when the recording already holds it."""
+        if (record.test_id, record.epoch) in self._lines:
+            return
+        self._put(
+            {
+                "test_id": record.test_id,
+                "epoch": record.epoch,
+                "query": record.query,
+                "response": {
+                    "answer": record.answer,
+                    "retrieved": None
+                    if record.retrieved is None
+                    else [dict(r, text=r.get("text")) for r in record.retrieved],
+                    "metadata": dict(record.target_metadata),
+                },
+            }
+        )
+
+    def _put(self, line: dict[str, Any]) -> None:
+        self._lines[(line["test_id"], line["epoch"])] = line
+        if self._stream is not None:
+            self._stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._stream.flush()
+
+    def _partial(self, pack: str) -> Path:
+        return self.directory / (_pack_file(pack) + ".partial")
 
     def finish_pack(self, info: PackInfo, target: LoadedPlugin) -> None:
         """Write ``<pack>.jsonl`` and update ``recording.json`` (both atomically)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
         lines = [self._lines[k] for k in sorted(self._lines)]
         self._lines.clear()
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
@@ -99,10 +165,51 @@ class Recorder:
             }
             body = json.dumps(index, indent=2, ensure_ascii=False) + "\n"
             write_atomic(self.directory / INDEX, body.encode("utf-8"))
+            self._partial(info.name).unlink(missing_ok=True)
         except OSError as exc:
+            raise _unwritable(self.directory, exc) from None
+
+    def close(self) -> None:
+        """Stop streaming (an interrupted run keeps its partial file for ``--resume``)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+
+def _unwritable(directory: Path, exc: OSError) -> InputError:
+    return InputError(f"cannot write the recording: {exc.strerror or exc}", source=str(directory))
+
+
+def _read_lines(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]:
+    """The lines of a recording file, validated; a torn last line (an interrupted write) of a
+    partial file is dropped, any other malformed line names the file and line."""
+    try:
+        raw = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise InputError("file not found", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    lines = []
+    partial = path.name.endswith(".partial")
+    for number, text in enumerate(raw, start=1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+            _response(line["response"])  # validate now, not half-way through the run
+            if not isinstance(line["test_id"], str) or not isinstance(line["epoch"], int):
+                raise TypeError("test_id must be a string and epoch an integer")
+            line["query"]
+        except (ValueError, KeyError, TypeError) as exc:
+            if partial and number >= len(raw) - 1:
+                break
             raise InputError(
-                f"cannot write the recording: {exc.strerror or exc}", source=str(self.directory)
+                f"malformed recording line: {exc}", source=str(path), line=number
             ) from None
+        lines.append(line)
+    return lines
 
 
 @frozen
@@ -154,6 +261,36 @@ class Replay:
             raise InputError("expected an object @ $.packs", source=str(index))
         return cls(directory, packs)
 
+    def check_target(self, configured: Mapping[str, Any], *, source: str) -> None:
+        """Refuse a config whose ``[target]`` is not the recorded one: a replay answers from the
+        recording, so a different target (or other options) would silently be ignored."""
+        name = configured.get("name")
+        options = configured.get("options", {})
+        options = options if isinstance(options, Mapping) else {}
+        shown = redact(dict(options))
+        for pack, entry in sorted(self.packs.items()):
+            recorded = entry.get("target", {}) if isinstance(entry, Mapping) else {}
+            if name is not None and name != recorded.get("name"):
+                raise ConfigError(
+                    source,
+                    [
+                        f"--replay: the config's target {name!r} is not the recorded target "
+                        f"{recorded.get('name')!r} (pack {pack}); drop [target] or replay the "
+                        "matching recording @ $.target.name"
+                    ],
+                )
+            kept = recorded.get("options", {})
+            differ = sorted(k for k in shown if k not in kept or kept[k] != shown[k])
+            if differ:
+                raise ConfigError(
+                    source,
+                    [
+                        f"--replay: target option {k!r} differs from the recording (pack "
+                        f"{pack}), and a replay cannot apply it @ $.target.options.{k}"
+                        for k in differ
+                    ],
+                )
+
     def target_for(self, pack: str) -> LoadedPlugin:
         """A target that answers *pack*'s cases from the recording, with the recorded provenance."""
         entry = self.packs.get(pack)
@@ -163,22 +300,7 @@ class Replay:
                 source=str(self.directory / INDEX),
             )
         path = self.directory / str(entry.get("file", _pack_file(pack)))
-        responses: dict[tuple[str, int], Mapping[str, Any]] = {}
-        try:
-            lines = path.read_text(encoding="utf-8").split("\n")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-        for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-                responses[(line["test_id"], line["epoch"])] = line
-                _response(line["response"])  # validate now, not half-way through the run
-            except (ValueError, KeyError, TypeError) as exc:
-                raise InputError(
-                    f"malformed recording line: {exc}", source=str(path), line=number
-                ) from None
+        responses = {(line["test_id"], line["epoch"]): line for line in _read_lines(path)}
         recorded = entry.get("target", {})
         return LoadedPlugin(
             group=TARGETS,

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration import _generated_at
-from ragleaklab_core.verdict import LISTED, PackVerdict
+from ragleaklab_core.verdict import LISTED, PackVerdict, run_status
 
 
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
@@ -34,8 +34,12 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
         },
-        "verdict": "pass" if v.passed else "fail",
+        "verdict": v.status,
+        "tested": v.tested,
+        "not_tested_reason": v.not_tested,
         "reasons": list(v.reasons),
+        "warnings": list(v.warnings),
+        "wiring": None if run.wiring is None else run.wiring.to_dict(),
         "values": {value.name: value.to_dict() for value in v.values},
         "errored": {k: v.errors[k] for k in list(v.errors)[:LISTED]},
         "unscorable": {
@@ -52,20 +56,22 @@ def build_report(
     inputs: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The ``report.json`` document."""
-    passed = all(v.passed for v in verdicts)
+    status, exit_code = run_status(verdicts)
     target = verdicts[0].run.target.provenance() if verdicts else None
     return {
         "tool": {"name": "ragleaklab", "version": __version__},
         "generated_at": _generated_at(),
-        "verdict": "pass" if passed else "fail",
-        "exit_code": 0 if passed else 1,
+        "verdict": status,
+        "exit_code": exit_code,
         "settings": dict(settings),
         "target": target,
         "inputs": dict(inputs),
         "totals": {
             "packs": len(verdicts),
-            "passed": sum(v.passed for v in verdicts),
-            "failed": sum(not v.passed for v in verdicts),
+            "passed": sum(v.status == "pass" for v in verdicts),
+            "failed": sum(v.status == "fail" for v in verdicts),
+            "packs_errored": sum(v.status == "error" for v in verdicts),
+            "packs_not_tested": sum(not v.tested for v in verdicts),
             "cases": sum(len(v.run.results) for v in verdicts),
             "errored": sum(len(v.errored_ids) for v in verdicts),
         },
@@ -93,7 +99,8 @@ def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
     lines = []
     for v in verdicts:
         info = v.run.info
-        head = f"{'PASS' if v.passed else 'FAIL'}  {info.name} {info.version}"
+        shown_status = v.status.upper() if v.tested else "ERROR (not tested)"
+        head = f"{shown_status}  {info.name} {info.version}"
         head += f"  ({len(v.run.results)} cases, {len(v.errored_ids)} errored)"
         lines.append(head)
         for value in v.values:
@@ -107,14 +114,31 @@ def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
                     "threshold", repr(value.threshold.value)
                 )
                 line += f"  failing {value.n_failing}/{value.summary['n']}  [{rule}]"
+                line += f"  (threshold from {threshold_origin(value.threshold.source)})"
             lines.append(line)
         lines.extend(f"    reason: {r}" for r in v.reasons)
-    overall = all(v.passed for v in verdicts)
-    failed = sum(not v.passed for v in verdicts)
-    lines.append(
-        "verdict: PASS" if overall else f"verdict: FAIL ({failed} of {len(verdicts)} packs failed)"
-    )
+        lines.extend(f"    warning: {w}" for w in v.warnings)
+    status, _ = run_status(verdicts)
+    failed = sum(v.status == "fail" for v in verdicts)
+    errored = sum(v.status == "error" for v in verdicts)
+    counts = []
+    if failed:
+        counts.append(f"{failed} of {len(verdicts)} packs failed")
+    if errored:
+        counts.append(f"{errored} of {len(verdicts)} packs not tested or errored")
+    detail = f" ({'; '.join(counts)})" if counts else ""
+    lines.append(f"verdict: {status.upper()}{detail}")
     return lines
+
+
+def threshold_origin(source: str) -> str:
+    """Where a threshold came from, in words: the pack's default, the config, or the
+    thresholds file with its fitter and date (as the file recorded them)."""
+    if source == "pack" or source.startswith("pack "):
+        return f"the pack's default ({source})" if source != "pack" else "the pack's default"
+    if source == "config":
+        return "the config file"
+    return source
 
 
 __all__ = ["build_report", "dumps", "runs_jsonl", "summary_lines"]

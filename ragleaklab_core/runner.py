@@ -23,6 +23,7 @@ from ragleaklab_core._log import get_logger
 from ragleaklab_core.aggregation import Reducer, reducer
 from ragleaklab_core.errors import ConfigError, PluginContractError, PluginLoadFailure
 from ragleaklab_core.values import Case, Document, MetricResult, PackInfo, Response
+from ragleaklab_core.wiring import Wiring, check_wiring
 
 if TYPE_CHECKING:
     from ragleaklab_core.recording import Recorder, Replay
@@ -41,6 +42,8 @@ class RunSettings:
         concurrency: How many cases are asked at once (targets with ``aanswer``, or a
             ``thread_safe`` target); 1 asks them one after the other.
         rate_limit: At most this many requests per second (None: no limit).
+        max_consecutive_failures: After this many consecutive transport failures (the target
+            could not be reached) the pack stops asking and counts as not tested; 0 never stops.
     """
 
     epochs: int = field(default=1, validator=attrs.validators.ge(1))
@@ -48,6 +51,11 @@ class RunSettings:
     tags: tuple[str, ...] = ()
     concurrency: int = field(default=1, validator=attrs.validators.ge(1))
     rate_limit: float | None = None
+    max_consecutive_failures: int = field(default=5, validator=attrs.validators.ge(0))
+
+
+#: The ``error.group`` of a case the runner did not ask (the pack stopped before it).
+NOT_ASKED = "ragleaklab.run"
 
 
 @frozen
@@ -129,6 +137,13 @@ class PackRun:
     records: tuple[CaseRecord, ...]
     results: tuple[CaseResult, ...]
     n_cases_in_pack: int
+    #: What went wrong with the target as a whole (ingest, reset, unreachable): per pack, never
+    #: per case, and never a pass.
+    problems: tuple[str, ...] = ()
+    #: True when the pack stopped before asking every case (ingest failed, target unreachable).
+    stopped: bool = False
+    wiring: Wiring | None = None
+    value_names: Mapping[str, str] = field(factory=dict)  # declared value name -> metric
 
 
 def _error(group: str, plugin: LoadedPlugin, exc: BaseException) -> dict[str, str]:
@@ -136,8 +151,26 @@ def _error(group: str, plugin: LoadedPlugin, exc: BaseException) -> dict[str, st
         "group": group,
         "plugin": plugin.name,
         "provider": plugin.provider,
-        "message": f"{type(exc).__name__}: {exc}",
+        "message": describe(exc),
     }
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as reports show it: its type and its (secret-free) message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def is_transport_failure(exc: BaseException) -> bool:
+    """True when *exc* says the system could not be reached (not that it answered badly).
+
+    Targets say so with a ``transport_failure`` attribute on their exception (the built-in
+    network targets do); without one, the standard library's connection errors and time-outs
+    count.
+    """
+    flag = getattr(exc, "transport_failure", None)
+    if isinstance(flag, bool):
+        return flag
+    return isinstance(exc, ConnectionError | TimeoutError)
 
 
 def _retrieved(response: Response) -> tuple[Mapping[str, Any], ...] | None:
@@ -282,11 +315,25 @@ async def arun_pack(
     else:
         target = load_plugin(TARGETS, target_name, target_options, path="$.target.options")
     session = _TargetSession(target, settings, recorder)
-    await session.ingest(documents)
+    problems: list[str] = []
+    stop: str | None = None
+    if recorder is not None:
+        recorder.start_pack(info.name)
     try:
-        records = await _ask_all(info.name, cases, session, metrics, settings, on_record, completed)
+        try:
+            await session.ingest(documents)
+        except Exception as exc:  # the pack's problem, reported with the target's own message
+            stop = f"ingest failed: {describe(exc)}"
+            problems.append(stop)
+            log.error("pack.ingest_failed", pack=info.name, reason=describe(exc))
+        records, unreachable = await _ask_all(
+            info.name, cases, session, metrics, settings, on_record, completed, stop
+        )
+        if unreachable is not None:
+            problems.append(unreachable)
+            stop = unreachable
     finally:
-        await session.close()
+        problems.extend(await session.close())
     if recorder is not None:
         recorder.finish_pack(info, target)
     lower: set[str] = set()
@@ -305,6 +352,15 @@ async def arun_pack(
         _reduce(case, by_case.get(case.test_id, []), metrics, reduce, frozenset(lower))
         for case in cases
     )
+    corpus = [d.doc_id for d in documents]
+    wiring = check_wiring(
+        corpus,
+        [
+            None if r.retrieved is None else [str(d["doc_id"]) for d in r.retrieved]
+            for r in records
+            if r.error is None
+        ],
+    )
     log.info("pack.ran", pack=info.name, cases=len(cases), epochs=settings.epochs)
     return PackRun(
         pack=pack,
@@ -317,7 +373,26 @@ async def arun_pack(
         records=tuple(records),
         results=results,
         n_cases_in_pack=len(all_cases),
+        problems=tuple(problems),
+        stopped=stop is not None,
+        wiring=wiring,
+        value_names=_declared_values(metrics),
     )
+
+
+def _declared_values(metrics: tuple[LoadedPlugin, ...]) -> dict[str, str]:
+    """Value name -> metric, from what metrics declare (``values``), so a value that no case
+    produced (every case unscorable) is still attributed to its metric."""
+    declared: dict[str, str] = {}
+    for m in metrics:
+        names = getattr(m.obj, "values", None) or getattr(type(m.obj), "VALUES", None) or ()
+        if isinstance(names, Mapping):
+            names = tuple(names)
+        if isinstance(names, tuple | list | frozenset | set):
+            for name in names:
+                if isinstance(name, str):
+                    declared.setdefault(name, m.name)
+    return dict(sorted(declared.items()))
 
 
 class _RateLimiter:
@@ -372,17 +447,25 @@ class _TargetSession:
             self.recorder.add(case, epoch, response)
         return response
 
-    async def close(self) -> None:
-        # reset removes what ingest planted; close releases clients. Both run even if a case
-        # failed; a failure here is the target's to report, so it propagates.
+    async def close(self) -> list[str]:
+        """Reset, then close; return what failed (a failure of one still runs the other).
+
+        reset removes what ingest planted (even a partial ingest); close releases clients.
+        """
+        problems = []
         for name in ("reset", "close"):
-            async_hook = getattr(self.obj, f"a{name}", None)
-            if callable(async_hook):
-                await async_hook()
-                continue
-            hook = getattr(self.obj, name, None)
-            if callable(hook):
-                hook()
+            try:
+                async_hook = getattr(self.obj, f"a{name}", None)
+                if callable(async_hook):
+                    await async_hook()
+                    continue
+                hook = getattr(self.obj, name, None)
+                if callable(hook):
+                    hook()
+            except Exception as exc:
+                problems.append(f"{name} failed: {describe(exc)}")
+                log.error(f"pack.{name}_failed", plugin=self.plugin.name, reason=describe(exc))
+        return problems
 
 
 async def _ask_all(
@@ -393,29 +476,50 @@ async def _ask_all(
     settings: RunSettings,
     on_record: Callable[[CaseRecord], None] | None,
     completed: Mapping[tuple[str, int], CaseRecord] | None,
-) -> list[CaseRecord]:
+    stopped: str | None = None,
+) -> tuple[list[CaseRecord], str | None]:
+    """Ask every case and epoch; return the records in case order and why the pack stopped
+    early (the target was unreachable), if it did.
+
+    A case is never dropped: once the pack stops (or when *stopped* says it cannot start), the
+    cases not asked are recorded as errored with the reason, so every case is accounted for.
+    """
     done = completed or {}
     gate = asyncio.Semaphore(settings.concurrency)
     limiter = _RateLimiter(settings.rate_limit)
     slots: dict[tuple[int, int], CaseRecord] = {}
+    streak = _Streak(settings.max_consecutive_failures, stopped)
 
     async def one(index: int, case: Case, epoch: int) -> None:
         previous = done.get((case.test_id, epoch))
         if previous is not None and previous.error is None and previous.query == case.query:
             record = attrs.evolve(previous, resumed=True)
+            if session.recorder is not None:
+                session.recorder.keep(previous)
         else:
             async with gate:
-                await limiter.wait()
-                start = time.perf_counter()
                 error: dict[str, str] | None = None
                 response: Response | None = None
-                try:
-                    response = await session.answer(case, epoch)
-                except Exception as exc:  # a target failing on one case must not end the run
-                    error = _error(TARGETS, session.plugin, exc)
-                    log.warning(
-                        "case.errored", pack=pack, case_id=case.test_id, plugin=session.plugin.name
-                    )
+                start = time.perf_counter()
+                if streak.reason is not None:
+                    error = _not_asked(session.plugin, streak.reason)
+                else:
+                    await limiter.wait()
+                    start = time.perf_counter()
+                    try:
+                        response = await session.answer(case, epoch)
+                    except Exception as exc:  # a target failing on one case must not end the run
+                        error = _error(TARGETS, session.plugin, exc)
+                        log.warning(
+                            "case.errored",
+                            pack=pack,
+                            case_id=case.test_id,
+                            plugin=session.plugin.name,
+                            reason=error["message"],
+                        )
+                        streak.failed(exc)
+                    else:
+                        streak.answered()
                 elapsed = time.perf_counter() - start
             record = _score_case(pack, case, epoch, response, error, metrics, elapsed)
         slots[(index, epoch)] = record
@@ -425,7 +529,42 @@ async def _ask_all(
     await asyncio.gather(
         *(one(i, case, e) for i, case in enumerate(cases) for e in range(settings.epochs))
     )
-    return [slots[key] for key in sorted(slots)]
+    unreachable = None if stopped is not None else streak.reason
+    if unreachable is not None:
+        log.error("pack.target_unreachable", pack=pack, reason=unreachable)
+    return [slots[key] for key in sorted(slots)], unreachable
+
+
+class _Streak:
+    """Consecutive transport failures; past the limit, the reason the pack stops asking."""
+
+    def __init__(self, limit: int, reason: str | None = None) -> None:
+        self.limit = limit
+        self.count = 0
+        self.reason = reason
+
+    def answered(self) -> None:
+        self.count = 0
+
+    def failed(self, exc: BaseException) -> None:
+        if not is_transport_failure(exc):
+            self.count = 0
+            return
+        self.count += 1
+        if self.reason is None and self.limit and self.count >= self.limit:
+            self.reason = (
+                f"target unreachable: {self.count} consecutive requests failed to reach it "
+                f"(last: {describe(exc)}); the remaining cases were not asked"
+            )
+
+
+def _not_asked(target: LoadedPlugin, reason: str) -> dict[str, str]:
+    return {
+        "group": NOT_ASKED,
+        "plugin": target.name,
+        "provider": target.provider,
+        "message": f"not asked: {reason}",
+    }
 
 
 def count_asks(pack: LoadedPlugin, settings: RunSettings) -> int:
@@ -464,7 +603,13 @@ def _score_case(
                     raise TypeError(problem)
             except Exception as exc:
                 error = _error(METRICS, metric, exc)
-                log.warning("case.errored", pack=pack, case_id=case.test_id, plugin=metric.name)
+                log.warning(
+                    "case.errored",
+                    pack=pack,
+                    case_id=case.test_id,
+                    plugin=metric.name,
+                    reason=error["message"],
+                )
                 break
             scored[metric.name] = _metric_dict(result)
     return CaseRecord(
@@ -510,12 +655,15 @@ def _reduce(
 
 
 __all__ = [
+    "NOT_ASKED",
     "CaseRecord",
     "CaseResult",
     "PackRun",
     "RunSettings",
     "arun_pack",
     "count_asks",
+    "describe",
+    "is_transport_failure",
     "load_pack",
     "run_pack",
 ]

@@ -19,9 +19,9 @@ from typing import Any
 
 from attrs import frozen
 
-from ragleaklab_core._discovery import PACKS, LoadedPlugin, available_names
+from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
 from ragleaklab_core.config import Config, unstructure
-from ragleaklab_core.errors import PluginError
+from ragleaklab_core.errors import ConfigError, PluginError
 from ragleaklab_core.journal import Journal, fingerprint
 from ragleaklab_core.recording import Recorder, Replay
 from ragleaklab_core.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
@@ -51,6 +51,7 @@ def settings_of(config: Config, tags: Sequence[str] = ()) -> RunSettings:
         tags=tuple(sorted(set(tags or config.run.tags))),
         concurrency=config.run.concurrency,
         rate_limit=config.run.rate_limit,
+        max_consecutive_failures=config.run.max_consecutive_failures,
     )
 
 
@@ -74,6 +75,89 @@ def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(chosen))  # keep order, drop repeats
 
 
+#: The isolation a target may declare (its optional ``isolation`` attribute).
+ISOLATIONS = ("fresh", "reset", "shared")
+
+
+def isolation_of(target: Any) -> str:
+    """How a target keeps packs apart: ``"fresh"`` (a new instance holds no earlier pack's
+    state), ``"reset"`` (its reset removes what ingest planted) or ``"shared"`` (documents it
+    ingests outlive it and nothing removes them). A target that declares nothing is ``"reset"``
+    when it has a reset hook, else ``"fresh"`` (the runner builds one instance per pack)."""
+    declared = getattr(target, "isolation", None)
+    if declared in ISOLATIONS:
+        return str(declared)
+    has_reset = callable(getattr(target, "reset", None)) or callable(
+        getattr(target, "areset", None)
+    )
+    return "reset" if has_reset else "fresh"
+
+
+@frozen
+class RunPlan:
+    """A run whose inputs were all checked before anything is asked or written."""
+
+    packs: tuple[LoadedPlugin, ...]
+    settings: RunSettings
+    thresholds_path: Path
+    stored: ThresholdsFile
+    explicit_thresholds: bool
+    replay: Replay | None
+
+
+def plan_suite(
+    config: Config,
+    *,
+    packs: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    thresholds_file: Path | None = None,
+    replay: Replay | None = None,
+) -> RunPlan:
+    """Check every input of a run before it starts: packs, tags, thresholds, the target's
+    options (it is built once and closed), the recording, and pack isolation.
+
+    Raises:
+        ConfigError, InputError, PluginError: What a run would otherwise find half-way.
+    """
+    names = pack_names(config, packs)
+    loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
+    settings = settings_of(config, tags)
+    for pack in loaded:
+        count_asks(pack, settings)  # a tag no case carries is a usage error now, not later
+    explicit = thresholds_file is not None
+    path = thresholds_file or Path(config.run.thresholds_file)
+    stored = read_thresholds(path, missing_ok=not explicit)
+    if replay is not None:
+        for pack in loaded:
+            replay.target_for(pack.obj.info().name)  # every pack recorded, every line readable
+    else:
+        _check_target(config, loaded)
+    return RunPlan(loaded, settings, path, stored, explicit, replay)
+
+
+def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> None:
+    # Built once to check its options, then dropped: it has ingested nothing, and closing it
+    # could close an app that lives in the user's module and serves the real run.
+    target = load_plugin(
+        TARGETS, config.target.name, config.target.options, path="$.target.options"
+    )
+    isolation = isolation_of(target.obj)
+    ingesting = [p.name for p in packs if any(True for _ in p.obj.documents())]
+    if isolation == "shared" and len(ingesting) > 1 and not config.run.allow_shared_state:
+        raise ConfigError(
+            "$.target",
+            [
+                f"target {config.target.name!r} ingests the pack's documents but cannot remove "
+                f"them again, so the {len(ingesting)} packs of this run "
+                f"({', '.join(ingesting)}) would each see the documents of the packs before it "
+                "and the results would depend on pack order. Give the target a way to reset "
+                "(http: reset_url; python: reset_callable, or a factory that builds a fresh "
+                "app), run one pack per invocation, or accept shared state with "
+                "--allow-shared-state @ $.run.allow_shared_state"
+            ],
+        )
+
+
 def file_input(path: Path) -> dict[str, Any]:
     """Provenance of an input file: its path as given and its sha256."""
     return {"path": path.as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
@@ -90,6 +174,7 @@ def run_suite(
     journal: Journal | None = None,
     recorder: Recorder | None = None,
     replay: Replay | None = None,
+    plan: RunPlan | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -103,15 +188,16 @@ def run_suite(
         journal: Stream records to this journal; its completed records are not asked again.
         recorder: Record every answer for a later replay.
         replay: Answer from this recording instead of the config's target.
+        plan: The checked inputs from :func:`plan_suite` (then *packs*, *tags*,
+            *thresholds_file* and *replay* are taken from it); checked here when not given.
     """
-    names = pack_names(config, packs)
-    loaded = [load_pack(name) for name in names]  # unknown or broken packs fail before any run
-    explicit = thresholds_file is not None
-    path = thresholds_file or Path(config.run.thresholds_file)
-    stored = read_thresholds(path, missing_ok=not explicit)
-    settings = settings_of(config, tags)
+    if plan is None:
+        plan = plan_suite(
+            config, packs=packs, tags=tags, thresholds_file=thresholds_file, replay=replay
+        )
+    path, stored, settings, replay = plan.thresholds_path, plan.stored, plan.settings, plan.replay
     verdicts = []
-    for pack in loaded:
+    for pack in plan.packs:
         if on_pack is not None:
             on_pack(pack, count_asks(pack, settings))
         name = pack.obj.info().name
@@ -172,8 +258,12 @@ def run_fingerprint(config: Config, packs: Sequence[LoadedPlugin], tags: Sequenc
 
 
 __all__ = [
+    "ISOLATIONS",
+    "RunPlan",
     "SuiteOutcome",
+    "isolation_of",
     "pack_names",
+    "plan_suite",
     "resolve_thresholds",
     "run_fingerprint",
     "run_suite",

@@ -431,7 +431,9 @@ def assert_target_contract(
         try:
             return [await session.answer(Case(f"q{i}", q), 0) for i, q in enumerate(asked, start=1)]
         finally:
-            await session.close()
+            problems = await session.close()
+            if problems:
+                raise RuntimeError("; ".join(problems))
 
     responses = _call(who, _run, converse())
     for query, response in zip(asked, responses, strict=True):

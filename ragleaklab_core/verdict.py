@@ -1,21 +1,25 @@
-"""From per-case values to a verdict: thresholds, failing cases, aggregates, pass/fail.
+"""From per-case values to a verdict: thresholds, failing cases, aggregates, pass/fail/error.
 
 The printed verdict, ``report.json`` and the exit code all come from :class:`PackVerdict`, so
 they cannot disagree. A case fails a metric value when its epoch-reduced value satisfies the
-threshold's decision rule; a pack fails when any gated value has more failing cases than allowed,
-when any case errored, or when a gated value could not be scored on some case (unless errors
-are tolerated). A case that errored or was unscorable is never counted as a pass.
+threshold's decision rule. A pack ends in one of three states:
+
+- ``fail``: tested, and a gated value has more failing cases than allowed (found vulnerable),
+  or cases errored or could not be scored (unless errors are tolerated);
+- ``error``: not (fully) tested: the attack never reached the system (the wiring check), ingest
+  or reset failed, or the target became unreachable, and no gate failed on what was measured;
+- ``pass``: tested, and nothing above. A case that errored or was unscorable is never a pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
 
 from ragleaklab_core.aggregation import rate_interval, summarize
-from ragleaklab_core.runner import PackRun
+from ragleaklab_core.runner import NOT_ASKED, PackRun
 from ragleaklab_core.values import Threshold
 
 #: How many failing/errored ids a report lists per value (the counts are always complete).
@@ -55,9 +59,19 @@ class ValueVerdict:
         }
 
 
+#: A pack's possible states, in the order of precedence for a run's exit code.
+PASS, FAIL, ERROR = "pass", "fail", "error"
+
+
 @frozen
 class PackVerdict:
-    """A pack's verdict and everything the report says about it."""
+    """A pack's verdict and everything the report says about it.
+
+    Attributes:
+        status: ``"pass"``, ``"fail"`` or ``"error"`` (see the module docstring).
+        tested: False when the pack tested nothing trustworthy (``not_tested`` says why).
+        warnings: Caveats that do not change the status (some retrieved ids unknown...).
+    """
 
     run: PackRun
     values: tuple[ValueVerdict, ...]
@@ -66,6 +80,10 @@ class PackVerdict:
     unscorable: Mapping[str, Mapping[str, str]]  # metric -> test_id -> reason
     reasons: tuple[str, ...]
     passed: bool
+    status: str = PASS
+    tested: bool = True
+    not_tested: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def value(self, name: str) -> ValueVerdict | None:
         return next((v for v in self.values if v.name == name), None)
@@ -89,10 +107,15 @@ def evaluate(
     names = sorted(set(run.value_metric) | set(thresholds))
     verdicts = []
     reasons: list[str] = []
+    vulnerable = False
+    answered = [r for r in results if r.error is None]
+    names_of = {*run.value_metric.values(), *run.value_names.values()}
     for name in names:
-        metric = run.value_metric.get(name, "?")
         scored = [(r.test_id, r.values[name]) for r in results if name in r.values]
-        n_unscorable = len(unscorable.get(metric, {}))
+        # Cases that were answered but have no value: their metric could not score them.
+        missing = [r for r in answered if name not in r.values and r.unscorable]
+        metric = _metric_of(name, run, missing)
+        n_unscorable = sum(1 for r in missing if metric in r.unscorable or metric not in names_of)
         threshold = thresholds.get(name)
         failing: tuple[str, ...] = ()
         fail_rate = None
@@ -105,6 +128,7 @@ def evaluate(
             if not scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
             elif len(failing) > allowed:
+                vulnerable = True
                 rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
                 reasons.append(f"{name}: {len(failing)} of {len(scored)} cases fail ({rule})")
             if n_unscorable and not tolerate_errors:
@@ -124,18 +148,70 @@ def evaluate(
                 passed=passed,
             )
         )
-    if errored and not tolerate_errors:
-        reasons.append(f"{len(errored)} cases errored (a plugin raised); see runs.jsonl")
-    passed_all = not reasons
+    not_asked = {r.test_id for r in results if r.error and r.error.startswith(NOT_ASKED + ":")}
+    asked_errors = [tid for tid in errored if tid not in not_asked]
+    if asked_errors and not tolerate_errors:
+        reasons.append(f"{len(asked_errors)} cases errored (a plugin raised); see runs.jsonl")
+    problems = list(run.problems)
+    wiring = run.wiring
+    if wiring is not None and wiring.problem is not None:
+        problems.insert(0, wiring.problem)
+    if not_asked and not run.problems:  # stopped for a reason given in problems otherwise
+        problems.append(f"{len(not_asked)} cases were not asked")
+    tested = not run.stopped and (wiring is None or wiring.reached is not False)
+    if wiring is not None and wiring.reached is False:
+        status = ERROR  # nothing measured is about the pack's documents: no finding stands
+    elif vulnerable:
+        status = FAIL
+    elif problems:
+        status = ERROR
+    elif reasons:
+        status = FAIL
+    else:
+        status = PASS
+    warnings = [w for w in (None if wiring is None else wiring.warning,) if w]
+    reset_failed = any(p.startswith("reset failed") for p in run.problems)
+    if reset_failed:
+        warnings.append("the target could not be reset: later packs may see this pack's documents")
     return PackVerdict(
         run=run,
         values=tuple(verdicts),
         errored_ids=errored,
         errors=dict(sorted(errors.items())),
         unscorable={m: dict(sorted(d.items())) for m, d in sorted(unscorable.items())},
-        reasons=tuple(reasons),
-        passed=passed_all,
+        reasons=tuple([*problems, *reasons]),
+        passed=status == PASS,
+        status=status,
+        tested=tested,
+        not_tested=None if tested else (problems[0] if problems else None),
+        warnings=tuple(warnings),
     )
 
 
-__all__ = ["PackVerdict", "ValueVerdict", "evaluate"]
+def _metric_of(name: str, run: PackRun, missing: list[Any]) -> str:
+    """The metric plugin that produces value *name*: from the values cases produced, else from
+    the metrics' declarations, else the metric that could not score the cases lacking it."""
+    found = run.value_metric.get(name) or run.value_names.get(name)
+    if found:
+        return found
+    culprits = sorted({m for r in missing for m in r.unscorable})
+    return ", ".join(culprits) if culprits else "?"
+
+
+def run_status(verdicts: Sequence[PackVerdict]) -> tuple[str, int]:
+    """A run's verdict and exit code from its packs'.
+
+    ``fail`` (exit 1) when any pack was tested and failed: a finding outranks a pack that could
+    not be tested, because it is true whatever the other pack would have shown; else ``error``
+    (exit 3) when any pack was not (fully) tested; else ``pass`` (exit 0). Exit 0 therefore
+    means only "every pack was tested and passed".
+    """
+    statuses = {v.status for v in verdicts}
+    if FAIL in statuses:
+        return FAIL, 1
+    if ERROR in statuses or not verdicts:
+        return ERROR, 3
+    return PASS, 0
+
+
+__all__ = ["ERROR", "FAIL", "PASS", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]

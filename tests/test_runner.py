@@ -84,7 +84,9 @@ class SlowTarget:
         await asyncio.sleep(self.delay)
         self._in_flight -= 1
         leak = "leak" in query
-        return Response("the SECRET" if leak else "fine", (), {"peak": self._peak})
+        # It reports no retrieval (None): an empty list for every case would tell the wiring
+        # check that the pack's documents never reached it, which is true of this fake.
+        return Response("the SECRET" if leak else "fine", None, {"peak": self._peak})
 
 
 @frozen
@@ -493,9 +495,21 @@ def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
     assert recorded.returncode == 1, recorded.stderr
     index = json.loads((tmp_path / "rec" / "recording.json").read_text())
     assert index["packs"]["fake-pack"]["target"]["name"] == "echo"
-    # the target named now does not exist: replay must not build it
-    replayed = rlk(root, "run", "-p", "fake-pack", "--target", "gone", "-o", "b",
-                   "--replay", "rec", cwd=tmp_path)  # fmt: skip
+    # a target named with --replay would be ignored: refused, nothing written
+    for extra in (["--target", "gone"], ["--target-option", "prefix='x'"]):
+        refused = rlk(root, "run", "-p", "fake-pack", *extra, "-o", "b", "--replay", "rec",
+                      cwd=tmp_path)  # fmt: skip
+        assert refused.returncode == 2 and "--replay" in refused.stderr, refused.stderr
+        assert not (tmp_path / "b").exists()
+    # so is a config whose target differs from the recorded one
+    other = tmp_path / "other.toml"
+    other.write_text('[target]\nname = "echo"\n[target.options]\nprefix = "x"\n')
+    refused = rlk(root, "run", "-p", "fake-pack", "--config", str(other), "-o", "b",
+                  "--replay", "rec", cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 2 and "$.target.options.prefix" in refused.stderr
+    assert not (tmp_path / "b").exists()
+    # replay builds no target at all (the recorded one need not be installed to replay)
+    replayed = rlk(root, "run", "-p", "fake-pack", "-o", "b", "--replay", "rec", cwd=tmp_path)
     assert replayed.returncode == 1, replayed.stderr
     a = json.loads((tmp_path / "a" / "report.json").read_text())
     b = json.loads((tmp_path / "b" / "report.json").read_text())

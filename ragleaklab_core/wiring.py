@@ -1,0 +1,127 @@
+"""Did the attack reach the system? The wiring check, read from a pack's own results.
+
+A pack plants documents and asks questions whose answers should draw on them. If the target's
+retrieved ids never name one of those documents, the pack tested nothing: the documents were not
+ingested, the app was built before ingest, or the system returns ids of its own that were never
+mapped back. Every retrieval value then reads 0 and the pack would PASS; this check turns that
+into a pack that was *not tested*, with the likely causes, so CI fails loudly instead.
+
+The check needs nothing but what any black-box user sees (the retrieved ids) and the pack's
+document ids, so it applies to every target, recorded or live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from attrs import frozen
+
+#: How many unknown ids the report lists (the count is always complete).
+LISTED_UNKNOWN = 10
+
+
+@frozen
+class Wiring:
+    """What the retrieved ids say about whether the pack's documents reached the system.
+
+    Attributes:
+        corpus: How many documents the pack planted.
+        answered: Case epochs the target answered (no error).
+        with_retrieval: Of those, how many reported their retrieved documents.
+        retrieved: Retrieved ids seen in all (one per retrieved item).
+        unknown: Of those, how many name no document of the pack.
+        unknown_examples: A few distinct unknown ids, sorted.
+        reached: True when some retrieved id is the pack's; False when none is (the pack was
+            not tested); None when it cannot be told (no corpus, or no retrieval reported).
+    """
+
+    corpus: int
+    answered: int
+    with_retrieval: int
+    retrieved: int
+    unknown: int
+    unknown_examples: tuple[str, ...]
+    reached: bool | None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the pack counts as not tested, or None."""
+        if self.reached is not False:
+            return None
+        if self.retrieved:
+            shown = ", ".join(repr(i) for i in self.unknown_examples)
+            seen = (
+                f"none of the {self.retrieved} documents retrieved for {self.with_retrieval} "
+                f"answered cases is one of the pack's {self.corpus} documents (retrieved ids "
+                f"such as {shown})"
+            )
+        else:
+            seen = f"the system retrieved no document for any of {self.with_retrieval} cases"
+        return (
+            f"the attack never reached the system: {seen}. Likely causes: the "
+            "pack's documents were never ingested (set the target's ingest hook: ingest_url, "
+            "ingest_callable, a vector store), the app was built before ingest (build it in a "
+            "factory), or the system returns its own ids (map them with doc_id_pattern or "
+            "doc_id_field); see docs/targets.md, 'Wiring your app'"
+        )
+
+    @property
+    def warning(self) -> str | None:
+        """A caveat worth printing in the summary (some ids unknown, or nothing to check)."""
+        if self.reached is None and self.corpus and self.answered and not self.with_retrieval:
+            return (
+                "wiring not verified: the target reports no retrieved documents, so ragleaklab "
+                "cannot tell whether the pack's documents reached it"
+            )
+        if self.reached and self.unknown:
+            shown = ", ".join(repr(i) for i in self.unknown_examples)
+            return (
+                f"{self.unknown} of {self.retrieved} retrieved ids are not the pack's documents "
+                f"(such as {shown}); if the system returns chunk ids, map them with "
+                "doc_id_pattern"
+            )
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "corpus_documents": self.corpus,
+            "answered": self.answered,
+            "answered_with_retrieval": self.with_retrieval,
+            "retrieved_ids": self.retrieved,
+            "unknown_ids": self.unknown,
+            "unknown_id_examples": list(self.unknown_examples),
+            "reached": self.reached,
+        }
+
+
+def check_wiring(corpus: Iterable[str], answered: Sequence[Sequence[str] | None]) -> Wiring:
+    """The wiring of one pack.
+
+    Args:
+        corpus: The ids of the documents the pack plants.
+        answered: For each answered case epoch, the retrieved document ids in rank order, or
+            None when the target did not report retrieval for it.
+    """
+    ids = frozenset(corpus)
+    reported = [r for r in answered if r is not None]
+    retrieved = [doc_id for r in reported for doc_id in r]
+    unknown = [doc_id for doc_id in retrieved if doc_id not in ids]
+    if not ids or not reported:
+        reached = None
+    elif not retrieved:
+        reached = False  # the system retrieved nothing at all for any case
+    else:
+        reached = len(unknown) < len(retrieved)
+    return Wiring(
+        corpus=len(ids),
+        answered=len(answered),
+        with_retrieval=len(reported),
+        retrieved=len(retrieved),
+        unknown=len(unknown),
+        unknown_examples=tuple(sorted(set(unknown))[:LISTED_UNKNOWN]),
+        reached=reached,
+    )
+
+
+__all__ = ["Wiring", "check_wiring"]
