@@ -114,7 +114,7 @@ def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
                     "threshold", repr(value.threshold.value)
                 )
                 line += f"  failing {value.n_failing}/{value.summary['n']}  [{rule}]"
-                line += f"  (threshold from {threshold_origin(value.threshold.source)})"
+                line += f"  from {threshold_origin(value.threshold.source)}"
             lines.append(line)
         lines.extend(f"    reason: {r}" for r in v.reasons)
         lines.extend(f"    warning: {w}" for w in v.warnings)
@@ -135,9 +135,9 @@ def threshold_origin(source: str) -> str:
     """Where a threshold came from, in words: the pack's default, the config, or the
     thresholds file with its fitter and date (as the file recorded them)."""
     if source == "pack" or source.startswith("pack "):
-        return f"the pack's default ({source})" if source != "pack" else "the pack's default"
+        return "pack default"
     if source == "config":
-        return "the config file"
+        return "config file"
     return source
 
 
