@@ -179,9 +179,12 @@ def _pack_lines(verdict: PackVerdict, limit: int) -> list[str]:
     run = verdict.run
     info = run.info
     lines = [
-        f"FAIL {info.name} {info.version}: {len(run.results)} cases, "
+        f"{verdict.status.upper()} {info.name} {info.version}: {len(run.results)} cases, "
         f"{len(verdict.errored_ids)} errored (target {run.target.name})"
     ]
+    if not verdict.tested:
+        lines.append(f"  NOT TESTED: {verdict.not_tested}")
+    lines.extend(f"  {p}" for p in run.problems if p != verdict.not_tested)
     values_of = {r.test_id: r.values for r in run.results}
     for value in verdict.values:
         if value.passed is not False or value.threshold is None:

@@ -457,3 +457,19 @@ def test_a_resumed_recording_is_as_complete_as_an_uninterrupted_one(wired, tmp_p
     packs = [p["values"] for p in _report(tmp_path / "r")["packs"]]
     assert packs == [p["values"] for p in _report(tmp_path / "full")["packs"]]
     assert all(p["errored"] == {} for p in _report(tmp_path / "r")["packs"])
+
+
+def test_the_pytest_helpers_fail_a_pack_that_was_not_tested(wired):
+    from ragleaklab_core.config import load_config
+    from ragleaklab_core.pytest_plugin import leak_report
+    from ragleaklab_core.suite import run_suite
+
+    wired()
+    config = load_config({"target": {"name": "wired", "options": {"ids": "foreign"}}}, source="t")
+    outcome = run_suite(config, packs=["pack-a"])
+    assert not outcome.passed
+    (verdict,) = outcome.verdicts
+    assert (verdict.status, verdict.tested) == ("error", False)
+    message = leak_report(outcome)
+    assert message.startswith("ragleaklab: 1 of 1 packs failed\nERROR pack-a 1.0.0")
+    assert "NOT TESTED: the attack never reached the system" in message
