@@ -12,7 +12,7 @@ import pytest
 from ragleaklab_plugins.targets.python import PythonTarget, to_response
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
-from ragleaklab_core import ConfigError, Document, PluginError, Response, RetrievedDocument
+from ragleaklab_core import ConfigError, Document, Response, RetrievedDocument
 from ragleaklab_core import load_plugin as load
 
 TARGETS = "ragleaklab.targets"
@@ -245,8 +245,8 @@ def test_a_target_object_gets_every_hook_async_first(app):
     calls.clear()
     t.ingest(DOCS)
     t.answer("q")
-    t.reset()  # only areset exists: run in a fresh loop
-    assert calls == ["ingest", "answer", "areset"]
+    t.reset()  # only areset exists: run in a fresh loop; a class's app lives for one pack
+    assert calls == ["ingest", "answer", "areset", "aclose"]
 
 
 def test_an_ingest_callable_feeds_a_function_app(app):
@@ -349,7 +349,7 @@ def test_an_unimportable_module_is_named(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ImportError, match=r"cannot import module 'rlk_broken_app'.*rlk_missing"):
         PythonTarget(callable="rlk_broken_app:answer")
-    with pytest.raises(PluginError, match="cannot import module 'rlk_nowhere'"):
+    with pytest.raises(ConfigError, match="cannot import module 'rlk_nowhere'"):
         load(TARGETS, "python", {"callable": "rlk_nowhere:f"})
 
 
@@ -381,8 +381,9 @@ def test_a_failing_factory_is_reported_as_the_apps_error(app):
             raise RuntimeError("no model file")
 
     app.Boom = Boom
-    with pytest.raises(PluginError, match=r"the factory failed with kwargs \['x'\]: Runtime"):
-        load(TARGETS, "python", {"callable": f"{APP}:Boom", "kwargs": {"x": 1}})
+    built = load(TARGETS, "python", {"callable": f"{APP}:Boom", "kwargs": {"x": 1}}).obj
+    with pytest.raises(RuntimeError, match=r"the factory 'rlk_fake_app:Boom' failed: Runtime"):
+        built.ingest(DOCS)
 
 
 @pytest.mark.parametrize(

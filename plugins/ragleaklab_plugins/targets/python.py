@@ -1,30 +1,73 @@
 """PythonTarget: a RAG app written in Python, called in-process (``ragleaklab.targets:python``).
 
-``callable = "module:attr"`` names the app (``attr`` may be dotted, ``Class.method``). Accepted
-shapes, detected when the target is built:
+``callable = "module:attr"`` names the app (``attr`` may be dotted, ``Class.method``). The
+current directory is importable, as with ``python -m``. Accepted shapes, detected by duck typing
+(neither LangChain nor LlamaIndex is ever imported), checked in this order:
 
-- **target**: an object with ``answer(query)`` and/or ``aanswer(query)`` (and optionally
-  ``ingest``/``aingest``, ``reset``/``areset``, ``close``/``aclose``), such as a ragleaklab
-  target; its answers may take any form a function's may;
-- **retriever** (LangChain-style, duck typed): ``get_relevant_documents(query)`` or
-  ``invoke(query)`` returning documents with ``page_content`` and ``metadata``;
-- **chain** (LangChain-style): ``invoke({input_key: query})`` returning a string or a dict with
-  ``answer``/``result``/``output`` and ``source_documents``/``context``;
+- **target**: ``answer(query)`` and/or ``aanswer(query)`` (and optionally ``ingest``/``aingest``,
+  ``reset``/``areset``, ``close``/``aclose``), such as a ragleaklab target;
+- **query_engine** (LlamaIndex): ``query``/``aquery`` returning an object with a ``response``
+  string and ``source_nodes`` (``NodeWithScore``: ``.node`` and ``.score``);
+- **retriever**: LangChain's ``invoke``/``get_relevant_documents`` (and async forms) returning
+  documents with ``page_content`` and ``metadata``, or LlamaIndex's ``retrieve``/``aretrieve``
+  returning ``NodeWithScore``;
+- **vectorstore** (LangChain): ``similarity_search`` (``_with_score`` when it has it) and
+  ``add_texts``;
+- **chain** (LangChain): ``invoke({input_key: query})`` returning a string, a message or a dict
+  with ``answer``/``result``/``output`` and ``source_documents``/``context``;
 - **function**: ``f(query)``, plain or ``async``, returning a string, a :class:`Response`, a
-  dict (``answer`` plus ``retrieved``/``sources``/``source_documents``/``documents``/``context``)
-  or an ``(answer, documents)`` pair.
+  dict (``answer`` plus ``retrieved``/``sources``/...) or an ``(answer, documents)`` pair.
 
-A class (or any attribute when ``factory = true``) is first called with ``kwargs`` and the
-shapes apply to what it returns. LangChain is never imported. See docs/targets.md.
+When each hook runs. The runner builds one ``PythonTarget`` per pack (and one more, never
+ingested, to check the options before the run), then calls ``ingest``, asks the cases, and calls
+``reset`` then ``close``:
+
+1. **Construction**: ``callable``, ``ingest_callable`` and ``reset_callable`` are imported, a
+   factory's ``kwargs`` are checked against its signature, and an app that is not a factory has
+   its shape detected. Nothing of the user's is called, so a bad spec is a configuration error
+   (exit 2) before anything runs.
+2. **ingest(documents)**, once per pack, before its cases, in this order:
+
+   a. ``ingest_callable(documents)``, when set (a list of :class:`Document`);
+   b. the factory (``factory = true``, or a class), called with ``kwargs``, plus
+      ``documents=<the pack's documents>`` when it has a parameter named ``documents``: what it
+      returns is this pack's app. A fresh target per pack therefore means a fresh app per pack;
+   c. unless a. or b. took the documents, the app's own route: a target's ``aingest``/``ingest``,
+      or, for a LangChain vector store or a retriever over one (``.vectorstore``),
+      ``add_texts(texts, metadatas=[{"doc_id": id}], ids=[id, ...])`` (only the id goes into the
+      metadata: the pack's own metadata names poisons and sentinels, and must not reach the app);
+   d. when none of these took the documents, a warning says so (the runner's wiring check then
+      marks the pack not tested if no retrieved id is the pack's).
+
+3. **Answers**: a factory's app not built yet (no ingest) is built by the first answer.
+4. **reset()**, once per pack after its cases (also after a failed ingest): ``reset_callable``
+   (with the list of documents ingested when it takes an argument, else with none), the vector
+   store's ``delete(ids=[...])`` for what step 2c added, the app's own ``areset``/``reset``;
+   a factory's app is then closed and dropped (the next ingest or answer builds a new one).
+5. **close()**: the app's ``aclose``/``close``.
+
+A hook that raises (``ingest_callable``, ``reset_callable``, the factory, the app's own hooks,
+the vector store) raises :class:`RuntimeError` naming the hook and the original message; the
+runner reports it on the pack.
+
+``isolation`` tells the runner how packs are kept apart: ``"fresh"`` with a factory (a new app
+per pack) or when nothing ingests; ``"reset"`` when what is ingested is removed again (the
+vector store's delete, ``reset_callable``, the app's own reset); ``"shared"`` for a module-level
+app that ingests and cannot be reset (several ingesting packs are then refused unless the run
+allows shared state). Ids the system returns are mapped back to the pack's with
+``doc_id_field`` and ``doc_id_pattern``. See docs/targets.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib
 import inspect
 import math
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+import os
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -32,11 +75,15 @@ from attrs import define, field
 from attrs import validators as v
 
 from ragleaklab_core import Document, Response, RetrievedDocument
+from ragleaklab_core._log import get_logger
+from ragleaklab_plugins.targets._ids import IdPattern, check_id_pattern
 
-__all__ = ["SHAPES", "PythonTarget", "to_response", "to_retrieved"]
+__all__ = ["SHAPES", "AppImportError", "PythonTarget", "to_response", "to_retrieved"]
+
+log = get_logger(__name__)
 
 #: The shapes ``kind`` accepts; ``"auto"`` detects one.
-SHAPES = ("auto", "target", "retriever", "chain", "function")
+SHAPES = ("auto", "target", "query_engine", "retriever", "vectorstore", "chain", "function")
 #: Keys of a returned dict that hold the answer, tried in order.
 ANSWER_KEYS = ("answer", "result", "output", "output_text", "text", "response")
 #: Keys of a returned dict that hold the retrieved documents, tried in order.
@@ -46,14 +93,35 @@ ID_KEYS = ("doc_id", "id", "source")
 #: Metadata keys that hold a retrieval score, tried in order.
 SCORE_KEYS = ("score", "relevance_score", "similarity")
 
+# The methods that answer a query, per shape: (synchronous, asynchronous), each tried in order.
+# ``_get_relevant_documents`` is what LangChain's BaseRetriever subclasses implement; they are
+# called through ``invoke``. ``retrieve``/``aretrieve`` are LlamaIndex's.
+_METHODS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "target": (("answer",), ("aanswer",)),
+    "query_engine": (("query",), ("aquery",)),
+    "retriever": (
+        ("invoke", "get_relevant_documents", "retrieve"),
+        ("ainvoke", "aget_relevant_documents", "aretrieve"),
+    ),
+    "vectorstore": (
+        ("similarity_search_with_score", "similarity_search"),
+        ("asimilarity_search_with_score", "asimilarity_search"),
+    ),
+    "chain": (("invoke",), ("ainvoke",)),
+}
+# What marks a retriever besides the methods above (a BaseRetriever subclass may define only it).
+_RETRIEVER_MARKS = ("_get_relevant_documents", "get_relevant_documents", "aget_relevant_documents")
+# Shapes whose result is a list of documents, not an answer.
+_DOCUMENT_SHAPES = frozenset({"retriever", "vectorstore"})
+_IMPORT_FIX = "run ragleaklab from the directory that holds {where}, or pip install the package, "
+_IMPORT_FIX += "or set PYTHONPATH"
 
-# What marks a LangChain-style retriever (``_get_relevant_documents`` is what subclasses of
-# LangChain's BaseRetriever implement; the public names are older).
-_RETRIEVER_METHODS = (
-    "_get_relevant_documents",
-    "get_relevant_documents",
-    "aget_relevant_documents",
-)
+
+class AppImportError(ImportError, ValueError):
+    """A ``module:attr`` option names something that cannot be imported.
+
+    A ValueError too: it is a configuration error (exit 2), not a broken plugin.
+    """
 
 
 def _spec(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
@@ -67,24 +135,69 @@ def _optional_spec(instance: Any, attribute: attrs.Attribute[Any], value: str | 
         _spec(instance, attribute, value)
 
 
+# ---- resolving ``module:attr`` -------------------------------------------------------------------
+
+
+def _cwd_importable() -> None:
+    """Put the current directory on ``sys.path``, as ``python -m`` does (last, so it never
+    shadows an installed package)."""
+    cwd = os.getcwd()
+    if not any(os.path.abspath(p or os.curdir) == cwd for p in sys.path):
+        sys.path.append(cwd)
+
+
 def resolve(spec: str, *, option: str = "callable") -> Any:
-    """Import ``module:attr`` (attr may be dotted); errors name the module or attribute."""
+    """Import ``module:attr`` (attr may be dotted) with the current directory importable.
+
+    Raises:
+        AppImportError: The module does not import (the message names the fix) or the attribute
+            is missing (the message lists what is there).
+    """
+    _cwd_importable()
     module_name, _, attr_path = spec.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ImportError(
-            f"{option} {spec!r}: cannot import module {module_name!r}: {type(exc).__name__}: {exc}"
-        ) from exc
+    obj = _import_module(module_name, f"{option} {spec!r}")
     for part in attr_path.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ImportError(
-                f"{option} {spec!r}: {type(obj).__name__} {getattr(obj, '__name__', '')!r} "
-                f"has no attribute {part!r}"
-            ) from None
+        if not hasattr(obj, part):
+            kind = "module" if inspect.ismodule(obj) else type(obj).__name__
+            raise AppImportError(
+                f"{option} {spec!r}: {kind} {getattr(obj, '__name__', '')!r} has no attribute "
+                f"{part!r}; it has: {_public_names(obj)}"
+            )
+        obj = getattr(obj, part)
     return obj
+
+
+def _import_module(name: str, where: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (name == exc.name or name.startswith(f"{exc.name}.")):
+            top = name.partition(".")[0]
+            holder = f"{top}.py" if top == name else f"the package {top}/"
+            raise AppImportError(
+                f"{where}: cannot import module {name!r} ({exc}): "
+                + _IMPORT_FIX.format(where=holder)
+            ) from None
+        raise AppImportError(
+            f"{where}: cannot import module {name!r}: it imports a module that is not installed "
+            f"({exc}); install it in the environment ragleaklab runs in ({sys.executable})"
+        ) from None
+    except Exception as exc:  # the module's own code failed: a syntax error, a missing file...
+        raise AppImportError(
+            f"{where}: cannot import module {name!r}: importing it raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _public_names(obj: Any, limit: int = 30) -> str:
+    names = [
+        n for n in dir(obj) if not n.startswith("_") and not inspect.ismodule(getattr(obj, n, None))
+    ]
+    shown = ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+    return shown or "nothing public"
+
+
+# ---- shapes --------------------------------------------------------------------------------------
 
 
 def _has(obj: Any, name: str) -> bool:
@@ -92,46 +205,141 @@ def _has(obj: Any, name: str) -> bool:
 
 
 def detect_shape(obj: Any) -> str:
-    """The shape of *obj*: ``"target"``, ``"retriever"``, ``"chain"`` or ``"function"``.
+    """The shape of *obj*: one of :data:`SHAPES` other than ``"auto"``.
 
     Raises:
         TypeError: *obj* has none of the accepted shapes (the message lists them).
     """
     if _has(obj, "answer") or _has(obj, "aanswer"):
         return "target"
-    if any(_has(obj, n) for n in _RETRIEVER_METHODS):
+    if _has(obj, "query") or _has(obj, "aquery"):
+        return "query_engine"
+    if any(_has(obj, n) for n in (*_RETRIEVER_MARKS, "retrieve", "aretrieve")):
         return "retriever"
+    if _has(obj, "similarity_search") and _has(obj, "add_texts"):
+        return "vectorstore"
     if _has(obj, "invoke") or _has(obj, "ainvoke"):
         return "chain"
     if callable(obj):
         return "function"
+    hint = ""
+    if _has(obj, "as_retriever"):
+        hint = (
+            " (an index? point callable at a function returning index.as_retriever() or "
+            "index.as_query_engine(), with factory = true)"
+        )
     raise TypeError(
-        f"{type(obj).__name__} is not a usable target: expected a function f(query), an object "
-        "with answer()/aanswer(), a retriever with get_relevant_documents()/invoke() or a "
-        "chain with invoke()"
+        f"{type(obj).__name__} is not a usable target{hint}: expected a function f(query), an "
+        "object with answer()/aanswer(), a retriever (invoke, get_relevant_documents, retrieve), "
+        "a query engine (query), a vector store (similarity_search) or a chain (invoke)"
     )
+
+
+def _check_shape(obj: Any, shape: str, spec: str) -> None:
+    if shape == "function":
+        if not callable(obj):
+            raise TypeError(f"callable {spec!r} gives {type(obj).__name__}, which is not callable")
+        return
+    sync, asynchronous = _METHODS[shape]
+    needs = (*sync, *asynchronous)
+    if not any(_has(obj, name) for name in needs):
+        raise TypeError(
+            f"callable {spec!r} gives {type(obj).__name__}, which is not a {shape}: it has none "
+            f"of {', '.join(needs)}"
+        )
+
+
+def _vector_store(app: Any, shape: str) -> Any:
+    """The LangChain vector store the app searches, when documents can be added to it."""
+    if shape == "vectorstore":
+        return app
+    store = getattr(app, "vectorstore", None) if shape == "retriever" else None
+    return store if _has(store, "add_texts") else None
+
+
+def _chain_input_key(chain: Any) -> str:
+    keys = getattr(chain, "input_keys", None)
+    if isinstance(keys, list | tuple) and len(keys) == 1 and isinstance(keys[0], str):
+        return keys[0]
+    return "query"
+
+
+def _signature(obj: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(obj)
+    except (TypeError, ValueError):  # some builtins and C extensions have none
+        return None
+
+
+def _takes_documents(factory: Any) -> bool:
+    sig = _signature(factory)
+    param = None if sig is None else sig.parameters.get("documents")
+    return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+
+
+def _takes_an_argument(fn: Any) -> bool:
+    sig = _signature(fn)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sig is not None and any(
+        p.kind in positional or p.kind is p.VAR_POSITIONAL for p in sig.parameters.values()
+    )
+
+
+async def _guarded(label: str, call: Callable[[], Any]) -> Any:
+    """Call a hook of the user's; a failure becomes a RuntimeError naming *label*."""
+    try:
+        value = call()
+        if inspect.isawaitable(value):
+            value = await value
+    except Exception as exc:
+        raise RuntimeError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
+    return value
+
+
+def _run(awaitable: Awaitable[Any]) -> Any:
+    """Wait for *awaitable* from synchronous code (on a worker thread inside a running loop)."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, wait()).result()
+
+
+# ---- the target ----------------------------------------------------------------------------------
 
 
 @define
 class PythonTarget:
-    """A RAG app in Python: a function, a target object, or a LangChain-style retriever or chain.
+    """A RAG app in Python: a function, a target object, or a LangChain/LlamaIndex object.
 
     Attributes:
         callable: ``"package.module:attr"``; ``attr`` may be dotted (``"app:App.build"``). The
             default wraps the reference target, which is a handy smoke test.
         factory: Call the attribute with ``kwargs`` and use what it returns (always done for a
-            class).
+            class). It is called at ingest, after ``ingest_callable``, so the app it builds
+            sees the pack's documents; with a parameter named ``documents`` it receives them.
         kwargs: Keyword arguments for the factory (JSON-compatible config values).
-        kind: ``"auto"`` (detect) or one of ``"target"``, ``"retriever"``, ``"chain"``,
-            ``"function"``: needed when an object fits several shapes (say, a retriever whose
-            ``invoke`` takes a string is also a chain).
+        kind: ``"auto"`` (detect) or one of :data:`SHAPES`: needed when an object fits several
+            shapes (say, a retriever whose ``invoke`` takes a string is also a chain).
         input_key: The key a chain's input dict holds the query under; ``""`` detects it (the
             chain's ``input_keys`` when it lists exactly one, else ``"query"``); ``"$"`` passes
             the query itself, a plain string (LCEL chains that start with a retriever).
         ingest_callable: ``"module:attr"`` of a function (plain or async) called with the pack's
-            documents (a list of :class:`ragleaklab_core.Document`) before the cases run, for
-            shapes that cannot ingest themselves; a target object's own ``ingest`` is used when
-            this is not set.
+            documents (a list of :class:`ragleaklab_core.Document`) before the factory, instead
+            of the app's own ingest route.
+        reset_callable: ``"module:attr"`` of a function (plain or async) called at reset, with
+            the list of documents ingested when it takes an argument, else with none.
+        doc_id_field: The metadata key that holds the pack's document id, tried before
+            ``doc_id``, ``id`` and ``source``.
+        doc_id_pattern: A regular expression with a named group ``doc_id``, searched in every
+            returned id (``^(?P<doc_id>.+?)::chunk-\\d+$``); the group is the pack's id and the
+            whole id is kept as the chunk id.
+        top_k: How many documents to ask a vector store given directly for (None: its default).
         thread_safe: Run a synchronous app on worker threads, so up to ``run.concurrency`` cases
             run at once; only for apps that are safe to call from several threads.
     """
@@ -144,56 +352,120 @@ class PythonTarget:
     kind: str = field(default="auto", validator=v.in_(SHAPES))
     input_key: str = field(default="", validator=v.instance_of(str))
     ingest_callable: str | None = field(default=None, validator=_optional_spec)
+    reset_callable: str | None = field(default=None, validator=_optional_spec)
+    doc_id_field: str | None = field(default=None, validator=v.optional(v.min_len(1)))
+    doc_id_pattern: str | None = field(default=None, validator=check_id_pattern)
+    top_k: int | None = field(default=None, validator=v.optional([v.instance_of(int), v.ge(1)]))
     thread_safe: bool = field(default=False, validator=v.instance_of(bool))
 
+    _factory: Any = field(default=None, init=False, repr=False)
+    _takes_docs: bool = field(default=False, init=False, repr=False)
     _app: Any = field(default=None, init=False, repr=False)
     _shape: str = field(default="function", init=False, repr=False)
-    _ingest_fn: Any = field(default=None, init=False, repr=False)
     _key: str = field(default="query", init=False, repr=False)
+    _ingest_fn: Any = field(default=None, init=False, repr=False)
+    _reset_fn: Any = field(default=None, init=False, repr=False)
+    _ids: IdPattern | None = field(default=None, init=False, repr=False)
+    _ingested: list[Document] = field(factory=list, init=False, repr=False)
+    _store: Any = field(default=None, init=False, repr=False)
+    _planted: list[str] = field(factory=list, init=False, repr=False)
+    _warned: bool = field(default=False, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         obj = resolve(self.callable)
         if inspect.isclass(obj) or self.factory:
-            if not _is_callable(obj):
-                raise TypeError(f"callable {self.callable!r} is not callable, so not a factory")
-            try:
-                obj = obj(**self.kwargs)
-            except Exception as exc:  # the app's own constructor: report it as the app's
-                raise RuntimeError(
-                    f"callable {self.callable!r}: the factory failed with kwargs "
-                    f"{sorted(self.kwargs)}: {type(exc).__name__}: {exc}"
-                ) from exc
+            self._check_factory(obj)
+            self._factory, self._takes_docs = obj, _takes_documents(obj)
         elif self.kwargs:
             raise ValueError(
                 f"'kwargs' are only passed to a factory: set factory = true for {self.callable!r}"
             )
+        else:
+            self._adopt(obj)
+        self._ingest_fn = self._hook_option("ingest_callable")
+        self._reset_fn = self._hook_option("reset_callable")
+        if self.doc_id_pattern is not None:
+            self._ids = IdPattern.compile(self.doc_id_pattern)
+
+    def _check_factory(self, obj: Any) -> None:
+        if not callable(obj):
+            raise TypeError(f"callable {self.callable!r} is not callable, so not a factory")
+        sig = _signature(obj)
+        extra: dict[str, Any] = {"documents": []} if _takes_documents(obj) else {}
+        if "documents" in self.kwargs and extra:
+            raise ValueError(
+                f"'kwargs' of {self.callable!r} must not set 'documents': the factory receives "
+                "the pack's documents under that name"
+            )
+        try:
+            if sig is not None:
+                sig.bind(**self.kwargs, **extra)
+        except TypeError as exc:
+            raise TypeError(
+                f"callable {self.callable!r}: the factory cannot be called with kwargs "
+                f"{sorted(self.kwargs)}: {exc}"
+            ) from None
+
+    def _hook_option(self, option: str) -> Any:
+        spec = getattr(self, option)
+        if spec is None:
+            return None
+        fn = resolve(spec, option=option)
+        if not callable(fn):
+            raise TypeError(f"{option} {spec!r} is not callable")
+        return fn
+
+    def _adopt(self, obj: Any) -> None:
+        """Make *obj* the app: detect and check its shape."""
         try:
             shape = detect_shape(obj) if self.kind == "auto" else self.kind
         except TypeError as exc:
             raise TypeError(f"callable {self.callable!r}: {exc}") from None
         _check_shape(obj, shape, self.callable)
         self._app, self._shape = obj, shape
-        if self.ingest_callable is not None:
-            self._ingest_fn = resolve(self.ingest_callable, option="ingest_callable")
-            if not _is_callable(self._ingest_fn):
-                raise TypeError(f"ingest_callable {self.ingest_callable!r} is not callable")
         if shape == "chain":
             self._key = self.input_key or _chain_input_key(obj)
 
-    # ---- the Target protocol ----------------------------------------------------------------
+    # ---- what the core reads ---------------------------------------------------------------------
+
+    @property
+    def ingests(self) -> bool:
+        """True when the pack's documents reach the app (known for a function factory only once
+        it has built the app)."""
+        if self._ingest_fn is not None or self._takes_docs:
+            return True
+        app = self._app
+        if app is None and inspect.isclass(self._factory):
+            app = self._factory  # a class shows its methods before it is built
+        if app is None:
+            return False
+        shape = self._shape if self._app is not None else _safe_shape(app, self.kind)
+        return self._own_route(app, shape) is not None
+
+    @property
+    def isolation(self) -> str:
+        """``"fresh"``, ``"reset"`` or ``"shared"`` (see the module docstring)."""
+        if self._factory is not None or not self.ingests:
+            return "fresh"
+        if self._reset_fn is not None:
+            return "reset"
+        if self._ingest_fn is None and _vector_store(self._app, self._shape) is not None:
+            return "reset"  # what add_texts planted, delete removes
+        if self._shape == "target" and (_has(self._app, "reset") or _has(self._app, "areset")):
+            return "reset"
+        return "shared"
+
+    # ---- the Target protocol ---------------------------------------------------------------------
 
     async def aanswer(self, query: str) -> Response:
-        """Ask the app; what it returns becomes a :class:`Response` (see :func:`to_response`)."""
-        app, shape = self._app, self._shape
-        if shape == "target" and _has(app, "aanswer"):
-            return to_response(await app.aanswer(query), self.callable)
-        if shape == "retriever":
-            for name in ("ainvoke", "aget_relevant_documents"):
-                if _has(app, name):
-                    return _retriever_response(await getattr(app, name)(query))
-        if shape == "chain" and _has(app, "ainvoke"):
-            return to_response(await app.ainvoke(self._chain_input(query)), self.callable)
-        if self.thread_safe:
+        """Ask the app (its async form when it has one); what it returns becomes a
+        :class:`Response` (see :func:`to_response`)."""
+        app = self._app if self._app is not None else await self._abuild([])
+        name = self._method(asynchronous=True)
+        if name is not None:
+            args, kwargs = self._arguments(query)
+            value = await getattr(app, name)(*args, **kwargs)
+        elif self.thread_safe:
             value = await asyncio.to_thread(self._call, query)
         else:
             value = self._call(query)
@@ -203,158 +475,245 @@ class PythonTarget:
 
     def answer(self, query: str) -> Response:
         """The synchronous form of :meth:`aanswer` (an async app runs in a fresh event loop)."""
+        if self._app is None:
+            _run(self._abuild([]))
         value = self._call(query)
         if inspect.isawaitable(value):
             value = _run(value)
         return self._convert(value)
 
     async def aingest(self, documents: Iterable[Document]) -> None:
-        """Hand *documents* to ``ingest_callable``, else to the app's own ``aingest``/``ingest``
-        (a function, retriever or chain without ``ingest_callable`` ingests nothing)."""
-        value = self._ingest_call(list(documents), ("aingest", "ingest"))
-        if inspect.isawaitable(value):
-            await value
+        """Hand *documents* to the app, in the order the module docstring gives."""
+        await self._ingest(list(documents), sync_first=False)
 
     def ingest(self, documents: Iterable[Document]) -> None:
         """The synchronous form of :meth:`aingest`."""
-        value = self._ingest_call(list(documents), ("ingest", "aingest"))
-        if inspect.isawaitable(value):
-            _run(value)
+        _run(self._ingest(list(documents), sync_first=True))
 
     async def areset(self) -> None:
-        """The app's ``areset``/``reset``, when it has one."""
-        await self._lifecycle("reset")
+        """Remove what ingest planted: ``reset_callable``, the vector store, the app's reset."""
+        await self._reset(sync_first=False)
 
     def reset(self) -> None:
-        """The app's ``reset``, when it has one."""
-        self._lifecycle_sync("reset")
+        """The synchronous form of :meth:`areset`."""
+        _run(self._reset(sync_first=True))
 
     async def aclose(self) -> None:
         """The app's ``aclose``/``close``, when it has one."""
-        await self._lifecycle("close")
+        await self._close(sync_first=False)
 
     def close(self) -> None:
-        """The app's ``close``, when it has one."""
-        self._lifecycle_sync("close")
+        """The synchronous form of :meth:`aclose`."""
+        _run(self._close(sync_first=True))
 
-    # ---- helpers ------------------------------------------------------------------------------
+    # ---- ingest, build, reset, close -------------------------------------------------------------
 
-    def _ingest_call(self, docs: list[Document], names: tuple[str, str]) -> Any:
+    async def _ingest(self, docs: list[Document], *, sync_first: bool) -> None:
+        self._ingested.extend(docs)  # before anything runs: reset also undoes a partial ingest
+        taken = False
         if self._ingest_fn is not None:
-            return self._ingest_fn(docs)
-        if self._shape == "target":
-            for name in names:
-                if _has(self._app, name):
-                    return getattr(self._app, name)(docs)
-        return None
+            label = f"ingest_callable {self.ingest_callable!r}"
+            await _guarded(label, lambda: self._ingest_fn(docs))
+            taken = True
+        if self._app is None and self._factory is not None:
+            await self._abuild(docs)
+            taken = taken or self._takes_docs
+        if not taken:
+            taken = await self._route(docs, sync_first)
+        if docs and not taken:
+            self._warn_not_ingested(len(docs))
 
-    async def _lifecycle(self, name: str) -> None:
-        if self._shape != "target":
+    async def _abuild(self, docs: list[Document]) -> Any:
+        """Call the factory (with *docs* when it takes ``documents``) and adopt its result."""
+        kwargs = {**self.kwargs, **({"documents": docs} if self._takes_docs else {})}
+        label = f"the factory {self.callable!r}"
+        obj = await _guarded(label, lambda: self._factory(**kwargs))
+        self._adopt(obj)
+        return obj
+
+    def _own_route(self, app: Any, shape: str) -> str | None:
+        """How the app takes documents itself: an ingest method's name, ``"add_texts"``, None."""
+        if shape == "target":
+            return next((n for n in ("aingest", "ingest") if _has(app, n)), None)
+        return "add_texts" if _vector_store(app, shape) is not None else None
+
+    async def _route(self, docs: list[Document], sync_first: bool) -> bool:
+        """Give *docs* to the app's own route; False when it has none."""
+        app, shape = self._app, self._shape
+        if self._own_route(app, shape) is None:
+            return False
+        method = self._app_hook("ingest", sync_first) if shape == "target" else None
+        if method is not None:
+            await _guarded(f"the app's {method.__name__} ({self.callable})", lambda: method(docs))
+            return True
+        await self._add_texts(_vector_store(app, shape), docs)
+        return True
+
+    async def _add_texts(self, store: Any, docs: list[Document]) -> None:
+        if not docs:
             return
-        if _has(self._app, f"a{name}"):
-            await getattr(self._app, f"a{name}")()
-        elif _has(self._app, name):
-            value = getattr(self._app, name)()
-            if inspect.isawaitable(value):
-                await value
+        self._store = store
+        ids = [d.doc_id for d in docs]
+        self._planted.extend(ids)  # what reset deletes, even when add_texts fails part-way
+        keys = {"doc_id", self.doc_id_field or "doc_id"}
+        metadatas = [{key: d.doc_id for key in keys} for d in docs]
+        label = f"the vector store's add_texts ({type(store).__name__})"
+        added = await _guarded(
+            label, lambda: store.add_texts([d.text for d in docs], metadatas=metadatas, ids=ids)
+        )
+        asked = set(ids)
+        # a store that picks ids of its own: delete those too
+        self._planted.extend(i for i in added or () if isinstance(i, str) and i not in asked)
 
-    def _lifecycle_sync(self, name: str) -> None:
-        if self._shape != "target":
+    def _warn_not_ingested(self, count: int) -> None:
+        if self._warned:
             return
-        if _has(self._app, name):
-            value = getattr(self._app, name)()
-        elif _has(self._app, f"a{name}"):
-            value = getattr(self._app, f"a{name}")()
-        else:
-            return
-        if inspect.isawaitable(value):
-            _run(value)
-
-    def _call(self, query: str) -> Any:
-        """Call the app the way its shape says; may return an awaitable."""
-        app = self._app
-        if self._shape == "target":
-            return app.answer(query) if _has(app, "answer") else app.aanswer(query)
-        if self._shape == "retriever":
-            for name in ("invoke", "get_relevant_documents"):
-                if _has(app, name):
-                    return _Docs(getattr(app, name)(query))
-            return _docs_later(app, query)
-        if self._shape == "chain":
-            name = "invoke" if _has(app, "invoke") else "ainvoke"
-            return getattr(app, name)(self._chain_input(query))
-        return app(query)
-
-    def _chain_input(self, query: str) -> Any:
-        return query if self._key == "$" else {self._key: query}
-
-    def _convert(self, value: Any) -> Response:
-        if isinstance(value, _Docs):
-            return _retriever_response(value.docs)
-        return to_response(value, self.callable)
-
-
-@attrs.frozen
-class _Docs:
-    """A retriever's result, to be turned into a response."""
-
-    docs: Any
-
-
-async def _docs_later(app: Any, query: str) -> _Docs:
-    return _Docs(await app.aget_relevant_documents(query))
-
-
-def _is_callable(obj: Any) -> bool:
-    return callable(obj)
-
-
-def _run(awaitable: Awaitable[Any]) -> Any:
-    async def wait() -> Any:
-        return await awaitable
-
-    return asyncio.run(wait())
-
-
-def _check_shape(obj: Any, shape: str, spec: str) -> None:
-    needs = {
-        "target": ("answer", "aanswer"),
-        "retriever": ("invoke", "ainvoke", "get_relevant_documents", "aget_relevant_documents"),
-        "chain": ("invoke", "ainvoke"),
-    }.get(shape)
-    if needs is None:
-        if not callable(obj):
-            raise TypeError(f"callable {spec!r} gives {type(obj).__name__}, which is not callable")
-        return
-    if not any(_has(obj, name) for name in needs):
-        raise TypeError(
-            f"callable {spec!r} gives {type(obj).__name__}, which is not a {shape}: it has none "
-            f"of {', '.join(needs)}"
+        self._warned = True
+        log.warning(
+            "python_target.documents_not_ingested",
+            callable=self.callable,
+            documents=count,
+            shape=self._shape,
+            reason=(
+                f"the pack's {count} documents were not given to the app: it has no ingest "
+                "route, so the attack cases test only what the app already holds"
+            ),
+            fix=(
+                "set ingest_callable, use a LangChain vector store (or a retriever over one), "
+                "give the app ingest(), or build it in a factory that takes 'documents'"
+            ),
         )
 
+    async def _reset(self, *, sync_first: bool) -> None:
+        """Every reset step runs even when one fails; the failures are raised together."""
+        failures = []
+        for step in (self._reset_callable, self._delete_planted, self._reset_app):
+            try:
+                await step(sync_first)
+            except RuntimeError as exc:
+                failures.append(str(exc))
+        self._ingested.clear()
+        if failures:
+            raise RuntimeError("; ".join(failures))
 
-def _chain_input_key(chain: Any) -> str:
-    keys = getattr(chain, "input_keys", None)
-    if isinstance(keys, list | tuple) and len(keys) == 1 and isinstance(keys[0], str):
-        return keys[0]
-    return "query"
+    async def _reset_callable(self, sync_first: bool) -> None:
+        fn = self._reset_fn
+        if fn is None:
+            return
+        args = (list(self._ingested),) if _takes_an_argument(fn) else ()
+        await _guarded(f"reset_callable {self.reset_callable!r}", lambda: fn(*args))
+
+    async def _delete_planted(self, sync_first: bool) -> None:
+        store, ids = self._store, list(self._planted)
+        if store is None or not ids:
+            return
+        label = f"the vector store's delete ({type(store).__name__})"
+        result = await _guarded(label, lambda: store.delete(ids=ids))
+        if result is False:
+            raise RuntimeError(f"{label} failed: it returned False for {len(ids)} ids")
+        self._planted.clear()
+
+    async def _reset_app(self, sync_first: bool) -> None:
+        try:
+            await self._app_lifecycle("reset", sync_first)
+        finally:
+            if self._factory is not None and self._app is not None:
+                await self._close(sync_first=sync_first)  # a factory's app lives for one pack
+
+    async def _close(self, *, sync_first: bool) -> None:
+        try:
+            await self._app_lifecycle("close", sync_first)
+        finally:
+            if self._factory is not None:
+                self._app = None  # the next ingest or answer builds a new one
+
+    async def _app_lifecycle(self, name: str, sync_first: bool) -> None:
+        if self._shape != "target" or self._app is None:
+            return
+        method = self._app_hook(name, sync_first)
+        if method is not None:
+            await _guarded(f"the app's {method.__name__} ({self.callable})", method)
+
+    def _app_hook(self, name: str, sync_first: bool) -> Callable[..., Any] | None:
+        """The app's ``name`` or ``aname`` (the synchronous one first when *sync_first*)."""
+        names = (name, f"a{name}") if sync_first else (f"a{name}", name)
+        found = next((n for n in names if _has(self._app, n)), None)
+        return None if found is None else getattr(self._app, found)
+
+    # ---- answering -------------------------------------------------------------------------------
+
+    def _method(self, *, asynchronous: bool) -> str | None:
+        """The first method of the app's shape it has, or None (a function)."""
+        methods = _METHODS.get(self._shape)
+        if methods is None:
+            return None
+        return next((n for n in methods[1 if asynchronous else 0] if _has(self._app, n)), None)
+
+    def _arguments(self, query: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if self._shape == "chain":
+            return (query if self._key == "$" else {self._key: query},), {}
+        if self._shape == "vectorstore" and self.top_k is not None:
+            return (query,), {"k": self.top_k}
+        return (query,), {}
+
+    def _call(self, query: str) -> Any:
+        """Call the app the way its shape says, synchronously when it can; may return an
+        awaitable."""
+        if self._shape == "function":
+            return self._app(query)
+        # _check_shape made sure the app has one of its shape's methods
+        name = self._method(asynchronous=False) or self._method(asynchronous=True) or ""
+        args, kwargs = self._arguments(query)
+        return getattr(self._app, name)(*args, **kwargs)
+
+    def _convert(self, value: Any) -> Response:
+        keys = ID_KEYS if self.doc_id_field is None else (self.doc_id_field, *ID_KEYS)
+        if self._shape in _DOCUMENT_SHAPES:
+            response = _retriever_response(value, self._shape, keys)
+        else:
+            response = to_response(value, self.callable, id_keys=keys)
+        return self._mapped(response)
+
+    def _mapped(self, response: Response) -> Response:
+        """Apply ``doc_id_pattern`` to every retrieved id."""
+        if self._ids is None or response.retrieved is None:
+            return response
+        return attrs.evolve(response, retrieved=tuple(self._map(r) for r in response.retrieved))
+
+    def _map(self, item: RetrievedDocument) -> RetrievedDocument:
+        assert self._ids is not None
+        doc_id, chunk_id = self._ids.split(item.doc_id)
+        return attrs.evolve(item, doc_id=doc_id, chunk_id=item.chunk_id or chunk_id)
 
 
-def _retriever_response(docs: Any) -> Response:
+def _safe_shape(obj: Any, kind: str) -> str:
+    try:
+        return detect_shape(obj) if kind == "auto" else kind
+    except TypeError:
+        return "function"
+
+
+# ---- converting what an app returns --------------------------------------------------------------
+
+
+def _retriever_response(
+    docs: Any, shape: str = "retriever", id_keys: Sequence[str] = ID_KEYS
+) -> Response:
     """A retriever has no generator: its answer is its context, the texts joined by blank lines
     (the worst case of a generator that repeats what it was given)."""
-    retrieved = to_retrieved(docs, "the retriever's result")
+    retrieved = to_retrieved(docs, f"the {shape}'s result", id_keys=id_keys)
     answer = "\n\n".join(r.text for r in retrieved if r.text)
-    return Response(answer=answer, retrieved=retrieved, metadata={"shape": "retriever"})
+    return Response(answer=answer, retrieved=retrieved, metadata={"shape": shape})
 
 
-def to_response(value: Any, spec: str = "the app") -> Response:
+def to_response(value: Any, spec: str = "the app", *, id_keys: Sequence[str] = ID_KEYS) -> Response:
     """Turn what an app returned into a :class:`Response`.
 
     Accepted: a ``Response``; a string or a message with a string ``content`` (no retrieval
-    reported); an ``(answer, documents)`` pair;
-    a mapping with an answer under one of :data:`ANSWER_KEYS` and, optionally, documents under
-    one of :data:`RETRIEVED_KEYS` (the first that holds a list) and a ``metadata`` mapping.
+    reported); a LlamaIndex-style response (``response`` and ``source_nodes``); an
+    ``(answer, documents)`` pair; a mapping with an answer under one of :data:`ANSWER_KEYS`
+    and, optionally, documents under one of :data:`RETRIEVED_KEYS` (the first that holds a
+    list) and a ``metadata`` mapping.
 
     Raises:
         TypeError: Anything else, naming what was returned.
@@ -363,78 +722,124 @@ def to_response(value: Any, spec: str = "the app") -> Response:
         return value
     if isinstance(value, str):
         return Response(answer=value)
+    if isinstance(value, Mapping):
+        return _mapping_response(value, spec, id_keys)
+    if hasattr(value, "source_nodes"):
+        return _llama_response(value, spec, id_keys)
     content = getattr(value, "content", None)
-    if isinstance(content, str) and not isinstance(value, Mapping):
+    if isinstance(content, str):
         return Response(answer=content)  # a chat model's message (LangChain's AIMessage)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
-        return Response(answer=value[0], retrieved=to_retrieved(value[1], f"{spec} [1]"))
-    if isinstance(value, Mapping):
-        key = next((k for k in ANSWER_KEYS if isinstance(value.get(k), str)), None)
-        if key is None:
-            raise TypeError(
-                f"{spec} returned a dict without a string answer under any of "
-                f"{', '.join(ANSWER_KEYS)} (keys: {', '.join(sorted(map(str, value)))})"
-            )
-        docs_key = next((k for k in RETRIEVED_KEYS if _is_list(value.get(k))), None)
-        retrieved = (
-            None if docs_key is None else to_retrieved(value[docs_key], f"{spec}[{docs_key!r}]")
+        return Response(
+            answer=value[0], retrieved=to_retrieved(value[1], f"{spec} [1]", id_keys=id_keys)
         )
-        extra = value.get("metadata")
-        metadata = dict(extra) if isinstance(extra, Mapping) else {}
-        return Response(answer=value[key], retrieved=retrieved, metadata=metadata)
     raise TypeError(
         f"{spec} returned {type(value).__name__}; expected a str, a dict with an answer, an "
-        "(answer, documents) pair or a ragleaklab_core.Response"
+        "(answer, documents) pair, a query engine's response or a ragleaklab_core.Response"
     )
+
+
+def _mapping_response(value: Mapping[str, Any], spec: str, id_keys: Sequence[str]) -> Response:
+    key = next((k for k in ANSWER_KEYS if isinstance(value.get(k), str)), None)
+    if key is None:
+        raise TypeError(
+            f"{spec} returned a dict without a string answer under any of "
+            f"{', '.join(ANSWER_KEYS)} (keys: {', '.join(sorted(map(str, value)))})"
+        )
+    docs_key = next((k for k in RETRIEVED_KEYS if _is_list(value.get(k))), None)
+    retrieved = (
+        None
+        if docs_key is None
+        else to_retrieved(value[docs_key], f"{spec}[{docs_key!r}]", id_keys=id_keys)
+    )
+    extra = value.get("metadata")
+    metadata = dict(extra) if isinstance(extra, Mapping) else {}
+    return Response(answer=value[key], retrieved=retrieved, metadata=metadata)
+
+
+def _llama_response(value: Any, spec: str, id_keys: Sequence[str]) -> Response:
+    """A LlamaIndex query engine's (or chat engine's) response."""
+    answer = getattr(value, "response", None)
+    if answer is None and hasattr(value, "response_gen"):
+        raise TypeError(
+            f"{spec} returned a streaming response ({type(value).__name__}); build the query "
+            "engine with streaming=False"
+        )
+    nodes = list(getattr(value, "source_nodes", None) or [])
+    retrieved = to_retrieved(nodes, f"{spec}.source_nodes", id_keys=id_keys)
+    return Response(answer="" if answer is None else str(answer), retrieved=retrieved)
 
 
 def _is_list(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
 
-def to_retrieved(docs: Any, where: str) -> tuple[RetrievedDocument, ...]:
+def to_retrieved(
+    docs: Any, where: str, *, id_keys: Sequence[str] = ID_KEYS
+) -> tuple[RetrievedDocument, ...]:
     """Turn a list of documents into :class:`RetrievedDocument` s, in order.
 
     Each item may be a ``RetrievedDocument``, a ``Document``, a string (an id), a mapping (id
-    under ``doc_id``/``id``/``source``, text under ``text``/``page_content``/``content``, score
-    under ``score``) or a LangChain-style document (``page_content`` and ``metadata``, the id in
-    its metadata under ``doc_id``/``id``/``source``, or its ``id`` attribute).
+    under one of *id_keys*, text under ``text``/``page_content``/``content``, score under
+    ``score``), a LangChain-style document (``page_content`` and ``metadata``; id in its
+    metadata, else its ``id``), a ``(document, score)`` pair (``similarity_search_with_score``)
+    or a LlamaIndex ``NodeWithScore``/node (id in its metadata, else its ``ref_doc_id``, else
+    its ``node_id``; text from ``text``/``get_content()``).
 
     Raises:
         TypeError: An item has no id; the message gives its position.
     """
     if not isinstance(docs, Sequence) or isinstance(docs, str | bytes):
         raise TypeError(f"{where} is {type(docs).__name__}, not a list of documents")
-    return tuple(_one(item, f"{where}[{i}]") for i, item in enumerate(docs))
+    return tuple(_one(item, f"{where}[{i}]", id_keys) for i, item in enumerate(docs))
 
 
-def _one(item: Any, where: str) -> RetrievedDocument:
+def _one(item: Any, where: str, id_keys: Sequence[str]) -> RetrievedDocument:
     if isinstance(item, RetrievedDocument):
         return item
+    item, score = _unwrap_score(item)
     if isinstance(item, Document):
-        return RetrievedDocument(doc_id=item.doc_id, text=item.text)
+        return RetrievedDocument(doc_id=item.doc_id, text=item.text, score=score)
     if isinstance(item, str):
-        return RetrievedDocument(doc_id=item)
+        return RetrievedDocument(doc_id=item, score=score)
     if isinstance(item, Mapping):
         meta = item.get("metadata")
         meta = meta if isinstance(meta, Mapping) else {}
-        doc_id = _first(item, ID_KEYS) or _first(meta, ID_KEYS)
+        doc_id = _first(item, id_keys) or _first(meta, id_keys)
         text = _first(item, ("text", "page_content", "content"))
-        score = _score(item, meta)
+        score = _score(item, meta) if score is None else score
     else:
         meta = getattr(item, "metadata", None)
         meta = meta if isinstance(meta, Mapping) else {}
-        doc_id = _first(meta, ID_KEYS) or _attr_id(item)
-        text = getattr(item, "page_content", None)
-        score = _score({}, meta)
+        doc_id = _first(meta, id_keys) or _attr_id(item)
+        text = _text_of(item)
+        score = _score({}, meta) if score is None else score
     if doc_id is None:
         raise TypeError(
             f"{where} ({type(item).__name__}) has no document id: put it in metadata under "
-            f"{', '.join(ID_KEYS)}"
+            f"{', '.join(id_keys)} (or set doc_id_field)"
         )
     return RetrievedDocument(
         doc_id=doc_id, text=text if isinstance(text, str) else None, score=score
     )
+
+
+def _unwrap_score(item: Any) -> tuple[Any, float | None]:
+    """``(document, score)`` pairs and LlamaIndex ``NodeWithScore`` hold the score outside."""
+    if isinstance(item, tuple) and len(item) == 2 and _number(item[1]) is not None:
+        return item[0], _number(item[1])
+    node = getattr(item, "node", None)
+    if node is not None and not isinstance(item, Mapping) and hasattr(item, "score"):
+        return node, _number(item.score)
+    return item, None
+
+
+def _text_of(item: Any) -> Any:
+    for name in ("page_content", "text"):
+        value = getattr(item, name, None)
+        if isinstance(value, str):
+            return value
+    return item.get_content() if _has(item, "get_content") else None
 
 
 def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -448,15 +853,23 @@ def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
 
 
 def _attr_id(item: Any) -> str | None:
-    value = getattr(item, "id", None)
-    return value if isinstance(value, str) and value else None
+    """A LangChain document's ``id``; a LlamaIndex node's source document, else its own id."""
+    for name in ("ref_doc_id", "id", "node_id", "id_"):
+        value = getattr(item, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _number(value: Any) -> float | None:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if number and math.isfinite(value) else None
 
 
 def _score(item: Mapping[str, Any], meta: Mapping[str, Any]) -> float | None:
     for source in (item, meta):
         for key in SCORE_KEYS:
-            value: Any = source.get(key)
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            if number and math.isfinite(value):
-                return float(value)
+            value = _number(source.get(key))
+            if value is not None:
+                return value
     return None
