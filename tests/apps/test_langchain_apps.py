@@ -239,3 +239,43 @@ def test_an_app_in_the_current_directory_is_importable_and_a_typo_names_the_fix(
     moved = rlk("run", "-c", str(good), "-p", HIJACK, "-o", "o", cwd=elsewhere, pythonpath=False)
     assert moved.returncode == 2 and "holds myrag.py" in moved.stderr
     assert not Path(elsewhere / "o").exists()
+
+
+FLAKY_APP = """
+from rlk_app_langchain import store, store_retriever
+
+
+def load(documents):
+    raise PermissionError("the embedding service answered 401 Unauthorized")
+
+
+def forget(documents):
+    store.delete(ids=[d.doc_id for d in documents])
+    raise TimeoutError("the index took too long to confirm the delete")
+"""
+
+
+def test_failing_hooks_are_reported_on_the_pack_without_a_traceback(tmp_path):
+    (tmp_path / "flaky.py").write_text(FLAKY_APP)
+    config = write_config(
+        tmp_path / "c.toml",
+        callable=f"{APP}:store_retriever",
+        ingest_callable="flaky:load",
+        reset_callable="flaky:forget",
+    )
+    out = rlk("run", "-c", str(config), "-p", HIJACK, "--smoke", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 3, out.stdout + out.stderr
+    no_traceback(out)
+    [pack] = report(tmp_path / "o")["packs"]
+    assert (pack["verdict"], pack["tested"]) == ("error", False)
+    assert pack["not_tested_reason"].startswith(
+        "ingest failed: RuntimeError: ingest_callable 'flaky:load' failed: PermissionError: "
+        "the embedding service answered 401 Unauthorized"
+    )
+    assert (
+        "reset failed: RuntimeError: reset_callable 'flaky:forget' failed: TimeoutError: the "
+        "index took too long to confirm the delete"
+    ) in pack["reasons"]
+    records = runs(tmp_path / "o")
+    assert len(records) == 30
+    assert all(r["error"]["message"].startswith("not asked: ingest failed") for r in records)

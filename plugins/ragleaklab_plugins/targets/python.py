@@ -555,8 +555,8 @@ class PythonTarget:
         self._store = store
         ids = [d.doc_id for d in docs]
         self._planted.extend(ids)  # what reset deletes, even when add_texts fails part-way
-        keys = {"doc_id", self.doc_id_field or "doc_id"}
-        metadatas = [{key: d.doc_id for key in keys} for d in docs]
+        keys = dict.fromkeys(("doc_id", self.doc_id_field or "doc_id"))  # in order, once each
+        metadatas = [dict.fromkeys(keys, d.doc_id) for d in docs]
         label = f"the vector store's add_texts ({type(store).__name__})"
         added = await _guarded(
             label, lambda: store.add_texts([d.text for d in docs], metadatas=metadatas, ids=ids)
