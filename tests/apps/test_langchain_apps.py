@@ -279,3 +279,40 @@ def test_failing_hooks_are_reported_on_the_pack_without_a_traceback(tmp_path):
     records = runs(tmp_path / "o")
     assert len(records) == 30
     assert all(r["error"]["message"].startswith("not asked: ingest failed") for r in records)
+
+
+OWN_LOADER = """
+from rlk_app_langchain import store
+
+
+def load(documents):
+    store.add_texts([d.text for d in documents], ids=[d.doc_id for d in documents],
+                    metadatas=[{"doc_id": d.doc_id} for d in documents])
+
+
+def forget(documents):
+    store.delete(ids=[d.doc_id for d in documents])
+"""
+
+
+def test_a_module_level_app_that_cannot_forget_is_refused_several_packs(tmp_path):
+    (tmp_path / "loader.py").write_text(OWN_LOADER)
+    options = {"callable": f"{APP}:store_retriever", "ingest_callable": "loader:load"}
+    shared = write_config(tmp_path / "shared.toml", **options)
+    packs = ["-p", HIJACK, "-p", SENTINEL, "--smoke"]
+    out = rlk("run", "-c", str(shared), *packs, "-o", "shared", cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    no_traceback(out)
+    assert "cannot remove them again" in out.stderr and "reset_callable" in out.stderr
+    assert not (tmp_path / "shared").exists()
+    # knowingly shared: the second pack retrieves the first pack's documents too
+    out = rlk("run", "-c", str(shared), *packs, "--allow-shared-state", "-o", "both",
+              cwd=tmp_path)  # fmt: skip
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    later = report(tmp_path / "both")["packs"][1]
+    assert later["name"] == SENTINEL and later["wiring"]["unknown_ids"] > 0
+    # with a reset_callable each pack sees only its own documents
+    isolated = write_config(tmp_path / "reset.toml", **options, reset_callable="loader:forget")
+    out = rlk("run", "-c", str(isolated), *packs, "-o", "isolated", cwd=tmp_path)
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    assert [p["wiring"]["unknown_ids"] for p in report(tmp_path / "isolated")["packs"]] == [0, 0]
