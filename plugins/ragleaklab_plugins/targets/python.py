@@ -542,9 +542,9 @@ class PythonTarget:
         app, shape = self._app, self._shape
         if self._own_route(app, shape) is None:
             return False
-        method = self._app_hook("ingest", sync_first) if shape == "target" else None
-        if method is not None:
-            await _guarded(f"the app's {method.__name__} ({self.callable})", lambda: method(docs))
+        name = self._app_hook("ingest", sync_first) if shape == "target" else None
+        if name is not None:
+            await _guarded(f"the app's {name} ({self.callable})", lambda: getattr(app, name)(docs))
             return True
         await self._add_texts(_vector_store(app, shape), docs)
         return True
@@ -630,15 +630,14 @@ class PythonTarget:
     async def _app_lifecycle(self, name: str, sync_first: bool) -> None:
         if self._shape != "target" or self._app is None:
             return
-        method = self._app_hook(name, sync_first)
-        if method is not None:
-            await _guarded(f"the app's {method.__name__} ({self.callable})", method)
+        app, found = self._app, self._app_hook(name, sync_first)
+        if found is not None:
+            await _guarded(f"the app's {found} ({self.callable})", getattr(app, found))
 
-    def _app_hook(self, name: str, sync_first: bool) -> Callable[..., Any] | None:
+    def _app_hook(self, name: str, sync_first: bool) -> str | None:
         """The app's ``name`` or ``aname`` (the synchronous one first when *sync_first*)."""
         names = (name, f"a{name}") if sync_first else (f"a{name}", name)
-        found = next((n for n in names if _has(self._app, n)), None)
-        return None if found is None else getattr(self._app, found)
+        return next((n for n in names if _has(self._app, n)), None)
 
     # ---- answering -------------------------------------------------------------------------------
 
