@@ -64,6 +64,7 @@ import asyncio
 import concurrent.futures
 import importlib
 import inspect
+import logging
 import math
 import os
 import sys
@@ -71,16 +72,31 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import structlog
 from attrs import define, field
 from attrs import validators as v
 
 from ragleaklab_core import Document, Response, RetrievedDocument
-from ragleaklab_core._log import get_logger
 from ragleaklab_plugins.targets._ids import IdPattern, check_id_pattern
 
 __all__ = ["SHAPES", "AppImportError", "PythonTarget", "to_response", "to_retrieved"]
 
-log = get_logger(__name__)
+_logfmt = structlog.processors.LogfmtRenderer(sort_keys=True)
+
+
+def _event_line(logger: Any, method: str, event_dict: Any) -> str:
+    """'event key=value ...', the form ragleaklab's own log lines take."""
+    event = str(event_dict.pop("event"))
+    return f"{event} {_logfmt(logger, method, event_dict)}".rstrip()
+
+
+# Through the standard library, configuring nothing: the host application (the CLI) decides
+# what is shown, as for the core's own loggers.
+log = structlog.wrap_logger(
+    logging.getLogger(__name__),
+    processors=[structlog.stdlib.filter_by_level, _event_line],
+    wrapper_class=structlog.stdlib.BoundLogger,
+)
 
 #: The shapes ``kind`` accepts; ``"auto"`` detects one.
 SHAPES = ("auto", "target", "query_engine", "retriever", "vectorstore", "chain", "function")
