@@ -273,6 +273,26 @@ def test_misaligned_texts_and_bad_ids_are_errors(server):
         ask(ids, "vault")
 
 
+def test_doc_id_pattern_maps_chunk_ids_back_and_keeps_unmatched_ids(server):
+    server.target.ingest(DOCS)
+    plain = ask(fast(url=server.url("/chunked")), "vault code")
+    assert plain.retrieved and plain.retrieved[0].doc_id == "vault::chunk-0"
+    mapped = ask(
+        fast(url=server.url("/chunked"), doc_id_pattern=r"^(?P<doc_id>.+?)::chunk-\d+$"),
+        "vault code",
+    )
+    assert mapped.retrieved is not None
+    assert mapped.retrieved[0] == attrs.evolve(
+        plain.retrieved[0], doc_id="vault", chunk_id="vault::chunk-0"
+    )
+    assert [r.doc_id for r in mapped.retrieved] == [
+        r.doc_id.partition("::")[0] for r in plain.retrieved
+    ]
+    # an id the pattern does not match is kept whole, so the wiring check counts it as unknown
+    other = ask(fast(url=server.url("/chunked"), doc_id_pattern=r"^(?P<doc_id>x)$"), "vault code")
+    assert other.retrieved == plain.retrieved
+
+
 def test_a_body_that_is_not_json_is_an_error(server):
     with pytest.raises(TargetResponseError, match="is not JSON: 'plain text, not JSON'"):
         ask(fast(url=server.url("/text")), "q")

@@ -14,6 +14,8 @@ Endpoints:
   ``{"data": {"answer": ..., "sources": [{"id", "text", "score", "chunk"}, ...]}}``;
 - ``POST /simple``: the same answer shaped as HttpTarget's defaults expect,
   ``{"answer": ..., "sources": [{"id", "text", "score"}, ...]}``;
+- ``POST /chunked``: as ``/simple``, but every id is a chunk id, ``<doc_id>::chunk-<n>`` (a
+  chunked index that never returns the ids it was given);
 - ``/echo`` (any method): what the server parsed: method, JSON body, query parameters, headers;
 - ``/leak...``: 401 with the request's headers in the body (a service that echoes credentials);
 - ``/text``: 200 with a plain-text body;
@@ -228,6 +230,12 @@ class FakeRagServer:
         if route == ("POST", "/simple"):
             response = self._answer(str(body.get("query", "")))
             return 200, {}, {"answer": response.answer, "sources": _sources(response)}
+        if route == ("POST", "/chunked"):
+            response = self._answer(str(body.get("query", "")))
+            sources = _sources(response)
+            for source in sources:
+                source["id"] = f"{source['id']}::chunk-{str(source['chunk']).rpartition('#')[2]}"
+            return 200, {}, {"answer": response.answer, "sources": sources}
         if seen.path == "/echo":
             return (
                 200,

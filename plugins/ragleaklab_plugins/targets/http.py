@@ -17,6 +17,7 @@ from attrs import define, field
 from attrs import validators as v
 
 from ragleaklab_core import Document, Response, RetrievedDocument
+from ragleaklab_plugins.targets._ids import IdPattern, check_id_pattern
 from ragleaklab_plugins.targets._net import (
     Endpoint,
     HttpCaller,
@@ -101,6 +102,11 @@ class HttpTarget:
             call the case unscorable).
         doc_texts_path: Where the retrieved texts are (one per id), or ``None``.
         doc_scores_path: Where the retrieval scores are (one per id), or ``None``.
+        doc_id_pattern: A regular expression with a named group ``doc_id``, searched in every
+            returned id (``^(?P<doc_id>.+?)::chunk-\\d+$``): the group is the pack's document id
+            and the whole returned id is kept as the chunk id; an id it does not match is kept
+            as it is (the runner's wiring check then counts it as unknown). ``None``: the ids
+            are the pack's ``doc_id`` s as they are.
         ingest_url: Where to POST the pack's documents before the cases run, as
             ``{"documents": [{"doc_id", "text", "kind", "metadata"}, ...]}`` in batches; ``None``:
             the system is expected to hold them already.
@@ -126,6 +132,7 @@ class HttpTarget:
     doc_ids_path: str | None = field(default="sources[*].id", validator=_path())
     doc_texts_path: str | None = field(default=None, validator=_path())
     doc_scores_path: str | None = field(default=None, validator=_path())
+    doc_id_pattern: str | None = field(default=None, validator=check_id_pattern)
     ingest_url: str | None = field(default=None, validator=_url)
     ingest_batch_size: int = field(default=100, validator=[v.instance_of(int), v.ge(1)])
     reset_url: str | None = field(default=None, validator=_url)
@@ -149,6 +156,7 @@ class HttpTarget:
     _ids: JsonPath | None = field(default=None, init=False, repr=False)
     _texts: JsonPath | None = field(default=None, init=False, repr=False)
     _scores: JsonPath | None = field(default=None, init=False, repr=False)
+    _id_pattern: IdPattern | None = field(default=None, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         sends_body = self.method != "GET" and self.body is not None
@@ -191,6 +199,8 @@ class HttpTarget:
         self._scores = (
             None if self.doc_scores_path is None else JsonPath.parse(self.doc_scores_path)
         )
+        if self.doc_id_pattern is not None:
+            self._id_pattern = IdPattern.compile(self.doc_id_pattern)
         self._caller = HttpCaller(
             RetryPolicy(self.retries, float(self.backoff), float(self.max_wait)),
             float(self.timeout),
@@ -313,12 +323,16 @@ class HttpTarget:
         texts = self._aligned(self._texts, payload, len(doc_ids), what, _text)
         scores = self._aligned(self._scores, payload, len(doc_ids), what, _score)
         return (
-            tuple(
-                RetrievedDocument(doc_id=d, text=t, score=s)
-                for d, t, s in zip(doc_ids, texts, scores, strict=True)
-            ),
+            tuple(self._document(d, t, s) for d, t, s in zip(doc_ids, texts, scores, strict=True)),
             None,
         )
+
+    def _document(self, returned: str, text: str | None, score: float | None) -> RetrievedDocument:
+        """A retrieved id mapped back to the pack's document id by ``doc_id_pattern``."""
+        if self._id_pattern is None:
+            return RetrievedDocument(doc_id=returned, text=text, score=score)
+        doc_id, chunk_id = self._id_pattern.split(returned)
+        return RetrievedDocument(doc_id=doc_id, text=text, score=score, chunk_id=chunk_id)
 
     def _aligned(
         self, path: JsonPath | None, payload: Any, n: int, what: str, convert: Any

@@ -1,0 +1,135 @@
+"""The http target through the real CLI, against the loopback fake server, as CI would run it.
+
+No silent PASS: ids the system renames, failing ingest or reset calls, a dead service and
+streamed answers each end in a clear message and a non-zero exit, never in a PASS and never in
+a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.fake_rag_server import FakeRagServer
+
+PACK = "relevance-hijack"
+CHUNK_PATTERN = r"^(?P<doc_id>.+?)::chunk-\d+$"
+
+
+@pytest.fixture(scope="module")
+def shared_server():
+    with FakeRagServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(shared_server):
+    shared_server.clear()
+    return shared_server
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)  # strings, numbers, booleans and lists read the same in TOML
+
+
+def write_config(path: Path, options: dict[str, Any], **run: Any) -> Path:
+    lines = ['[target]\nname = "http"\n\n[target.options]']
+    lines += [f"{key} = {_toml(value)}" for key, value in options.items()]
+    if run:
+        lines.append("\n[run]")
+        lines += [f"{key} = {_toml(value)}" for key, value in run.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None):
+    environ = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environ,
+        timeout=120,
+    )
+
+
+def report(directory: Path) -> dict[str, Any]:
+    return json.loads((directory / "report.json").read_text(encoding="utf-8"))
+
+
+def runs(directory: Path) -> list[dict[str, Any]]:
+    lines = (directory / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+
+
+def ingesting(server: FakeRagServer, path: str = "/simple", **more: Any) -> dict[str, Any]:
+    return {
+        "url": server.url(path),
+        "ingest_url": server.url("/ingest"),
+        "reset_url": server.url("/reset"),
+        "backoff": 0.001,
+        **more,
+    }
+
+
+# ---- ids the system renames --------------------------------------------------------------------
+
+
+def test_chunk_ids_are_not_tested_without_doc_id_pattern_and_measured_with_it(server, tmp_path):
+    plain = write_config(tmp_path / "plain.toml", ingesting(server, "/chunked"))
+    out = rlk("run", "-c", str(plain), "-p", PACK, "--smoke", "-o", "plain", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"ERROR (not tested)  {PACK}" in out.stdout
+    assert "doc_id_pattern" in out.stdout
+    (pack,) = report(tmp_path / "plain")["packs"]
+    assert pack["tested"] is False and pack["wiring"]["reached"] is False
+    assert "never reached the system" in pack["not_tested_reason"]
+
+    # The same service, its chunk ids mapped back: the values the in-process reference gives.
+    reference = rlk("run", "-p", PACK, "--smoke", "-o", "ref", cwd=tmp_path)
+    assert reference.returncode in (0, 1), reference.stdout + reference.stderr
+    mapped = write_config(
+        tmp_path / "mapped.toml", ingesting(server, "/chunked", doc_id_pattern=CHUNK_PATTERN)
+    )
+    out = rlk("run", "-c", str(mapped), "-p", PACK, "--smoke", "-o", "mapped", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == reference.returncode, out.stdout + out.stderr
+    (pack,) = report(tmp_path / "mapped")["packs"]
+    (want,) = report(tmp_path / "ref")["packs"]
+    assert pack["tested"] is True and pack["wiring"]["unknown_ids"] == 0
+    assert pack["values"] == want["values"] and pack["verdict"] == want["verdict"]
+    retrieved = [d for r in runs(tmp_path / "mapped") for d in r["retrieved"]]
+    assert retrieved and all(d["chunk_id"].startswith(d["doc_id"] + "::chunk-") for d in retrieved)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [("(", "not a valid regular expression"), ("^(.+)::c$", "named group (?P<doc_id>")],
+)
+def test_a_bad_doc_id_pattern_is_a_config_error_naming_the_option(
+    server, tmp_path, pattern, message
+):
+    config = write_config(
+        tmp_path / "c.toml", {"url": server.url("/simple"), "doc_id_pattern": pattern}
+    )
+    out = rlk("run", "-c", str(config), "-p", PACK, "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "$.target.options.doc_id_pattern" in out.stderr
+    assert message in out.stderr
+    assert not (tmp_path / "o").exists()
+    assert server.hits == {}  # nothing was asked
