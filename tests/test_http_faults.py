@@ -133,3 +133,27 @@ def test_a_bad_doc_id_pattern_is_a_config_error_naming_the_option(
     assert message in out.stderr
     assert not (tmp_path / "o").exists()
     assert server.hits == {}  # nothing was asked
+
+
+# ---- isolation ---------------------------------------------------------------------------------
+
+PACKS = ["-p", "relevance-hijack", "-p", "claim-corruption", "--smoke"]
+
+
+def test_an_ingesting_target_without_reset_url_is_refused_several_packs(server, tmp_path):
+    shared = ingesting(server)
+    del shared["reset_url"]
+    config = write_config(tmp_path / "shared.toml", shared)
+    out = rlk("run", "-c", str(config), *PACKS, "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "cannot remove" in out.stderr and "reset_url" in out.stderr
+    assert "--allow-shared-state" in out.stderr
+    assert not (tmp_path / "o").exists() and server.hits == {}
+    # with a reset_url each pack's documents are removed before the next pack ingests
+    config = write_config(tmp_path / "reset.toml", ingesting(server))
+    out = rlk("run", "-c", str(config), *PACKS, "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    assert [p["tested"] for p in report(tmp_path / "o")["packs"]] == [True, True]
+    assert server.resets == 2

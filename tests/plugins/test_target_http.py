@@ -34,6 +34,7 @@ from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import ConfigError, Document, load_plugin
 from ragleaklab_core.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.suite import isolation_of
 from tests.support.fake_rag_server import FakeRagServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -557,6 +558,21 @@ def test_ingest_posts_every_document_in_batches_and_reset_forgets_them(server):
     }
     assert before.retrieved is not None and before.retrieved[0].doc_id == "d7"
     assert server.resets == 1 and after.retrieved == ()
+
+
+@pytest.mark.parametrize(
+    ("urls", "expected"),
+    [
+        ({}, ("fresh", False)),
+        ({"reset_url": "/reset"}, ("fresh", False)),  # nothing planted: nothing to remove
+        ({"ingest_url": "/ingest", "reset_url": "/reset"}, ("reset", True)),
+        ({"ingest_url": "/ingest"}, ("shared", True)),
+    ],
+)
+def test_isolation_follows_the_ingest_and_reset_urls(urls, expected):
+    target = HttpTarget(**{k: "http://127.0.0.1:9" + path for k, path in urls.items()})
+    assert (target.isolation, target.ingests) == expected
+    assert isolation_of(target) == expected[0]
 
 
 def test_without_ingest_or_reset_urls_nothing_is_called(server):

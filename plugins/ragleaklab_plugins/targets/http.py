@@ -112,7 +112,9 @@ class HttpTarget:
             the system is expected to hold them already.
         ingest_batch_size: Documents per ingest request.
         reset_url: Called (with ``reset_method``, no body) when the pack is done, to remove what
-            ingest planted; ``None``: nothing is called.
+            ingest planted; ``None``: nothing is called, and a target with an ``ingest_url``
+            has ``isolation = "shared"`` (several ingesting packs are refused unless the run
+            allows shared state).
         reset_method: The HTTP method of the reset call.
         timeout: Seconds for connecting, for sending, for each read and for a free connection.
         retries: Attempts after the first for connection errors, timeouts, 429 and 5xx.
@@ -242,6 +244,24 @@ class HttpTarget:
         if self._reset is None:
             return None
         return Request(self.reset_method, self._reset.url, self._reset.shown, self._headers)
+
+    # ---- what the core reads ---------------------------------------------------------------
+
+    @property
+    def ingests(self) -> bool:
+        """True when the pack's documents are sent to the system (``ingest_url`` is set)."""
+        return self._ingest is not None
+
+    @property
+    def isolation(self) -> str:
+        """How packs are kept apart: ``"fresh"`` when nothing is ingested (the system holds
+        the documents already and no pack adds any), ``"reset"`` when ``reset_url`` removes what
+        ``ingest_url`` planted, ``"shared"`` when documents are ingested and nothing removes
+        them (the runner then refuses several ingesting packs unless the run allows shared
+        state)."""
+        if not self.ingests:
+            return "fresh"
+        return "reset" if self._reset is not None else "shared"
 
     # ---- the Target protocol ----------------------------------------------------------------
 
