@@ -550,12 +550,7 @@ def test_ingest_posts_every_document_in_batches_and_reset_forgets_them(server):
     before, after = asyncio.run(go())
     assert server.ingested_batches == [100, 100, 50]
     first = next(s.json for s in server.seen if s.path == "/ingest")
-    assert first["documents"][3] == {
-        "doc_id": "d3",
-        "text": "word3 shared text",
-        "kind": "private",
-        "metadata": {"n": 3},
-    }
+    assert first["documents"][3] == {"doc_id": "d3", "text": "word3 shared text"}
     assert before.retrieved is not None and before.retrieved[0].doc_id == "d7"
     assert server.resets == 1 and after.retrieved == ()
 
@@ -573,6 +568,45 @@ def test_isolation_follows_the_ingest_and_reset_urls(urls, expected):
     target = HttpTarget(**{k: "http://127.0.0.1:9" + path for k, path in urls.items()})
     assert (target.isolation, target.ingests) == expected
     assert isolation_of(target) == expected[0]
+
+
+GROUND_TRUTH = {
+    "poison_claim": "GT-POISON-CLAIM-1d2c",
+    "true_claim": "GT-TRUE-CLAIM-8e4f",
+    "target_query": "GT-TARGET-QUERY-5a6b",
+    "sentinel": "GT-SENTINEL-3c7d",
+}
+
+
+@pytest.mark.parametrize("sync", [False, True])
+def test_ingest_sends_only_ids_and_texts_never_the_ground_truth(server, sync):
+    docs = [
+        Document("p1", "Refunds now take ninety days.", "poison", GROUND_TRUTH),
+        Document("l1", "Refunds take ten days.", "private", {"sentinel": "GT-SENTINEL-3c7d"}),
+    ]
+    target = fast(url=server.url("/simple"), ingest_url=server.url("/ingest"))
+    if sync:
+        target.ingest(docs)
+        target.close()
+    else:
+        asyncio.run(_ingest_and_close(target, docs))
+    (sent,) = [s for s in server.seen if s.path == "/ingest"]
+    assert sent.json == {
+        "documents": [
+            {"doc_id": "p1", "text": "Refunds now take ninety days."},
+            {"doc_id": "l1", "text": "Refunds take ten days."},
+        ]
+    }
+    wire = json.dumps([attrs.asdict(s) for s in server.seen])
+    for leaked in [*GROUND_TRUTH, *GROUND_TRUTH.values(), "poison", "private", "kind"]:
+        assert leaked not in wire, leaked
+
+
+async def _ingest_and_close(target: HttpTarget, docs: list[Document]) -> None:
+    try:
+        await target.aingest(docs)
+    finally:
+        await target.aclose()
 
 
 def test_without_ingest_or_reset_urls_nothing_is_called(server):

@@ -108,8 +108,11 @@ class HttpTarget:
             as it is (the runner's wiring check then counts it as unknown). ``None``: the ids
             are the pack's ``doc_id`` s as they are.
         ingest_url: Where to POST the pack's documents before the cases run, as
-            ``{"documents": [{"doc_id", "text", "kind", "metadata"}, ...]}`` in batches; ``None``:
-            the system is expected to hold them already.
+            ``{"documents": [{"doc_id": ..., "text": ...}, ...]}`` in batches; ``None``: the
+            system is expected to hold them already. Only the id and the text are sent: a
+            document's ``kind`` and ``metadata`` are the pack's ground truth (which document is
+            poison, the claim it plants, the sentinel it hides) and must never reach the
+            system under test.
         ingest_batch_size: Documents per ingest request.
         reset_url: Called (with ``reset_method``, no body) when the pack is done, to remove what
             ingest planted; ``None``: nothing is called, and a target with an ``ingest_url``
@@ -408,9 +411,7 @@ def _score(value: Any, path: JsonPath, i: int, what: str) -> float | None:
 
 
 def _document_json(doc: Document) -> dict[str, Any]:
-    return {
-        "doc_id": doc.doc_id,
-        "text": doc.text,
-        "kind": doc.kind,
-        "metadata": dict(doc.metadata),
-    }
+    """What the system under test is told about a document: its id and its text, nothing of
+    the ground truth ``kind`` and ``metadata`` hold (a system that saw them could pass by
+    filtering what it was told is poison)."""
+    return {"doc_id": doc.doc_id, "text": doc.text}
