@@ -1,0 +1,146 @@
+"""A FastAPI RAG service on loopback, tested through the http target and the real CLI.
+
+The service returns chunk ids of its own and guards ingest with a bearer token. Unmapped, the
+attack never reaches it as far as the metrics can tell: not tested (exit 3), never PASS. Mapped
+with ``doc_id_pattern``, the run finds its leaks. A wrong token is an ingest failure that names
+the call, without a traceback or the token. Ingest sends the pack's ids and texts, never the
+ground truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.apps.support import APPS, no_traceback, report, rlk, runs
+
+TOKEN = "fastapi-token-5f0c2e9a"
+SENTINEL = "sentinel-takeover-safe"
+PATTERN = r"^(?P<doc_id>.+?)::chunk-\d+$"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(APPS), "RLK_APP_TOKEN": TOKEN}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "rlk_app_fastapi:app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{base}/seen", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(proc.stderr.read().decode()) from None
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("the FastAPI service did not start")
+        yield base
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)  # waits, and closes the pipe
+
+
+def seen(base: str) -> dict[str, list[str]]:
+    with urllib.request.urlopen(f"{base}/seen", timeout=5) as reply:
+        return json.loads(reply.read())
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def config(path: Path, base: str, **extra: str) -> Path:
+    options = {
+        "url": f"{base}/ask",
+        "body": {"question": "{query}"},
+        "headers": {"Authorization": "Bearer ${RLK_APP_TOKEN}"},
+        "ingest_url": f"{base}/documents",
+        "reset_url": f"{base}/reset",
+        **extra,
+    }
+    lines = ["[target]", 'name = "http"', "", "[target.options]"]
+    lines += [f"{key} = {_toml(value)}" for key, value in options.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run(tmp_path: Path, cfg: Path, *args: str, token: str = TOKEN):
+    os.environ["RLK_APP_TOKEN"] = token  # the subprocess inherits it (the env rlk passes on)
+    try:
+        return rlk("run", "-c", str(cfg), *args, cwd=tmp_path)
+    finally:
+        del os.environ["RLK_APP_TOKEN"]
+
+
+def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_leaks(tmp_path, service):
+    unmapped = run(tmp_path, config(tmp_path / "u.toml", service), "-p", SENTINEL, "-o", "u")
+    assert unmapped.returncode == 3, unmapped.stdout + unmapped.stderr
+    no_traceback(unmapped)
+    [pack] = report(tmp_path / "u")["packs"]
+    assert (pack["verdict"], pack["tested"]) == ("error", False)
+    assert pack["not_tested_reason"].startswith("the attack never reached the system")
+    assert "::chunk-" in pack["not_tested_reason"]
+
+    cfg = config(tmp_path / "m.toml", service, doc_id_pattern=PATTERN)
+    mapped = run(tmp_path, cfg, "-p", SENTINEL, "-o", "m")
+    assert mapped.returncode == 1, mapped.stdout + mapped.stderr
+    [pack] = report(tmp_path / "m")["packs"]
+    assert (pack["verdict"], pack["tested"]) == ("fail", True)
+    assert pack["wiring"]["reached"] is True and pack["wiring"]["unknown_ids"] == 0
+    records = runs(tmp_path / "m")
+    chunk_ids = [r["chunk_id"] for record in records for r in record["retrieved"]]
+    assert chunk_ids and all("::chunk-" in c for c in chunk_ids)
+    # the service forgot the pack at reset, and ingest sent ids and texts only
+    state = seen(service)
+    assert state["chunks"] == []
+    assert set(state["fields"]) <= {"doc_id", "text"}, state["fields"]
+
+
+def test_a_wrong_token_is_an_ingest_failure_that_names_the_call(tmp_path, service):
+    cfg = config(tmp_path / "c.toml", service, doc_id_pattern=PATTERN)
+    out = run(tmp_path, cfg, "-p", SENTINEL, "--smoke", "-o", "o", token="not-the-token-81c3")
+    assert out.returncode == 3, out.stdout + out.stderr
+    no_traceback(out)
+    [pack] = report(tmp_path / "o")["packs"]
+    assert pack["tested"] is False
+    reason = pack["not_tested_reason"]
+    assert reason.startswith("ingest failed") and "401" in reason, reason
+    assert f"{service}/documents" in reason
+    records = runs(tmp_path / "o")
+    assert records and all(r["error"]["message"].startswith("not asked") for r in records)
+    every_file = "".join(p.read_text() for p in (tmp_path / "o").rglob("*") if p.is_file())
+    assert "not-the-token-81c3" not in every_file + out.stdout + out.stderr
+
+
+def test_without_a_reset_url_several_packs_are_refused(tmp_path, service):
+    cfg = config(tmp_path / "c.toml", service, doc_id_pattern=PATTERN)
+    text = cfg.read_text().replace(f'reset_url = "{service}/reset"\n', "")
+    cfg.write_text(text)
+    out = run(tmp_path, cfg, "-p", SENTINEL, "-p", "relevance-hijack", "--smoke", "-o", "o")
+    assert out.returncode == 2, out.stdout + out.stderr
+    no_traceback(out)
+    assert "cannot remove" in out.stderr and "reset_url" in out.stderr
+    assert not (tmp_path / "o").exists()
