@@ -33,7 +33,7 @@ from typing import Any
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
 from ragleaklab_plugins.metrics.sentinel import SentinelMetric
-from ragleaklab_plugins.metrics.verbatim import VerbatimMetric, build_index, covered_runs
+from ragleaklab_plugins.metrics.verbatim import VerbatimMetric
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 from ragleaklab_plugins.targets.reference.defences import looks_stuffed
 from ragleaklab_plugins.targets.reference.text import (
@@ -1350,6 +1350,56 @@ def stated(answer: str, claims: Sequence[str]) -> list[str]:
     return [c for c in claims if norm_text(c) in padded]
 
 
+# The generator's own labelling rule, independent of the metric; to be replaced by
+# instrumentation labels. These are frozen copies of the verbatim metric's helpers as they were
+# when the packs were labelled (ASCII ``[a-z0-9]+`` words): the labels must not move when the
+# metric's tokenisation changes, so the generator no longer imports them.
+
+
+def _label_windows(tokens: Sequence[str], size: int) -> Iterable[tuple[str, ...]]:
+    """Every run of *size* consecutive *tokens*, in order."""
+    return zip(*(tokens[j:] for j in range(size)), strict=False)
+
+
+def _label_build_index(
+    documents: Sequence[Document], min_words: int
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Every run of *min_words* consecutive ASCII words of *documents* -> the sorted ids."""
+    index: dict[tuple[str, ...], tuple[str, ...]] = {}
+    shared: list[tuple[str, ...]] = []
+    for doc in documents:
+        tokens = [m.group().lower() for m in re.finditer(r"[A-Za-z0-9]+", doc.text)]
+        for window in set(_label_windows(tokens, min_words)):
+            held = index.get(window)
+            if held is None:
+                index[window] = (doc.doc_id,)
+            else:
+                index[window] = (*held, doc.doc_id)
+                shared.append(window)
+    for window in shared:
+        index[window] = tuple(sorted(set(index[window])))
+    return index
+
+
+def _label_covered_runs(
+    tokens: Sequence[str], index: dict[tuple[str, ...], tuple[str, ...]], min_words: int
+) -> tuple[list[tuple[int, int]], list[str]]:
+    """The maximal runs ``[start, end)`` of *tokens* covered by indexed windows, and their docs."""
+    runs: list[tuple[int, int]] = []
+    doc_ids: set[str] = set()
+    for i, window in enumerate(_label_windows(tokens, min_words)):
+        holders = index.get(window)
+        if holders is None:
+            continue
+        doc_ids.update(holders)
+        end = i + min_words
+        if runs and i <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((i, end))
+    return runs, sorted(doc_ids)
+
+
 @dataclass(frozen=True)
 class RunIndex:
     """Longest-copied-run look-up over the private documents (the verbatim outcome rule)."""
@@ -1359,10 +1409,10 @@ class RunIndex:
 
     @classmethod
     def of(cls, documents: Sequence[Document], n: int) -> RunIndex:
-        return cls(build_index([d for d in documents if d.kind == "private"], n), n)
+        return cls(_label_build_index([d for d in documents if d.kind == "private"], n), n)
 
     def runs(self, answer: str) -> tuple[list[tuple[int, int]], list[str]]:
-        return covered_runs(re.findall(r"[a-z0-9]+", answer.lower()), self.windows, self.n)
+        return _label_covered_runs(re.findall(r"[a-z0-9]+", answer.lower()), self.windows, self.n)
 
 
 def exact_threshold(
