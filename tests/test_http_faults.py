@@ -40,14 +40,22 @@ def _toml(value: Any) -> str:
     return json.dumps(value)  # strings, numbers, booleans and lists read the same in TOML
 
 
-def write_config(path: Path, options: dict[str, Any], **run: Any) -> Path:
+def write_config(path: Path, options: dict[str, Any], *, extra: str = "", **run: Any) -> Path:
     lines = ['[target]\nname = "http"\n\n[target.options]']
     lines += [f"{key} = {_toml(value)}" for key, value in options.items()]
     if run:
         lines.append("\n[run]")
         lines += [f"{key} = {_toml(value)}" for key, value in run.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
     return path
+
+
+#: A threshold no case of PACK can fail: the pack passes unless something else is wrong.
+LENIENT = f"""
+[thresholds.{PACK}.poison_rate_at_k]
+threshold = 1.0
+decision_rule = "score > threshold -> FAIL"
+"""
 
 
 def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None):
@@ -157,3 +165,128 @@ def test_an_ingesting_target_without_reset_url_is_refused_several_packs(server, 
     assert out.returncode in (0, 1), out.stdout + out.stderr
     assert [p["tested"] for p in report(tmp_path / "o")["packs"]] == [True, True]
     assert server.resets == 2
+
+
+# ---- ingest, reset and a dead service ------------------------------------------------------------
+
+TOKEN = "tok-4b1e9a-never-shown"
+
+
+def test_an_ingest_401_leaves_the_pack_not_tested_with_the_call_named(server, tmp_path):
+    server.fail(1, 401, path="/ingest")
+    options = ingesting(server, headers={"Authorization": "Bearer ${RAG_TOKEN}"})
+    config = write_config(tmp_path / "c.toml", options)
+    out = rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "o", cwd=tmp_path,
+              env={"RAG_TOKEN": TOKEN})  # fmt: skip
+    no_traceback(out)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"ERROR (not tested)  {PACK}" in out.stdout and "PASS" not in out.stdout
+    (pack,) = report(tmp_path / "o")["packs"]
+    assert pack["verdict"] == "error" and pack["tested"] is False
+    assert pack["not_tested_reason"] == (
+        f"ingest failed: TargetRequestError: ingest POST {server.url('/ingest')} failed after "
+        '1 attempt (not retried): HTTP 401 Unauthorized: {"error": "injected 401"}'
+    )
+    assert "ingest POST" in out.stderr and "HTTP 401 Unauthorized" in out.stderr
+    assert server.hits["/simple"] == 0  # no case was asked of a system without its documents
+    assert all(
+        r["error"]["message"].startswith("not asked: ingest failed") for r in runs(tmp_path / "o")
+    )
+    assert server.resets == 1  # what a partial ingest planted is still removed
+
+
+def test_an_ingest_error_that_echoes_the_credentials_is_redacted(server, tmp_path):
+    options = {**ingesting(server), "ingest_url": server.url("/leak/ingest")}
+    options["headers"] = {"Authorization": "Bearer ${RAG_TOKEN}"}
+    config = write_config(tmp_path / "c.toml", options)
+    out = rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "o", cwd=tmp_path,
+              env={"RAG_TOKEN": TOKEN})  # fmt: skip
+    no_traceback(out)
+    assert out.returncode == 3, out.stdout + out.stderr
+    (pack,) = report(tmp_path / "o")["packs"]
+    assert "ingest POST" in pack["not_tested_reason"]
+    assert "Bearer ***" in pack["not_tested_reason"]
+    assert any(s.headers.get("authorization") == f"Bearer {TOKEN}" for s in server.seen)
+    written = [out.stdout, out.stderr, *(p.read_text() for p in (tmp_path / "o").iterdir())]
+    assert not [text for text in written if TOKEN in text]
+
+
+def test_a_reset_failure_is_reported_on_its_pack(server, tmp_path):
+    config = write_config(tmp_path / "c.toml", ingesting(server, retries=0), extra=LENIENT)
+    args = ("run", "-c", str(config), "-p", PACK, "--smoke")
+    healthy = rlk(*args, "-o", "ok", cwd=tmp_path)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr  # passes when reset works
+    assert f"PASS  {PACK}" in healthy.stdout
+    server.fail(1, 500, path="/reset")
+    out = rlk(*args, "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"PASS  {PACK}" not in out.stdout
+    (pack,) = report(tmp_path / "o")["packs"]
+    assert pack["verdict"] == "error" and pack["tested"] is True
+    want = (
+        f"reset failed: TargetRequestError: reset POST {server.url('/reset')} failed after "
+        "1 attempt: HTTP 500 Internal Server Error"
+    )
+    assert any(r.startswith(want) for r in pack["reasons"]), pack["reasons"]
+    assert any("later packs may see" in w for w in pack["warnings"])
+    assert "reset POST" in out.stderr
+
+
+def _closed_port_url(path: str) -> str:
+    with FakeRagServer() as gone:
+        return gone.url(path)
+
+
+@pytest.mark.parametrize("how", ["refused", "503"])
+def test_a_dead_service_stops_the_pack_after_max_consecutive_failures(server, tmp_path, how):
+    if how == "refused":
+        url = _closed_port_url("/simple")
+    else:
+        server.fail(1000, 503, path="/simple")  # a gateway saying the system is down
+        url = server.url("/simple")
+    config = write_config(
+        tmp_path / "c.toml", {"url": url, "retries": 0}, max_consecutive_failures=3
+    )
+    out = rlk("run", "-c", str(config), "-p", PACK, "--concurrency", "1", "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"ERROR (not tested)  {PACK}" in out.stdout and "PASS" not in out.stdout
+    (pack,) = report(tmp_path / "o")["packs"]
+    assert pack["tested"] is False
+    reason = pack["not_tested_reason"]
+    assert reason.startswith("target unreachable: 3 consecutive requests failed to reach it")
+    assert f"POST {url} failed after 1 attempt" in reason
+    assert ("ConnectError" if how == "refused" else "HTTP 503") in reason
+    records = runs(tmp_path / "o")
+    asked = [r for r in records if not r["error"]["message"].startswith("not asked")]
+    assert len(asked) == 3 and len(records) > 3
+    if how == "503":
+        assert server.hits["/simple"] == 3
+
+
+def test_errors_the_system_answers_with_never_stop_the_pack(server, tmp_path):
+    server.fail(1000, 500, path="/simple")  # the system is reachable, and broken
+    config = write_config(
+        tmp_path / "c.toml",
+        {"url": server.url("/simple"), "retries": 0},
+        max_consecutive_failures=3,
+    )
+    out = rlk(
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "--concurrency",
+        "1",
+        "-o",
+        "o",
+        cwd=tmp_path,
+    )
+    no_traceback(out)
+    assert out.returncode == 1, out.stdout + out.stderr  # errored cases fail a tested pack
+    records = runs(tmp_path / "o")
+    assert server.hits["/simple"] == len(records) > 3
+    assert all("HTTP 500" in r["error"]["message"] for r in records)

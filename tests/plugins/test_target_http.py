@@ -33,7 +33,7 @@ from ragleaklab_plugins.targets.python import PythonTarget
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import ConfigError, Document, load_plugin
-from ragleaklab_core.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.runner import RunSettings, is_transport_failure, load_pack, run_pack
 from ragleaklab_core.suite import isolation_of
 from tests.support.fake_rag_server import FakeRagServer
 
@@ -499,6 +499,77 @@ def test_a_refused_connection_is_retried_then_reported():
     waits = recorded(target)
     error = failure(target)
     assert error.attempts == 3 and "ConnectError" in error.reason and len(waits.seen) == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "transport"),
+    [
+        ({"status": 401}, False),
+        ({"status": 404}, False),
+        ({"status": 500}, False),  # the system answered: it is reachable, just broken
+        ({"status": 429}, False),
+        ({"status": 502}, True),  # a gateway answered that the system is down
+        ({"status": 503}, True),
+        ({"status": 504}, True),
+        ({"drop": True}, True),
+        ({"hang": True}, True),
+    ],
+)
+def test_transport_failure_says_whether_the_system_was_reached(server, fault, transport):
+    if "status" in fault:
+        server.fail(1, fault["status"])
+    elif "drop" in fault:
+        server.drop(1)
+    else:
+        server.hang(1, seconds=2.0)
+    error = failure(fast(url=server.url("/simple"), retries=0, timeout=0.2))
+    assert error.transport_failure is transport
+    assert is_transport_failure(error) is transport
+    assert error.status == fault.get("status")
+
+
+def test_a_refused_connection_is_a_transport_failure():
+    with FakeRagServer() as gone:
+        url = gone.url("/simple")
+    error = failure(fast(url=url, retries=0))
+    assert error.status is None and error.transport_failure is True
+
+
+def test_ingest_and_reset_failures_name_the_call(server, monkeypatch):
+    monkeypatch.setenv("RAG_TOKEN", SENTINEL)
+    server.fail(1, 401, path="/ingest")
+    server.fail(1, 500, path="/reset")
+    target = fast(
+        url=server.url("/simple"),
+        ingest_url=server.url("/ingest"),
+        reset_url=server.url("/reset"),
+        headers={"Authorization": "Bearer ${RAG_TOKEN}"},
+        retries=0,
+    )
+    with pytest.raises(TargetRequestError) as ingest:
+        target.ingest(DOCS)
+    assert str(ingest.value) == (
+        f"ingest POST {server.url('/ingest')} failed after 1 attempt (not retried): "
+        'HTTP 401 Unauthorized: {"error": "injected 401"}'
+    )
+    assert (ingest.value.call, ingest.value.transport_failure) == ("ingest", False)
+    with pytest.raises(TargetRequestError) as reset:
+        target.reset()
+    assert str(reset.value).startswith(
+        f"reset POST {server.url('/reset')} failed after 1 attempt: HTTP 500"
+    )
+    # a service that echoes the credentials it was sent: the excerpt is redacted
+    leaky = fast(
+        url=server.url("/simple"),
+        ingest_url=server.url("/leak/ingest"),
+        headers={"Authorization": "Bearer ${RAG_TOKEN}"},
+    )
+    with pytest.raises(TargetRequestError) as leak:
+        leaky.ingest(DOCS)
+    assert "HTTP 401 Unauthorized" in str(leak.value) and "Bearer ***" in str(leak.value)
+    assert SENTINEL not in str(leak.value)
+    target.close()
+    leaky.close()
 
 
 def test_the_sync_path_retries_too(server):

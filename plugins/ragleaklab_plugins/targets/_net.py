@@ -49,6 +49,11 @@ class MissingEnvironmentVariable(ValueError):
     """An option references ``${NAME}`` and the environment has no (or an empty) ``NAME``."""
 
 
+#: Final statuses that mean the system itself was not reached: a gateway or proxy in front of it
+#: answered that it is down (bad gateway, unavailable, gateway timeout).
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+
+
 class TargetRequestError(RuntimeError):
     """A request to the system under test failed for good (after any retries).
 
@@ -58,20 +63,36 @@ class TargetRequestError(RuntimeError):
         attempts: How many times the request was sent.
         status: The last HTTP status, or ``None`` when no response came back.
         reason: What went wrong on the last attempt (secrets redacted).
+        call: Which call of the target failed (``"ingest"``, ``"reset"``; ``""`` for a query),
+            the first word of the message.
+        transport_failure: True when the system could not be reached: no response came back
+            (connection refused or dropped, a timeout) or the last status was 502, 503 or 504.
+            False when the system answered with an error of its own (401, 404, 500...). The
+            runner stops a pack after several transport failures in a row.
     """
 
     def __init__(
-        self, method: str, url: str, attempts: int, status: int | None, reason: str
+        self,
+        method: str,
+        url: str,
+        attempts: int,
+        status: int | None,
+        reason: str,
+        *,
+        call: str = "",
     ) -> None:
         self.method = method
         self.url = url
         self.attempts = attempts
         self.status = status
         self.reason = reason
+        self.call = call
+        self.transport_failure = status is None or status in GATEWAY_STATUSES
         retried = "" if status is None or status in RETRY_STATUSES else " (not retried)"
         plural = "" if attempts == 1 else "s"
+        prefix = f"{call} " if call else ""
         super().__init__(
-            f"{method} {url} failed after {attempts} attempt{plural}{retried}: {reason}"
+            f"{prefix}{method} {url} failed after {attempts} attempt{plural}{retried}: {reason}"
         )
 
 
@@ -257,6 +278,8 @@ class Request:
     headers: Mapping[str, str] = field(factory=dict)
     json: Any = None
     params: Mapping[str, str] | None = None
+    #: Which call of the target this is, for error messages (``"ingest"``, ``"reset"``).
+    call: str = ""
 
 
 @frozen
@@ -454,7 +477,7 @@ class HttpCaller:
         reason = _failure(exc, self.timeout, self.secrets)
         if not isinstance(exc, _RETRY_ERRORS) or attempt > self.policy.retries:
             raise TargetRequestError(
-                request.method, request.shown_url, attempt, None, reason
+                request.method, request.shown_url, attempt, None, reason, call=request.call
             ) from None
         return self.policy.backoff_delay(attempt - 1, self._rng)
 
@@ -466,7 +489,9 @@ class HttpCaller:
         if 200 <= status < 300:
             return None
         reason = _status_reason(response, self.secrets)
-        fail = TargetRequestError(request.method, request.shown_url, attempt, status, reason)
+        fail = TargetRequestError(
+            request.method, request.shown_url, attempt, status, reason, call=request.call
+        )
         if status not in RETRY_STATUSES or attempt > self.policy.retries:
             raise fail
         retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -480,6 +505,7 @@ class HttpCaller:
                 status,
                 f"{reason} (Retry-After {retry_after:g} s is more than max_wait "
                 f"{self.policy.max_wait:g} s)",
+                call=request.call,
             )
         return retry_after
 

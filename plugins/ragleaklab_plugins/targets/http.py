@@ -239,6 +239,7 @@ class HttpTarget:
                 self._ingest.shown,
                 headers=self._headers,
                 json={"documents": batch[start : start + size]},
+                call="ingest",
             )
             for start in range(0, len(batch), size)
         ]
@@ -246,7 +247,9 @@ class HttpTarget:
     def _reset_request(self) -> Request | None:
         if self._reset is None:
             return None
-        return Request(self.reset_method, self._reset.url, self._reset.shown, self._headers)
+        return Request(
+            self.reset_method, self._reset.url, self._reset.shown, self._headers, call="reset"
+        )
 
     # ---- what the core reads ---------------------------------------------------------------
 
