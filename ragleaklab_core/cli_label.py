@@ -1,0 +1,134 @@
+"""``ragleaklab label export`` and ``ragleaklab label import``: labels for your own system.
+
+Registered on the main command group by :mod:`ragleaklab_core.cli`; see
+:mod:`ragleaklab_core.labelling` for the method and the file formats.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from ragleaklab_core._atomic import write_atomic
+from ragleaklab_core._cli_errors import handle_errors
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.labelling import (
+    REVIEW_SOURCES,
+    labels_lines,
+    read_review,
+    render_review,
+    review_format,
+    review_rows,
+)
+
+
+@click.group("label")
+def label_group() -> None:
+    """Label the cases of a run on your own system, for `ragleaklab calibrate --labels`."""
+
+
+@label_group.command("export")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The review file, .jsonl or .csv [default: RUN_DIR/review.jsonl].",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing review file.")
+@handle_errors
+def export_command(run_dir: Path, out: Path | None, force: bool) -> None:
+    """Write every case of the run in RUN_DIR to a review file.
+
+    One row per case: pack, test_id, query, the answers (one per epoch), the retrieved ids, the
+    metrics' values and evidence, any errors, the target's identity, and empty `label` and
+    `notes` columns for the reviewer. An existing file is kept unless --force: it may hold a
+    reviewer's work.
+    """
+    out = run_dir / "review.jsonl" if out is None else out
+    fmt = review_format(out)
+    if out.exists() and not force:
+        raise InputError("exists; it may hold a review in progress (use --force)", source=str(out))
+    rows = review_rows(run_dir)
+    write_atomic(out, render_review(rows, fmt))
+    packs = Counter(row.pack for row in rows)
+    click.echo(f"wrote {out}: {len(rows)} cases to review ({_counts(packs)})")
+    click.echo(f"next: label every row positive or negative, then `ragleaklab label import {out}`")
+
+
+@label_group.command("import")
+@click.argument("review_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("labels.jsonl"),
+    show_default=True,
+    help="The labels file to write.",
+)
+@click.option(
+    "-p", "--pack", default=None, help="The pack to take (needed when the file has several)."
+)
+@click.option(
+    "--label-source",
+    type=click.Choice(REVIEW_SOURCES),
+    default="human",
+    show_default=True,
+    help="Who judged: a person, or an LLM judge.",
+)
+@click.option("--labelled-by", default=None, help="The reviewer (a name, or the judge model).")
+@click.option("--force", is_flag=True, help="Overwrite an existing labels file.")
+@handle_errors
+def import_command(
+    review_file: Path,
+    out: Path,
+    pack: str | None,
+    label_source: str,
+    labelled_by: str | None,
+    force: bool,
+) -> None:
+    """Turn a reviewed REVIEW_FILE (.jsonl or .csv) into a labels file with its provenance.
+
+    Every row must be labelled positive or negative; an unlabelled row, an unknown label or a
+    case reviewed twice is an error naming the line, and nothing is written.
+    """
+    judgements = read_review(review_file)
+    packs = sorted({j.pack for j in judgements})
+    if pack is None and len(packs) > 1:
+        raise InputError(
+            f"holds the cases of {len(packs)} packs ({', '.join(packs)}): choose one with --pack",
+            source=str(review_file),
+        )
+    chosen = pack if pack is not None else packs[0]
+    if chosen not in packs:
+        raise InputError(
+            f"has no case of pack {chosen!r} (it has: {', '.join(packs)})", source=str(review_file)
+        )
+    taken = [j for j in judgements if j.pack == chosen]
+    if out.exists() and not force:
+        raise InputError("exists; use --force to replace it", source=str(out))
+    write_atomic(out, labels_lines(taken, label_source=label_source, labelled_by=labelled_by))
+    positives = sum(j.positive for j in taken)
+    targets = sorted({j.target for j in taken if j.target})
+    click.echo(
+        f"wrote {out}: {len(taken)} labels for pack {chosen!r} ({positives} positive, "
+        f"{len(taken) - positives} negative; label_source {label_source}"
+        + (f", target {', '.join(targets)}" if targets else "")
+        + ")"
+    )
+    if positives == 0 or positives == len(taken):
+        click.echo(
+            "warning: only one class is present; calibration needs positive and negative cases",
+            err=True,
+        )
+    click.echo(
+        f"next: ragleaklab calibrate --pack {chosen} --labels {out} --config <the run's config> "
+        "--out calibration/"
+    )
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{name}: {n}" for name, n in sorted(counter.items()))

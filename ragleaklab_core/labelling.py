@@ -1,0 +1,341 @@
+"""Label your own system: a run becomes a review file, a reviewed file becomes labels.jsonl.
+
+A label says whether the attack *succeeded on a given system*. The built-in packs ship labels
+observed on the reference target; on any other system they are at best a guess. The way to
+calibrate honestly on your own system is to have someone (a person, or an LLM judge you trust)
+look at what it actually answered:
+
+1. ``ragleaklab run -o out/`` against your target;
+2. ``ragleaklab label export out/`` writes ``out/review.jsonl`` (or ``.csv`` for a
+   spreadsheet): one row per case with its query, the answer (every epoch), the retrieved ids,
+   the metrics' values and evidence, and empty ``label`` and ``notes`` columns;
+3. the reviewer fills ``label`` with ``positive`` (the attack succeeded: the system leaked,
+   obeyed, asserted the poisoned claim) or ``negative`` for **every** row;
+4. ``ragleaklab label import out/review.csv -o labels.jsonl`` checks the judgements and writes
+   a labels file whose every line records where it came from: ``label_source`` (``human`` or
+   ``judge``), who labelled it, and the target the answers came from (its name and a
+   fingerprint of its options), so calibrating those labels against another target can be
+   told apart.
+
+A row left without a label is an error, never a silent drop: a calibration on the rows someone
+found easy to judge would be biased towards them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import LABELS, jsonl_records
+
+#: The sources a reviewed labels file may declare.
+REVIEW_SOURCES = ("human", "judge")
+#: Characters of each answer a review row keeps (the full answer stays in runs.jsonl).
+ANSWER_CHARS = 2000
+#: The columns of a review file, in order.
+COLUMNS = (
+    "pack",
+    "test_id",
+    "query",
+    "answers",
+    "retrieved_ids",
+    "metric_values",
+    "evidence",
+    "errors",
+    "target",
+    "label",
+    "notes",
+)
+# Columns that hold JSON in a CSV review file (a list or an object per cell).
+_JSON_COLUMNS = ("answers", "retrieved_ids", "metric_values", "evidence", "errors")
+_FORMATS = {".jsonl": "jsonl", ".csv": "csv"}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def target_identity(target: Mapping[str, Any]) -> str:
+    """``name@fingerprint``: the target plugin and a digest of its (redacted) options.
+
+    Two runs against the same system with the same options get the same identity; any change of
+    target or option gives another, which is what a label observed on one system needs.
+    """
+    name = str(target.get("name", "?"))
+    digest = hashlib.sha256(_canonical(target.get("options", {})).encode()).hexdigest()
+    return f"{name}@{digest[:12]}"
+
+
+def review_format(path: Path) -> str:
+    """``"jsonl"`` or ``"csv"`` from *path*'s suffix."""
+    fmt = _FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError("a review file must end in .jsonl or .csv", source=str(path))
+    return fmt
+
+
+@frozen
+class ReviewRow:
+    """One case of a run, as a reviewer sees it."""
+
+    pack: str
+    test_id: str
+    query: str
+    answers: tuple[str, ...]
+    retrieved_ids: tuple[tuple[str, ...] | None, ...]
+    metric_values: Mapping[str, Any]
+    evidence: Mapping[str, Any]
+    errors: tuple[str, ...]
+    target: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pack": self.pack,
+            "test_id": self.test_id,
+            "query": self.query,
+            "answers": list(self.answers),
+            "retrieved_ids": [None if r is None else list(r) for r in self.retrieved_ids],
+            "metric_values": dict(self.metric_values),
+            "evidence": dict(self.evidence),
+            "errors": list(self.errors),
+            "target": self.target,
+            "label": "",
+            "notes": "",
+        }
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found (is this a run directory?)", source=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+
+
+def review_rows(run_dir: Path) -> list[ReviewRow]:
+    """One row per case of the run in *run_dir* (its report.json and runs.jsonl), in the order
+    of runs.jsonl. Errored cases are kept, with their errors: a reviewer decides."""
+    report = _read_json(run_dir / "report.json")
+    target = report.get("target") if isinstance(report, dict) else None
+    if not isinstance(target, dict):
+        raise InputError(
+            "$.target: missing; not a ragleaklab run report", source=str(run_dir / "report.json")
+        )
+    identity = target_identity(target)
+    runs_path = run_dir / "runs.jsonl"
+    try:
+        raw = runs_path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(
+            "file not found (is this a run directory?)", source=str(runs_path)
+        ) from None
+    _, records = jsonl_records(raw, source=str(runs_path))
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for number, record in records:
+        key = (record.get("pack"), record.get("test_id"))
+        if not all(isinstance(k, str) and k for k in key):
+            raise InputError(
+                "a record without its pack and test_id", source=str(runs_path), line=number
+            )
+        grouped.setdefault(key, []).append(record)  # type: ignore[arg-type]
+    rows = []
+    for (pack, test_id), epochs in grouped.items():
+        epochs.sort(key=lambda r: r.get("epoch", 0))
+        metrics = [r.get("metrics") or {} for r in epochs]
+        rows.append(
+            ReviewRow(
+                pack=pack,
+                test_id=test_id,
+                query=str(epochs[0].get("query", "")),
+                answers=tuple(str(r.get("answer") or "")[:ANSWER_CHARS] for r in epochs),
+                retrieved_ids=tuple(_retrieved_ids(r) for r in epochs),
+                metric_values={
+                    name: [m.get(name, {}).get("values") for m in metrics]
+                    for name in sorted({n for m in metrics for n in m})
+                },
+                evidence={
+                    name: [m.get(name, {}).get("evidence") for m in metrics]
+                    for name in sorted({n for m in metrics for n in m})
+                },
+                errors=tuple(
+                    str((r.get("error") or {}).get("message", "")) for r in epochs if r.get("error")
+                ),
+                target=identity,
+            )
+        )
+    return rows
+
+
+def _retrieved_ids(record: Mapping[str, Any]) -> tuple[str, ...] | None:
+    retrieved = record.get("retrieved")
+    if retrieved is None:
+        return None
+    return tuple(str(r.get("doc_id")) for r in retrieved)
+
+
+def render_review(rows: Sequence[ReviewRow], fmt: str) -> bytes:
+    """The review file's bytes: JSONL (one object per row) or CSV (JSON in the list columns)."""
+    dicts = [row.to_dict() for row in rows]
+    if fmt == "jsonl":
+        return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dicts).encode()
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for d in dicts:
+        writer.writerow({k: _canonical(d[k]) if k in _JSON_COLUMNS else d[k] for k in COLUMNS})
+    return out.getvalue().encode()
+
+
+@frozen
+class Judgement:
+    """One reviewed row."""
+
+    pack: str
+    test_id: str
+    positive: bool
+    notes: str
+    target: str
+    line: int
+
+
+def read_review(path: Path) -> list[Judgement]:
+    """The reviewed rows of *path* (JSONL or CSV), every problem named by file and line.
+
+    Raises:
+        InputError: a row without ``pack``/``test_id``, a label that is not ``positive`` or
+            ``negative`` (case and surrounding spaces are forgiven), a row left unlabelled
+            (all of them are listed), or the same case twice.
+    """
+    source = str(path)
+    fmt = review_format(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=source) from None
+    rows = _csv_rows(raw, source) if fmt == "csv" else jsonl_records(raw, source=source)[1]
+    judgements: list[Judgement] = []
+    unlabelled: list[int] = []
+    seen: dict[tuple[str, str], int] = {}
+    for number, row in rows:
+        pack, test_id = (_text(row, key, source, number) for key in ("pack", "test_id"))
+        if not test_id:
+            raise InputError(
+                "field 'test_id' must be a non-empty string", source=source, line=number
+            )
+        label = _text(row, "label", source, number).strip().lower()
+        if not label:
+            unlabelled.append(number)
+            continue
+        if label not in LABELS:
+            raise InputError(
+                f'field \'label\' must be "positive" or "negative", got {row.get("label")!r}',
+                source=source,
+                line=number,
+            )
+        key = (pack, test_id)
+        if key in seen:
+            raise InputError(
+                f"case {test_id!r} of pack {pack!r} is reviewed twice (first on line {seen[key]})",
+                source=source,
+                line=number,
+            )
+        seen[key] = number
+        judgements.append(
+            Judgement(
+                pack=pack,
+                test_id=test_id,
+                positive=label == "positive",
+                notes=_text(row, "notes", source, number),
+                target=_text(row, "target", source, number),
+                line=number,
+            )
+        )
+    if unlabelled:
+        shown = ", ".join(str(n) for n in unlabelled[:10]) + (
+            ", ..." if len(unlabelled) > 10 else ""
+        )
+        raise InputError(
+            f"{len(unlabelled)} row(s) have no label (lines {shown}): label every case "
+            "positive or negative; a calibration on the cases that were easy to judge would be "
+            "biased",
+            source=source,
+        )
+    if not judgements:
+        raise InputError("no reviewed row", source=source)
+    return judgements
+
+
+def _text(row: Mapping[str, Any], key: str, source: str, number: int) -> str:
+    value = row.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(
+            f"field {key!r} must be a string, got {value!r}", source=source, line=number
+        )
+    return value
+
+
+def _csv_rows(raw: bytes, source: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    try:
+        text = raw.decode("utf-8-sig")  # spreadsheets often save a byte-order mark
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(
+            "not UTF-8 text (save the sheet as CSV UTF-8)", source=source, line=line
+        ) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = {"pack", "test_id", "label"} - set(reader.fieldnames or ())
+    if missing:
+        raise InputError(f"missing column(s): {', '.join(sorted(missing))}", source=source, line=1)
+    for row in reader:
+        # reader.line_num is the line the row ends on; a quoted cell may span lines
+        yield reader.line_num, row
+
+
+def labels_lines(
+    judgements: Sequence[Judgement], *, label_source: str, labelled_by: str | None
+) -> bytes:
+    """labels.jsonl bytes: the seed's ``test_id``/``label``/``notes`` plus, on every line, the
+    provenance (``label_source``, ``labelled_by``, ``target``). Readers of the seed's format
+    ignore the extra keys."""
+    lines = []
+    for j in judgements:
+        record: dict[str, Any] = {
+            "test_id": j.test_id,
+            "label": "positive" if j.positive else "negative",
+            "notes": j.notes,
+            "label_source": label_source,
+        }
+        if labelled_by:
+            record["labelled_by"] = labelled_by
+        if j.target:
+            record["target"] = j.target
+        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+    return "".join(lines).encode()
+
+
+__all__ = [
+    "ANSWER_CHARS",
+    "COLUMNS",
+    "REVIEW_SOURCES",
+    "Judgement",
+    "ReviewRow",
+    "labels_lines",
+    "read_review",
+    "render_review",
+    "review_format",
+    "review_rows",
+    "target_identity",
+]
