@@ -17,6 +17,7 @@ import click
 from ragleaklab_core._cli_errors import handle_errors
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
+from ragleaklab_core.cli_label import label_group
 from ragleaklab_core.cli_packs import new_pack_command, pack_group
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -508,6 +509,7 @@ def plugins(as_json: bool) -> None:
 
 cli.add_command(new_pack_command)
 cli.add_command(pack_group)
+cli.add_command(label_group)
 
 
 def main(argv: list[str] | None = None) -> None:
