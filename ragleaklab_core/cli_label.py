@@ -21,6 +21,7 @@ from ragleaklab_core.labelling import (
     render_review,
     review_format,
     review_rows,
+    run_scores,
 )
 
 
@@ -38,9 +39,29 @@ def label_group() -> None:
     default=None,
     help="The review file, .jsonl or .csv [default: RUN_DIR/review.jsonl].",
 )
+@click.option(
+    "--scores",
+    "scores_out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the run's reduced scores of one pack, for `calibrate --scores`.",
+)
+@click.option(
+    "-p", "--pack", default=None, help="The pack of --scores (needed when the run has several)."
+)
+@click.option(
+    "--value", default=None, help="The value of --scores [default: the pack's primary value]."
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing review file.")
 @handle_errors
-def export_command(run_dir: Path, out: Path | None, force: bool) -> None:
+def export_command(
+    run_dir: Path,
+    out: Path | None,
+    scores_out: Path | None,
+    pack: str | None,
+    value: str | None,
+    force: bool,
+) -> None:
     """Write every case of the run in RUN_DIR to a review file.
 
     One row per case: pack, test_id, query, the answers (one per epoch), the retrieved ids, the
@@ -53,9 +74,27 @@ def export_command(run_dir: Path, out: Path | None, force: bool) -> None:
     if out.exists() and not force:
         raise InputError("exists; it may hold a review in progress (use --force)", source=str(out))
     rows = review_rows(run_dir)
+    scores = None
+    if scores_out is not None:
+        if scores_out.exists() and not force:
+            raise InputError("exists (use --force)", source=str(scores_out))
+        scores = run_scores(run_dir, pack=pack, value=value)
     write_atomic(out, render_review(rows, fmt))
     packs = Counter(row.pack for row in rows)
     click.echo(f"wrote {out}: {len(rows)} cases to review ({_counts(packs)})")
+    if scores is not None and scores_out is not None:
+        write_atomic(scores_out, scores.render())
+        click.echo(
+            f"wrote {scores_out}: {len(scores.scores)} scores of {scores.value} for pack "
+            f"{scores.pack!r} (epochs reduced by {scores.reducer})"
+        )
+        if scores.unscored:
+            click.echo(
+                f"warning: {len(scores.unscored)} case(s) errored or could not be scored and have "
+                f"no score (such as {', '.join(scores.unscored[:5])}); calibrate counts them as "
+                "unscored",
+                err=True,
+            )
     click.echo(f"next: label every row positive or negative, then `ragleaklab label import {out}`")
 
 

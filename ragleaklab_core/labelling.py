@@ -182,6 +182,80 @@ def _retrieved_ids(record: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(str(r.get("doc_id")) for r in retrieved)
 
 
+@frozen
+class RunScores:
+    """One value of one pack of a run, reduced per case as the run reduced it."""
+
+    pack: str
+    value: str
+    reducer: str
+    scores: Mapping[str, float]
+    unscored: tuple[str, ...]
+
+    def render(self) -> bytes:
+        """A scores JSONL file for ``calibrate --scores`` (cases in the run's order)."""
+        return "".join(
+            json.dumps({"test_id": test_id, "score": score}) + "\n"
+            for test_id, score in self.scores.items()
+        ).encode()
+
+
+def run_scores(run_dir: Path, *, pack: str | None = None, value: str | None = None) -> RunScores:
+    """The reduced *value* (default: the pack's primary value) of every case of *pack* in the
+    run in *run_dir*, so a calibration scores exactly the answers the reviewer judged.
+
+    A case with an errored or unscored epoch has no score; it is listed in ``unscored``, never
+    given a made-up one.
+    """
+    from ragleaklab_core.aggregation import reducer as make_reducer
+
+    report_path = run_dir / "report.json"
+    report = _read_json(report_path)
+    packs = {p.get("name"): p for p in report.get("packs", []) if isinstance(p, dict)}
+    if pack is None:
+        if len(packs) != 1:
+            raise InputError(
+                f"the run has {len(packs)} packs ({', '.join(sorted(map(str, packs)))}): choose "
+                "one with --pack",
+                source=str(report_path),
+            )
+        pack = str(next(iter(packs)))
+    if pack not in packs:
+        raise InputError(f"the run has no pack {pack!r}", source=str(report_path))
+    entry = packs[pack]
+    value = value or str(entry.get("primary_metric"))
+    gated = (entry.get("values") or {}).get(value) or {}
+    higher_is_worse = not gated.get("lower_is_worse", False)
+    spec = str((report.get("settings") or {}).get("reducer", "mean"))
+    reduce = make_reducer(spec)
+    epochs: dict[str, list[float | None]] = {}
+    _, records = jsonl_records(
+        (run_dir / "runs.jsonl").read_bytes(), source=str(run_dir / "runs.jsonl")
+    )
+    for _number, record in records:
+        if record.get("pack") != pack:
+            continue
+        found = [
+            m.get("values", {}).get(value)
+            for m in (record.get("metrics") or {}).values()
+            if isinstance(m, dict) and value in (m.get("values") or {})
+        ]
+        score = found[0] if found and record.get("error") is None else None
+        epochs.setdefault(str(record.get("test_id")), []).append(score)
+    if not any(s is not None for values in epochs.values() for s in values):
+        raise InputError(f"no case of pack {pack!r} has a value {value!r}", source=str(run_dir))
+    scores: dict[str, float] = {}
+    unscored: list[str] = []
+    for test_id, values in epochs.items():
+        if any(v is None for v in values):
+            unscored.append(test_id)
+        else:
+            scores[test_id] = reduce(
+                [float(v) for v in values if v is not None], higher_is_worse=higher_is_worse
+            )
+    return RunScores(pack, value, spec, scores, tuple(unscored))
+
+
 def render_review(rows: Sequence[ReviewRow], fmt: str) -> bytes:
     """The review file's bytes: JSONL (one object per row) or CSV (JSON in the list columns)."""
     dicts = [row.to_dict() for row in rows]
@@ -332,10 +406,12 @@ __all__ = [
     "REVIEW_SOURCES",
     "Judgement",
     "ReviewRow",
+    "RunScores",
     "labels_lines",
     "read_review",
     "render_review",
     "review_format",
     "review_rows",
+    "run_scores",
     "target_identity",
 ]

@@ -221,3 +221,63 @@ def test_the_target_identity_tells_systems_apart(tmp_path):
     assert target_identity(base) != target_identity(other)
     assert target_identity(base).startswith("reference@")
     assert target_identity({"name": "http", "options": base["options"]}) != target_identity(base)
+
+
+def test_the_runs_own_scores_calibrate_against_the_reviewed_labels(run_dir, tmp_path):
+    review, scores = tmp_path / "review.jsonl", tmp_path / "scores.jsonl"
+    result = rlk(
+        "label", "export", str(run_dir), "-o", str(review), "--scores", str(scores), cwd=tmp_path
+    )
+    ok(result)
+    assert (
+        "scores of leak_rate for pack 'sentinel-takeover-safe' (epochs reduced by mean)"
+        in result.stdout
+    )
+    records = [json.loads(line) for line in (run_dir / "runs.jsonl").read_text().splitlines()]
+    epochs: dict[str, list[float]] = {}
+    for record in records:
+        epochs.setdefault(record["test_id"], []).append(
+            record["metrics"]["sentinel"]["values"]["leak_rate"]
+        )
+    written = [json.loads(line) for line in scores.read_text().splitlines()]
+    assert written == [{"test_id": t, "score": sum(v) / len(v)} for t, v in epochs.items()]
+
+    truth = shipped_labels()
+    rows = [json.loads(line) for line in review.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["label"] = truth[row["test_id"]]
+    review.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ok(rlk("label", "import", str(review), "-o", "labels.jsonl", cwd=tmp_path))
+    cal = rlk(
+        "calibrate",
+        "--scores",
+        str(scores),
+        "--labels",
+        "labels.jsonl",
+        "--out",
+        "cal",
+        cwd=tmp_path,
+    )
+    ok(cal)
+    report = json.loads((tmp_path / "cal" / "calibration_report.json").read_text())
+    n = len(rows)
+    assert (report["coverage"]["n_matched"], report["coverage"]["n_labelled"]) == (n, n)
+    positives = sum(truth[r["test_id"]] == "positive" for r in rows)
+    assert (report["result"]["n_positive"], report["result"]["n_negative"]) == (
+        positives,
+        n - positives,
+    )
+
+    again = rlk(
+        "label",
+        "export",
+        str(run_dir),
+        "-o",
+        str(tmp_path / "r2.jsonl"),
+        "--scores",
+        str(scores),
+        cwd=tmp_path,
+    )
+    ok(again, 2)
+    assert "scores.jsonl: exists (use --force)" in again.stderr
+    assert not (tmp_path / "r2.jsonl").exists()
