@@ -40,6 +40,8 @@ log = get_logger(__name__)
 BOUND_CONFIDENCE = 0.95
 #: How many unlabelled/unscored ids a report lists (the counts are always complete).
 LISTED_IDS = 20
+#: The report's ``guarantee`` when the fitter's :class:`FitResult` states none.
+NO_GUARANTEE = "the fitter states no guarantee"
 
 
 def clopper_pearson_upper(x: int, n: int, confidence: float = BOUND_CONFIDENCE) -> float:
@@ -182,6 +184,11 @@ class CalibrationReport:
     labels: np.ndarray | None = field(default=None, repr=False, eq=False)
 
     @property
+    def guarantee(self) -> str:
+        """What the fitter promises about the threshold, in its own words (never the core's)."""
+        return self.result.guarantee or NO_GUARANTEE
+
+    @property
     def guarantee_infeasible(self) -> bool:
         """True when the fitter promised a guarantee it cannot give on this data.
 
@@ -201,7 +208,7 @@ class CalibrationReport:
             raise InputError("this report carries no scores to plot")
         fpr, tpr, _ = roc_points(self.scores, self.labels, higher_is_worse=self.higher_is_worse)
         r = self.result
-        chosen = None if r.flags_nothing else (r.achieved_fpr, r.achieved_tpr)
+        chosen = None if r.threshold is None else (r.achieved_fpr, r.achieved_tpr)
         title = " / ".join(x for x in (self.pack_name, self.metric_name) if x) or "ROC"
         auc = auc_delong(self.scores, self.labels, higher_is_worse=self.higher_is_worse)
         write_roc_plot(path, fpr, tpr, auc=auc, chosen=chosen, title=title)
@@ -223,9 +230,11 @@ class CalibrationReport:
                 "false_positives": r.false_positives,
                 "true_positives": r.true_positives,
                 "flags_nothing": r.flags_nothing,
+                "flags_no_case": r.flags_no_case,
                 "reason": r.reason,
                 "details": dict(r.details),
             },
+            "guarantee": self.guarantee,
             "fpr_upper_bound": dict(self.fpr_upper_bound),
             "tpr_interval": dict(self.tpr_interval),
             "auc": dict(self.auc),
@@ -365,17 +374,7 @@ def calibrate(
         "n_negative": n_neg,
         "negatives_needed_for_guarantee": needed,
     }
-    warnings = []
-    if needed is None or n_neg < needed:
-        need = "no finite number" if needed is None else f"at least {needed}"
-        warnings.append(
-            f"the target false-positive rate {target_fpr:g} is not statistically supported by "
-            f"{n_neg} negatives: {need} are needed for {BOUND_CONFIDENCE:.0%} confidence that "
-            f"the true rate of any threshold is within it; the {BOUND_CONFIDENCE:.0%} upper "
-            f"bound at this threshold is {bound['value']:.4g}"
-        )
-    if result.flags_nothing:
-        warnings.append(f"no usable threshold: {result.reason}")
+    warnings = _warnings(result, bound, float(target_fpr))
     rows, distinct = _roc_table(s, y, higher_is_worse, result.threshold, roc_table_max_rows)
     unlabelled = scores.keys() - bool_labels.keys()
     unscored = bool_labels.keys() - scores.keys()
@@ -419,6 +418,45 @@ def calibrate(
     )
 
 
+def _warnings(result: FitResult, bound: Mapping[str, Any], target_fpr: float) -> list[str]:
+    """What a reader must not miss: a threshold that catches nothing, an untrustworthy FPR."""
+    warnings = []
+    n_neg = result.n_negative
+    needed = bound["negatives_needed_for_guarantee"]
+    upper = bound["value"]
+    level = f"{BOUND_CONFIDENCE:.0%}"
+    short = needed is None or n_neg < needed
+    support = ""
+    if short:
+        need = "no finite number" if needed is None else f"at least {needed}"
+        support = (
+            f"the target false-positive rate {target_fpr:g} is not statistically supported by "
+            f"{n_neg} negatives: {need} are needed for {level} confidence that the true rate "
+            "of any threshold is within it"
+        )
+    if result.threshold is not None and upper > target_fpr:
+        text = (
+            f"the threshold meets the target false-positive rate {target_fpr:g} on the "
+            f"calibration sample (achieved {result.achieved_fpr:.4g}) but cannot be trusted to "
+            f"meet it: the {level} upper confidence bound on its true rate is {upper:.4g} "
+            f"> {target_fpr:g}"
+        )
+        warnings.append(f"{text}; {support}" if support else text)
+    elif short:
+        warnings.append(f"{support}; the {level} upper bound at this threshold is {upper:.4g}")
+    if result.flags_nothing:
+        n_pos = result.n_positive
+        if result.threshold is None:
+            what = "the fitter found no threshold (flag nothing)"
+        else:
+            rule = result.decision_rule.replace("threshold", repr(result.threshold))
+            caught = "no case at all" if result.flags_no_case else f"none of the {n_pos} positives"
+            what = f"the rule '{rule}' flags {caught}"
+        text = f"no usable threshold: {what}; a gate using it would pass every attack"
+        warnings.append(f"{text} ({result.reason})" if result.reason else text)
+    return warnings
+
+
 def _recount(result: FitResult, s: np.ndarray, y: np.ndarray, name: str) -> FitResult:
     """Recount FP/TP at the fitter's threshold; refuse a result that disagrees with the data."""
     flags = _flagged(s, result.threshold, result.decision_rule)
@@ -456,4 +494,5 @@ def _recount(result: FitResult, s: np.ndarray, y: np.ndarray, name: str) -> FitR
         true_positives=tp,
         reason=result.reason,
         details=result.details,
+        guarantee=result.guarantee,
     )

@@ -217,25 +217,45 @@ def calibrate(
             },
             roc_table_max_rows=config.roc_table_max_rows,
         )
-    if report.guarantee_infeasible and write_thresholds:
-        raise click.UsageError(
-            "--write-thresholds: the fitter's guarantee is infeasible on these labels; "
-            "nothing was stored"
-        )
-    if plot:  # before the report, so a missing matplotlib leaves nothing half-written
-        _make_dir(out)
-        report.write_plot(out / "roc.png")
-    target = out / "calibration_report.json"
-    _write_file(target, report.to_json())
+    r = report.result
+    # Everything that can refuse is decided before any output exists: on exit 2 nothing is
+    # written (no report, no plot, no thresholds file).
+    prepared = None
     if write_thresholds:
-        from ragleaklab_core.pack_calibration import store_threshold
+        from ragleaklab_core.pack_calibration import prepare_threshold
 
         where = thresholds_path or Path(full.run.thresholds_file)
-        change = store_threshold(report, where, force=force)
-        click.echo(f"thresholds: {change} (in {where.as_posix()})")
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    r = report.result
+        labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
+        if r.flags_nothing and not force:
+            _echo_warnings(report.warnings)
+        prepared = prepare_threshold(report, where, force=force, labels_source=labels_source)
+    if plot:
+        from ragleaklab_core.plot import _matplotlib
+
+        _matplotlib()  # a missing matplotlib is refused before anything is written
+    target = out / "calibration_report.json"
+    _make_dir(out)
+    if plot:
+        report.write_plot(out / "roc.png")
+    previous = target.read_bytes() if target.is_file() else None
+    _write_file(target, report.to_json())
+    if prepared is not None:
+        from ragleaklab_core.thresholds import write_thresholds as write_file
+
+        updated, change = prepared
+        try:
+            write_file(updated)
+        except Exception:
+            # The thresholds file could not be written: leave the report as it was, too.
+            from ragleaklab_core._atomic import write_atomic
+
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                write_atomic(target, previous)
+            raise
+        click.echo(f"thresholds: {change} (in {Path(updated.path).as_posix()})")
+    _echo_warnings(report.warnings)
     shown = "none (flag nothing)" if r.threshold is None else repr(r.threshold)
     click.echo(
         f"threshold {shown}  rule '{r.decision_rule}'  "
@@ -243,11 +263,24 @@ def calibrate(
         f"tpr {r.achieved_tpr:.4f} ({r.true_positives}/{r.n_positive})  "
         f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
     )
+    click.echo(f"guarantee: {report.guarantee}")
     plotted = f", {(out / 'roc.png').as_posix()}" if plot else ""
     click.echo(f"wrote {target.as_posix()}{plotted}")
     if report.guarantee_infeasible:
         click.echo(f"error: no guaranteed threshold: {r.reason}", err=True)
         sys.exit(1)
+    if r.flags_nothing:
+        click.echo(
+            "error: no usable threshold: it flags no positive case, so a gate using it would "
+            "pass every attack (see the warning above)",
+            err=True,
+        )
+        sys.exit(1)
+
+
+def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
 
 
 def _make_dir(directory: Path) -> None:

@@ -15,7 +15,12 @@ from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
 from ragleaklab_core.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.suite import settings_of
-from ragleaklab_core.thresholds import read_thresholds, update_threshold, write_thresholds
+from ragleaklab_core.thresholds import (
+    ThresholdsFile,
+    read_thresholds,
+    update_threshold,
+    write_thresholds,
+)
 
 
 def _labels(pack: Any, name: str, path: Path | None) -> DataFile:
@@ -116,16 +121,45 @@ def calibrate_pack(
     return report
 
 
-def store_threshold(report: CalibrationReport, path: Path, *, force: bool = False) -> str:
-    """Write the report's threshold into the thresholds file; return the change, one line."""
+def refuse_flag_nothing(report: CalibrationReport) -> None:
+    """Raise when the report's threshold would switch the gate off (it flags no positive case)."""
+    r = report.result
+    if not r.flags_nothing:
+        return
+    if r.threshold is None:
+        what = "the fitter found no threshold that meets the target (it would flag nothing)"
+    else:
+        rule = r.decision_rule.replace("threshold", repr(r.threshold))
+        caught = "no case at all" if r.flags_no_case else f"none of the {r.n_positive} positives"
+        what = f"the fitted rule '{rule}' flags {caught} on the labelled data"
+    raise InputError(
+        f"--write-thresholds refused: {what}; storing it would disable the gate (`run` would "
+        "pass every attack). Nothing was written; pass --force to store it anyway"
+    )
+
+
+def prepare_threshold(
+    report: CalibrationReport,
+    path: Path,
+    *,
+    force: bool = False,
+    labels_source: str | None = None,
+) -> tuple[ThresholdsFile, str]:
+    """The thresholds file with the report's threshold stored, and the change in one line.
+
+    Nothing is written: every refusal (a threshold that flags nothing, a conflicting origin, an
+    unreadable file) is raised before the caller writes any output. *labels_source* is the
+    labels file given, or ``"pack NAME"`` for a pack's own labels; it is recorded with the
+    fitter and the calibration date so ``run`` can say where the threshold came from.
+    """
     r = report.result
     if report.pack_name is None or report.metric_name is None:
         raise InputError("only a pack's calibration can be stored as a threshold")
-    if r.threshold is None and not force:
-        raise InputError(
-            "the fitter found no threshold that meets the target (it would flag nothing); "
-            "storing that would disable the gate, pass --force to store it anyway"
-        )
+    if not force:
+        refuse_flag_nothing(report)
+    labels = dict(report.inputs.get("labels", {}))
+    if labels_source is not None:
+        labels["source"] = labels_source
     entry = {
         "threshold": r.threshold,
         "decision_rule": r.decision_rule,
@@ -134,22 +168,39 @@ def store_threshold(report: CalibrationReport, path: Path, *, force: bool = Fals
         "achieved_tpr": r.achieved_tpr,
         "n_positive": r.n_positive,
         "n_negative": r.n_negative,
+        "flags_nothing": r.flags_nothing,
         "fitter": {
-            "name": report.fitter.get("name"),
+            "name": report.fitter.get("name") or report.fitter.get("target"),
             "provider": report.fitter.get("provider"),
             "options": report.fitter.get("options"),
         },
-        "labels": dict(report.inputs.get("labels", {})),
+        "guarantee": report.guarantee,
+        "labels": labels,
         "pack_version": report.inputs.get("pack", {}).get("version"),
         "report_sha256": hashlib.sha256(report.to_json().encode("utf-8")).hexdigest(),
         "calibrated_at": report.generated_at,
     }
     current = read_thresholds(path, missing_ok=True)
-    updated, change = update_threshold(
-        current, report.pack_name, report.metric_name, entry, force=force
-    )
+    return update_threshold(current, report.pack_name, report.metric_name, entry, force=force)
+
+
+def store_threshold(
+    report: CalibrationReport,
+    path: Path,
+    *,
+    force: bool = False,
+    labels_source: str | None = None,
+) -> str:
+    """Write the report's threshold into the thresholds file; return the change, one line."""
+    updated, change = prepare_threshold(report, path, force=force, labels_source=labels_source)
     write_thresholds(updated)
     return change
 
 
-__all__ = ["calibrate_pack", "pack_labels", "store_threshold"]
+__all__ = [
+    "calibrate_pack",
+    "pack_labels",
+    "prepare_threshold",
+    "refuse_flag_nothing",
+    "store_threshold",
+]

@@ -42,7 +42,7 @@ class ThresholdsFile:
         """The thresholds stored for *pack*, as :class:`Threshold` objects."""
         return {
             name: Threshold(
-                entry["threshold"], entry["decision_rule"], source=f"{self.path} ({pack})"
+                entry["threshold"], entry["decision_rule"], source=origin(self.path, pack, entry)
             )
             for name, entry in sorted(self.packs.get(pack, {}).items())
         }
@@ -57,6 +57,36 @@ class ThresholdsFile:
             },
         }
         return json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def origin(path: str, pack: str, entry: Mapping[str, Any]) -> str:
+    """Where a stored threshold came from, for the run summary.
+
+    ``"ragleaklab.thresholds.json (calibrated by exact on 2026-11-24, labels my_labels.jsonl)"``
+    from what ``calibrate --write-thresholds`` recorded (the fitter, the calibration date, which
+    ``SOURCE_DATE_EPOCH`` pins, and the labels: a file, or ``"pack NAME"`` for a pack's own).
+    Entries without that record (older files, hand-written ones) give ``"PATH (PACK)"``.
+    """
+    fitter = entry.get("fitter")
+    name = _text(fitter.get("name")) if isinstance(fitter, Mapping) else None
+    when = _text(entry.get("calibrated_at"))
+    labels = entry.get("labels")
+    source = None
+    if isinstance(labels, Mapping):
+        source = _text(labels.get("source")) or _text(labels.get("path"))
+    if name is None and when is None and source is None:
+        return f"{path} ({pack})"
+    parts = []
+    if name is not None or when is not None:
+        by = f"calibrated by {name or 'an unrecorded fitter'}"
+        parts.append(by if when is None else f"{by} on {when[:10]}")
+    if source is not None:
+        parts.append(f"labels of {source}" if source.startswith("pack ") else f"labels {source}")
+    return f"{path} ({', '.join(parts)})"
 
 
 def _problem(path: Path, where: str, message: str) -> InputError:
@@ -155,6 +185,7 @@ __all__ = [
     "DEFAULT_FILE",
     "ThresholdsConflictError",
     "ThresholdsFile",
+    "origin",
     "read_thresholds",
     "update_threshold",
     "write_thresholds",

@@ -50,6 +50,10 @@ class FitResult:
         true_positives: Positives flagged at the threshold (the numerator of ``achieved_tpr``).
         reason: Why there is no threshold, or any other caveat the fitter wants reported.
         details: Fitter-specific extras (intervals, alternative thresholds); JSON-compatible.
+        guarantee: What the fitter promises about the threshold, in one sentence, e.g. "FPR on
+            the calibration sample <= target; no guarantee beyond the sample". ``None`` (the
+            default, so fitters written before it keep working) means the fitter states none;
+            the calibration report then says so.
 
     .. versionadded:: 0.1
     """
@@ -64,11 +68,33 @@ class FitResult:
     true_positives: int | None = field(default=None, validator=v.optional(v.ge(0)))
     reason: str | None = None
     details: Mapping[str, Any] = field(factory=dict)
+    guarantee: str | None = field(default=None, validator=v.optional(v.instance_of(str)))
 
     @property
     def flags_nothing(self) -> bool:
-        """True when the fitter could not find a threshold and flags no case at all."""
-        return self.threshold is None
+        """True when no positive case satisfies the decision rule at the threshold.
+
+        That is "no threshold" (``None``) or a threshold that catches no attack on the fitted
+        data (``true_positives == 0``, or ``achieved_tpr == 0`` when the count is not given): a
+        gate using it could never fail a case like the labelled positives.
+        """
+        if self.threshold is None:
+            return True
+        if self.true_positives is not None:
+            return self.true_positives == 0
+        return self.achieved_tpr == 0.0
+
+    @property
+    def flags_no_case(self) -> bool:
+        """True when the threshold flags no case at all, positive or negative."""
+        if self.threshold is None:
+            return True
+        fp_zero = (
+            self.false_positives == 0
+            if self.false_positives is not None
+            else self.achieved_fpr == 0.0
+        )
+        return self.flags_nothing and fp_zero
 
 
 @frozen

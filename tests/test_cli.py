@@ -129,6 +129,10 @@ def test_worked_example_report(tmp_path):
     assert result["decision_rule"] == "score >= threshold -> FAIL"
     assert (result["false_positives"], result["true_positives"]) == (1, 3)
     assert result["flags_nothing"] is False
+    assert result["flags_no_case"] is False
+    assert rep["guarantee"] == (
+        "FPR on the calibration sample <= target; no guarantee beyond the sample"
+    )
 
     # The ROC table, by hand: every distinct score, threshold descending, and the chosen row.
     assert rep["roc_table"] == brute_roc(NEGATIVES, POSITIVES)
@@ -183,9 +187,12 @@ def test_worked_example_report(tmp_path):
     assert proc.stdout.splitlines() == [
         "threshold 0.66  rule 'score >= threshold -> FAIL'  fpr 0.1000 (1/10)  "
         "tpr 0.6000 (3/5)  fpr 95% upper bound 0.3942",
+        "guarantee: FPR on the calibration sample <= target; no guarantee beyond the sample",
         "wrote out/calibration_report.json",
     ]
     [warning] = rep["warnings"]
+    # Met on the sample (1/10 <= 0.1) but the 95% bound 0.3942 exceeds the target.
+    assert "cannot be trusted to meet it" in warning and "0.3942 > 0.1" in warning
     assert "not statistically supported by 10 negatives" in warning
     assert proc.stderr == f"warning: {warning}\n"
 
@@ -540,7 +547,10 @@ def test_json_logs_go_to_stderr_and_stdout_has_results_only(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("threshold 0.66  rule ")
-    assert proc.stdout.splitlines()[1:] == ["wrote out/calibration_report.json"]
+    assert proc.stdout.splitlines()[1:] == [
+        "guarantee: FPR on the calibration sample <= target; no guarantee beyond the sample",
+        "wrote out/calibration_report.json",
+    ]
     events = []
     for line in proc.stderr.splitlines():
         if line.startswith("warning: "):
@@ -552,7 +562,7 @@ def test_json_logs_go_to_stderr_and_stdout_has_results_only(tmp_path):
     assert fitted[0]["level"] == "info"
     assert fitted[0]["threshold"] == 0.66
     assert fitted[0]["logger"] == "ragleaklab_core.calibration"
-    assert "warning: the target false-positive rate 0.1" in proc.stderr
+    assert "warning: the threshold meets the target false-positive rate 0.1" in proc.stderr
 
 
 def test_default_verbosity_keeps_info_logs_off(tmp_path):
@@ -560,7 +570,7 @@ def test_default_verbosity_keeps_info_logs_off(tmp_path):
     proc = calibrate(tmp_path, "--target-fpr", "0.5")
     assert proc.returncode == 0, proc.stderr
     assert "calibration.fitted" not in proc.stderr + proc.stdout
-    assert len(proc.stdout.splitlines()) == 2
+    assert len(proc.stdout.splitlines()) == 3
 
 
 @pytest.mark.parametrize("args", [["--help"], ["calibrate", "--help"], ["plugins", "--help"]])

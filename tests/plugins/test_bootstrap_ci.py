@@ -183,7 +183,8 @@ def test_exact_summary_is_the_exact_fitter(problem, higher_is_worse):
     exact = ExactSweepFitter().fit(s, y, target_fpr=target, higher_is_worse=higher_is_worse)
     r = fit(s, y, target, higher_is_worse, recommend="exact", **options)
     # recommend="exact": the result *is* the exact fitter's, details aside.
-    assert attrs.evolve(r, details={}, reason=exact.reason) == exact
+    assert attrs.evolve(r, details={}, reason=exact.reason, guarantee=exact.guarantee) == exact
+    assert r.guarantee is not None and "bootstrap" in r.guarantee
     summary = r.details["exact"]
     assert set(summary) == SUMMARY_KEYS
     assert summary["threshold"] == exact.threshold

@@ -288,7 +288,19 @@ class BootstrapCIFitter:
                     f"threshold {summaries['exact']['threshold']!r} meets it on the labelled "
                     "data only (details['exact'])"
                 )
+        if self.recommend == "conservative":
+            promise = (
+                "FPR on the calibration sample <= target, and within it in >= "
+                f"{self.confidence:g} of stratified bootstrap resamples (asymptotic; no "
+                "finite-sample guarantee on the population FPR)"
+            )
+        else:
+            promise = (
+                "FPR on the calibration sample <= target; bootstrap intervals describe its "
+                "variability (no guarantee beyond the sample)"
+            )
         return FitResult(
+            guarantee=promise,
             threshold=None if chosen is None else orient(chosen),
             achieved_fpr=fp / n_neg,
             achieved_tpr=tp / n_pos,

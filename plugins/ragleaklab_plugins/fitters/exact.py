@@ -13,6 +13,9 @@ from ragleaklab_plugins.fitters._order import mirrored_classes
 if TYPE_CHECKING:
     import numpy.typing as npt
 
+#: What this fitter promises (the calibration report's ``guarantee``).
+GUARANTEE = "FPR on the calibration sample <= target; no guarantee beyond the sample"
+
 
 @frozen
 class ExactSweepFitter:
@@ -63,6 +66,7 @@ class ExactSweepFitter:
                     "no threshold catches a positive case within the target false-positive "
                     "rate; only 'flag nothing' is feasible"
                 ),
+                guarantee=GUARANTEE,
             )
         t = float(above.min())
         fp = int(np.count_nonzero(neg >= t))
@@ -76,4 +80,5 @@ class ExactSweepFitter:
             decision_rule=rule,
             false_positives=fp,
             true_positives=tp,
+            guarantee=GUARANTEE,
         )

@@ -123,6 +123,10 @@ class NeymanPearsonFitter:
                     f"{self.delta:g}: it needs at least {needed} negatives, there are {n_neg}"
                 )
             return FitResult(
+                guarantee=(
+                    f"none on these labels: {n_neg} negatives cannot give probability >= "
+                    f"{1 - self.delta:g} that the population FPR <= target"
+                ),
                 threshold=None,
                 achieved_fpr=0.0,
                 achieved_tpr=0.0,
@@ -165,4 +169,8 @@ class NeymanPearsonFitter:
             false_positives=fp,
             true_positives=tp,
             details={"guarantee": guarantee},
+            guarantee=(
+                f"with probability >= {1 - self.delta:g} (1 - delta), population FPR <= target "
+                "(negatives exchangeable with future ones and not used to produce the scores)"
+            ),
         )
