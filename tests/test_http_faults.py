@@ -290,3 +290,21 @@ def test_errors_the_system_answers_with_never_stop_the_pack(server, tmp_path):
     records = runs(tmp_path / "o")
     assert server.hits["/simple"] == len(records) > 3
     assert all("HTTP 500" in r["error"]["message"] for r in records)
+
+
+# ---- streamed answers ----------------------------------------------------------------------------
+
+
+def test_a_streaming_service_errors_every_case_with_a_clear_message(server, tmp_path):
+    config = write_config(tmp_path / "c.toml", ingesting(server, "/stream"), extra=LENIENT)
+    out = rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "o", cwd=tmp_path)
+    no_traceback(out)
+    assert out.returncode == 1, out.stdout + out.stderr  # errored cases fail the pack
+    assert f"PASS  {PACK}" not in out.stdout
+    records = runs(tmp_path / "o")
+    assert records and all(
+        r["error"]["message"].startswith("TargetResponseError: the response of POST")
+        and "is a stream (text/event-stream); ragleaklab reads one JSON object"
+        in r["error"]["message"]
+        for r in records
+    )

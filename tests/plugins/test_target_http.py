@@ -299,6 +299,24 @@ def test_a_body_that_is_not_json_is_an_error(server):
         ask(fast(url=server.url("/text")), "q")
 
 
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("/stream", "text/event-stream"),
+        ("/ndjson", "application/x-ndjson"),
+        ("/stream-untyped", "text/event-stream"),  # labelled text/plain, read by its lines
+    ],
+)
+def test_a_streamed_response_is_named_a_stream_not_broken_json(server, path, kind):
+    server.target.ingest(DOCS)
+    with pytest.raises(TargetResponseError) as info:
+        ask(fast(url=server.url(path)), "vault code")
+    assert str(info.value) == (
+        f"the response of POST {server.url(path)} is a stream ({kind}); ragleaklab reads one "
+        'JSON object: turn streaming off in the request (for example "stream": false in the body)'
+    )
+
+
 def test_only_http_and_https_urls_are_accepted():
     for url in ("ftp://host/x", "file:///etc/passwd", "localhost:8000/q", "http://", "//h/x"):
         with pytest.raises(ValueError, match="'url' must be an http:// or https:// URL"):

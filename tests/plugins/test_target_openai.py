@@ -212,3 +212,34 @@ def test_a_pack_runs_through_the_runner_without_errors(server):
     assert all(r.error is None for r in result.results)
     assert server.hits["/v1/chat/completions"] == 30
     assert all(r.retrieved for r in result.records)
+
+
+@pytest.mark.parametrize("stream", [True, "yes", 1])
+def test_a_streamed_reply_is_refused_when_the_target_is_built(server, stream):
+    with pytest.raises(ConfigError) as info:
+        load_plugin(TARGETS, "openai-compatible", {"extra_body": {"stream": stream, "seed": 1}})
+    text = str(info.value)
+    assert "'extra_body.stream' = " in text and "not supported" in text
+    assert "@ $.options.extra_body" in text
+    assert server.hits == {}
+
+
+def test_stream_false_is_allowed_and_sent(server):
+    plugin = load_plugin(
+        TARGETS,
+        "openai-compatible",
+        {"base_url": server.url("/v1"), "extra_body": {"stream": False}},
+    )
+    assert ask(plugin.obj, "q").answer.startswith("You sent:")
+    assert server.seen[-1].json["stream"] is False
+
+
+def test_a_server_that_streams_anyway_is_a_clear_error(server):
+    server.chat_stream = True
+    with pytest.raises(TargetResponseError) as info:
+        ask(make(server), "q")
+    assert str(info.value) == (
+        f"the response of POST {server.url('/v1/chat/completions')} is a stream "
+        "(text/event-stream); ragleaklab reads one JSON object: turn streaming off in the "
+        'request (for example "stream": false in the body)'
+    )

@@ -19,6 +19,9 @@ Endpoints:
 - ``/echo`` (any method): what the server parsed: method, JSON body, query parameters, headers;
 - ``/leak...``: 401 with the request's headers in the body (a service that echoes credentials);
 - ``/text``: 200 with a plain-text body;
+- ``/stream``, ``/ndjson``, ``/stream-untyped``: the ``/simple`` answer streamed, as
+  server-sent events (``text/event-stream``), as JSON lines (``application/x-ndjson``), and as
+  server-sent events labelled ``text/plain``;
 - ``POST /ingest`` ``{"documents": [...]}`` and ``POST /reset``: plant documents, forget them;
 - ``POST /v1/chat/completions``: an OpenAI-compatible completion whose content is
   :attr:`FakeRagServer.completion` applied to the request (by default it quotes the prompt).
@@ -92,6 +95,8 @@ class FakeRagServer:
         latency: Seconds added to every request before it is handled.
         completion: Makes the chat-completion content from the parsed request.
         chat_reply: When set, the whole chat-completion reply, verbatim (malformed replies).
+        chat_stream: Reply to chat completions with server-sent ``chat.completion.chunk``
+            events, whatever the request asked (a server that streams by default).
         hits: Requests received, per path (faulted ones included).
         seen: Every request, in arrival order.
         faults: Pending faults; each request takes the first one that applies to its path.
@@ -103,6 +108,7 @@ class FakeRagServer:
     latency: float = 0.0
     completion: Callable[[dict[str, Any]], str] = field(default=echo_prompt, repr=False)
     chat_reply: Any = field(default=None, repr=False)
+    chat_stream: bool = False
     hits: Counter[str] = field(factory=Counter)
     seen: list[Seen] = field(factory=list, repr=False)  # holds headers: kept out of test output
     faults: list[Fault] = field(factory=list)
@@ -182,6 +188,7 @@ class FakeRagServer:
             self.latency = 0.0
             self.completion = echo_prompt
             self.chat_reply = None
+            self.chat_stream = False
             self.target.close()
 
     # ---- faults -------------------------------------------------------------------------------
@@ -253,6 +260,17 @@ class FakeRagServer:
             return 401, {}, {"error": "unauthorized", "you_sent": sent, "params": seen.params}
         if seen.path == "/text":
             return 200, {}, b"plain text, not JSON"
+        if seen.path in ("/stream", "/ndjson", "/stream-untyped"):
+            response = self._answer(str(body.get("query", "")))
+            events = [
+                {"answer": word + " ", "sources": []} for word in response.answer.split()[:3]
+            ] + [{"answer": "", "sources": _sources(response)}]
+            if seen.path == "/ndjson":
+                lines = "".join(json.dumps(e) + "\n" for e in events)
+                return 200, {"Content-Type": "application/x-ndjson"}, lines.encode()
+            sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+            kind = "text/event-stream" if seen.path == "/stream" else "text/plain"
+            return 200, {"Content-Type": kind}, sse.encode()
         if route == ("POST", "/ingest"):
             docs = [
                 Document(d["doc_id"], d["text"], d.get("kind", "legit"), d.get("metadata", {}))
@@ -271,6 +289,13 @@ class FakeRagServer:
             if self.chat_reply is not None:
                 return 200, {}, self.chat_reply
             content = self.completion(body)
+            if self.chat_stream:
+                chunks = [
+                    {"object": "chat.completion.chunk", "choices": [{"delta": {"content": w}}]}
+                    for w in content.split(" ")
+                ]
+                sse = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                return 200, {"Content-Type": "text/event-stream"}, sse.encode()
             return (
                 200,
                 {},
@@ -362,11 +387,13 @@ def _encode(status: int, headers: dict[str, str], body: Any) -> bytes:
         reason = HTTPStatus(status).phrase
     except ValueError:
         reason = "Unknown"
+    extra = dict(headers)
+    content_type = extra.pop("Content-Type", "text/plain" if raw else "application/json")
     lines = [
         f"HTTP/1.1 {status} {reason}",
-        f"Content-Type: {'text/plain' if raw else 'application/json'}",
+        f"Content-Type: {content_type}",
         f"Content-Length: {len(data)}",
-        *(f"{name}: {value}" for name, value in headers.items()),
+        *(f"{name}: {value}" for name, value in extra.items()),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data
 

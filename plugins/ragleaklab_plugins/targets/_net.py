@@ -282,6 +282,20 @@ class Request:
     call: str = ""
 
 
+#: Content types of streamed replies: server-sent events and JSON lines.
+STREAM_TYPES = frozenset(
+    {
+        "text/event-stream",
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/jsonlines",
+    }
+)
+_SSE_LINE = re.compile(r"^(?:data|event|id|retry):", re.MULTILINE)
+
+
 @frozen
 class Reply:
     """A successful (2xx) response."""
@@ -289,15 +303,51 @@ class Reply:
     status: int
     attempts: int
     text: str
+    content_type: str = ""
 
     def json(self, secrets: Secrets, what: str) -> Any:
-        """The body parsed as JSON, or :class:`TargetResponseError` saying what it was."""
+        """The body parsed as JSON, or :class:`TargetResponseError` saying what it was (a
+        streamed reply is named as such, not reported as broken JSON)."""
+        media = self.content_type.partition(";")[0].strip().lower()
+        if media in STREAM_TYPES:
+            raise TargetResponseError(self._stream_message(what, media))
         try:
             return json.loads(self.text)
         except ValueError:
+            stream = _looks_streamed(self.text)
+            if stream is not None:
+                raise TargetResponseError(self._stream_message(what, stream)) from None
             raise TargetResponseError(
                 f"{what} is not JSON: {snippet(self.text, secrets)!r}"
             ) from None
+
+    @staticmethod
+    def _stream_message(what: str, kind: str) -> str:
+        return (
+            f"{what} is a stream ({kind}); ragleaklab reads one JSON object: turn streaming off "
+            'in the request (for example "stream": false in the body)'
+        )
+
+
+def _looks_streamed(text: str) -> str | None:
+    """What kind of stream a body that is not one JSON value is, by its lines (no content type
+    said so): server-sent events, or one JSON value per line; None for anything else."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and _SSE_LINE.match(lines[0]):
+        return "text/event-stream"
+    if len(lines) > 1:
+        try:
+            for line in lines:
+                json.loads(line)
+        except ValueError:
+            return None
+        return "JSON lines"
+    return None
+
+
+def _reply(response: httpx.Response, attempt: int) -> Reply:
+    content_type = response.headers.get("content-type", "")
+    return Reply(response.status_code, attempt, response.text, content_type)
 
 
 def snippet(text: str, secrets: Secrets, limit: int = 200) -> str:
@@ -443,7 +493,7 @@ class HttpCaller:
             else:
                 retry_wait = self._after_response(request, attempt, response)
                 if retry_wait is None:
-                    return Reply(response.status_code, attempt, response.text)
+                    return _reply(response, attempt)
                 wait = retry_wait
             finally:
                 lane.in_flight -= 1
@@ -468,7 +518,7 @@ class HttpCaller:
             else:
                 retry_wait = self._after_response(request, attempt, response)
                 if retry_wait is None:
-                    return Reply(response.status_code, attempt, response.text)
+                    return _reply(response, attempt)
                 wait = retry_wait
             self._sleep_sync(wait)
 

@@ -9,6 +9,7 @@ one). The answer is the model's reply; the retrieved documents are the context i
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -80,6 +81,16 @@ def _json_value(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> N
     check_json_value(value, where=attribute.name)
 
 
+def _extra_body(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    check_json_value(value, where=attribute.name)
+    if isinstance(value, Mapping) and value.get("stream", False) is not False:
+        raise ValueError(
+            f"'{attribute.name}.stream' = {json.dumps(value['stream'])} asks for a streamed reply "
+            "(server-sent events), which is not supported: ragleaklab reads one JSON "
+            "completion. Remove 'stream' or set it to false"
+        )
+
+
 def _number(minimum: float, *, strict: bool = False) -> list[Any]:
     return [v.instance_of(float | int), v.gt(minimum) if strict else v.ge(minimum)]
 
@@ -115,6 +126,7 @@ class OpenAICompatibleTarget:
         document_template: How each retrieved document is written into ``{context}`` (with
             ``{doc_id}`` and ``{text}``); documents are separated by a blank line.
         extra_body: More fields for the request body (``seed``, ``top_p``, ``stop``...).
+            ``stream`` may only be false: a streamed reply is refused when the target is built.
         top_k: Documents retrieved per query, as in the reference target.
         chunk_words: Words per chunk, as in the reference target.
         chunk_overlap: Words a chunk shares with the previous one (< ``chunk_words``).
@@ -136,7 +148,7 @@ class OpenAICompatibleTarget:
     system_prompt: str = field(default=DEFAULT_SYSTEM_PROMPT, validator=v.instance_of(str))
     prompt_template: str = field(default=DEFAULT_PROMPT_TEMPLATE, validator=v.instance_of(str))
     document_template: str = field(default=DEFAULT_DOCUMENT_TEMPLATE, validator=v.instance_of(str))
-    extra_body: dict[str, Any] = field(factory=dict, validator=_json_value)
+    extra_body: dict[str, Any] = field(factory=dict, validator=_extra_body)
     top_k: int = field(default=5, validator=_int(1))
     chunk_words: int = field(default=80, validator=_int(1))
     chunk_overlap: int = field(default=16, validator=[v.instance_of(int), _below_chunk_words])
