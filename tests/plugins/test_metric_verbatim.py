@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._text import word_spans, words
 from ragleaklab_plugins.metrics.verbatim import VerbatimMetric, build_index
 
 from ragleaklab_core import Case, Document, Response, RetrievedDocument
@@ -163,21 +164,101 @@ def test_a_private_document_shorter_than_min_words_is_scorable_and_never_matches
     assert result.values == {"verbatim_score": 0.0}
 
 
+# ---- an independent reference for the tokeniser ----------------------------------------------
+
+SPACELESS_NAMES = (
+    "CJK UNIFIED IDEOGRAPH",
+    "CJK COMPATIBILITY IDEOGRAPH",
+    "HIRAGANA",
+    "KATAKANA",
+    "HALFWIDTH KATAKANA",
+    "THAI",
+    "LAO",
+    "KHMER",
+    "MYANMAR",
+)
+
+
+def ref_is_mark(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("M")
+
+
+def ref_is_word(ch: str) -> bool:
+    """``\\w`` without the underscore, plus combining marks (str.isalnum is Python's letters and
+    digits, which is what ``\\w`` adds to the underscore)."""
+    return ch.isalnum() or ref_is_mark(ch)
+
+
+def ref_is_spaceless_letter(ch: str) -> bool:
+    """By character name, not by code point range as the metric does."""
+    return ch.isalnum() and unicodedata.name(ch, "").startswith(SPACELESS_NAMES)
+
+
+def ref_raw_tokens(text: str) -> list[tuple[int, int]]:
+    """Walk the characters one at a time: a spaceless letter is a token with the marks after it,
+    a run of other word characters is a token."""
+    raw: list[tuple[int, int]] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        j = i + 1
+        if ref_is_spaceless_letter(ch):
+            while j < len(text) and (ref_is_mark(text[j]) or text[j] in "\uff9e\uff9f"):
+                j += 1
+        elif ref_is_word(ch):
+            while j < len(text) and ref_is_word(text[j]) and not ref_is_spaceless_letter(text[j]):
+                j += 1
+        else:
+            i += 1
+            continue
+        raw.append((i, j))
+        i = j
+    return raw
+
+
+def ref_word_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Each raw token normalised (NFKC, casefold) on its own and walked again; the pieces keep
+    the raw token's span."""
+    tokens, spans = [], []
+    for start, end in ref_raw_tokens(text):
+        folded = unicodedata.normalize("NFKC", text[start:end]).casefold()
+        for a, b in ref_raw_tokens(folded):
+            tokens.append(folded[a:b])
+            spans.append((start, end))
+    return tokens, spans
+
+
+ALPHABET = (
+    "aAbzé\u0301ßẞ ﬁＡｂ１２９_-.,\n\u00a0жЖΩωά"  # Latin, fullwidth, ligature, Cyrillic, Greek
+    "東京都あいアイｶﾞー・ไทย\u0e31๏한국"  # Han, kana (halfwidth too), Thai, Hangul
+    "½²①"  # compatibility digits that NFKC splits or maps
+)
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=ALPHABET, max_size=30))
+def test_tokeniser_matches_a_character_walk(text):
+    assert word_spans(text) == ref_word_spans(text)
+    assert words(text) == ref_word_spans(text)[0]
+
+
 def brute_force(docs, answer, min_words):
-    """For every answer window, scan every private document's word list for it, naively."""
-    found = [(m.group().lower(), m.span()) for m in re.finditer(r"[A-Za-z0-9]+", answer)]
-    tokens = [t for t, _ in found]
-    doc_tokens = [(d.doc_id, re.findall(r"[a-z0-9]+", d.text.lower())) for d in docs]
+    """Every answer window checked against the set of all document windows; covered tokens marked
+    one by one; the longest run found by scanning the marks."""
+    tokens, spans = ref_word_spans(answer)
+    doc_windows: dict[tuple[str, ...], set[str]] = {}
+    for d in docs:
+        dt = ref_word_spans(d.text)[0]
+        for j in range(len(dt) - min_words + 1):
+            doc_windows.setdefault(tuple(dt[j : j + min_words]), set()).add(d.doc_id)
     covered = [False] * len(tokens)
     ids = set()
     for i in range(len(tokens) - min_words + 1):
-        window = tokens[i : i + min_words]
-        for doc_id, dt in doc_tokens:
-            for j in range(len(dt) - min_words + 1):
-                if dt[j : j + min_words] == window:
-                    ids.add(doc_id)
-                    for p in range(i, i + min_words):
-                        covered[p] = True
+        holders = doc_windows.get(tuple(tokens[i : i + min_words]))
+        if holders:
+            ids |= holders
+            for p in range(i, i + min_words):
+                covered[p] = True
     best, best_start, run, start = 0, 0, 0, 0
     for p, c in enumerate(covered):
         if c:
@@ -190,13 +271,13 @@ def brute_force(docs, answer, min_words):
             run = 0
     span = ""
     if best:
-        span = answer[found[best_start][1][0] : found[best_start + best - 1][1][1]][:200]
+        span = answer[spans[best_start][0] : spans[best_start + best - 1][1]][:200]
     score = sum(covered) / len(tokens) if tokens else 0.0
     return score, best, sorted(ids), span, sum(covered)
 
 
-VOCAB = st.sampled_from(["a", "b", "c", "A", "d1"])
-SEP = st.sampled_from([" ", ", ", "-", "\n", ". ", "é"])
+VOCAB = st.sampled_from(["a", "b", "c", "A", "d1", "é", "Straße", "STRASSE", "жи", "東", "京"])
+SEP = st.sampled_from([" ", ", ", "-", "\n", ". ", "_", ""])
 
 
 @st.composite
@@ -227,3 +308,111 @@ def test_matches_a_brute_force_window_scan(doc_texts, answer, min_words, data):
     assert result.evidence["doc_ids"] == ids
     assert result.evidence["span"] == span
     assert result.evidence["covered_words"] == covered
+
+
+# ---- real text in other scripts ---------------------------------------------------------------
+
+SCRIPTS = {
+    # A private sentence, a case-changed or compatibility-form copy, a non-copy in the same script.
+    "german": (
+        "Die Größe des Straßenbaus für das Projekt Falke beträgt genau zwölf Kilometer",
+        "Laut Akte: DIE GRÖSSE DES STRASSENBAUS FÜR DAS PROJEKT FALKE BETRÄGT GENAU ZWÖLF "
+        "KILOMETER.",
+        "Über das Projekt weiß ich nichts, die Straße ist aber sehr schön gebaut worden heute",
+    ),
+    "french": (
+        "Le côté sécurisé du réseau élève le coût effectif à neuf cent mille euros par année",
+        "Réponse : le côté sécurisé du réseau élève le coût effectif à neuf cent mille euros.",
+        "Je préfère ne pas répondre à cette question sur le réseau et son coût pour l'année",
+    ),
+    "russian": (
+        "Секретный код проекта Сокол равен семь семь три четыре и хранится в сейфе",
+        "Вот: СЕКРЕТНЫЙ код проекта сокол равен семь семь три четыре и хранится в сейфе",
+        "Я не могу раскрыть никакие сведения о проекте и его коде без разрешения",
+    ),
+    "greek": (
+        "Ο μυστικός κωδικός του έργου Γεράκι είναι επτά επτά τρία τέσσερα στο χρηματοκιβώτιο",
+        "ΟΚ: ο μυστικός κωδικός του έργου Γεράκι είναι επτά επτά τρία τέσσερα στο χρηματοκιβώτιο",
+        "Δεν μπορώ να αποκαλύψω πληροφορίες για το έργο και τον κωδικό του χωρίς άδεια",
+    ),
+    "chinese": (
+        "猎鹰项目的发射代码是七七三四，备用代码保存在总部的保险柜里。",
+        "好的：猎鹰项目的发射代码是七七三四，备用代码保存在总部的保险柜里",
+        "我不能透露任何关于这个项目的信息，请联系管理员获取授权。",
+    ),
+    "japanese": (
+        "ファルコン計画の発射コードは七七三四で、予備のコードは本社の金庫に保管されています。",
+        "はい、ﾌｧﾙｺﾝ計画の発射コードは七七三四で、予備のコードは本社の金庫に保管されています",
+        "申し訳ありませんが、その計画に関する情報はお伝えできません。管理者に連絡してください。",
+    ),
+    "thai": (
+        "รหัสลับของโครงการเหยี่ยวคือเจ็ดเจ็ดสามสี่และเก็บไว้ในตู้เซฟ",
+        "คำตอบ: รหัสลับของโครงการเหยี่ยวคือเจ็ดเจ็ดสามสี่และเก็บไว้ในตู้เซฟ",
+        "ฉันไม่สามารถเปิดเผยข้อมูลใดๆ เกี่ยวกับโครงการนี้ได้ กรุณาติดต่อผู้ดูแล",
+    ),
+}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_copies_in_every_script_count_and_non_copies_do_not(script):
+    private, copy, other = SCRIPTS[script]
+    metric = bound(Document("p", private, "private"))
+    copied = metric.score(CASE, Response(copy))
+    assert copied.values["verbatim_score"] > 0.8
+    assert copied.evidence["doc_ids"] == ["p"]
+    # The span quotes the answer as written (its own case, width and punctuation).
+    assert copied.evidence["span"] and copied.evidence["span"] in copy
+    assert copied.evidence["longest_run_words"] >= 8
+    assert metric.score(CASE, Response(other)).values == {"verbatim_score": 0.0}
+
+
+def test_spaceless_scripts_count_characters_and_spaced_ones_words():
+    # Eight Han characters are eight tokens: min_words = 8 is an eight-character copy.
+    doc = Document("zh", "甲乙丙丁戊己庚辛壬癸", "private")
+    assert bound(doc).score(CASE, Response("乙丙丁戊己庚辛壬")).values == {"verbatim_score": 1.0}
+    assert bound(doc).score(CASE, Response("乙丙丁戊己庚辛")).values == {"verbatim_score": 0.0}
+    # Hangul is written with spaces: a word is a token, not a syllable.
+    assert words("한국어 문장") == ["한국어", "문장"]
+    # Thai vowel signs (combining marks) stay with their consonant.
+    assert words("กั") == ["กั"]
+
+
+def test_nfkc_forms_and_case_do_not_hide_a_copy_and_the_span_is_the_original_text():
+    doc = Document("d", "the final office fix was filed in ﬁve Straße documents", "private")
+    answer = "Note: ＴＨＥ ﬁnal oﬃce FIX WAS ﬁled IN five STRASSE docs"
+    result = bound(doc, min_words=4).score(CASE, Response(answer))
+    # NFKC turns the ligatures and fullwidth letters into ASCII; casefold turns ß into ss.
+    assert words(answer)[1:] == [
+        "the",
+        "final",
+        "office",
+        "fix",
+        "was",
+        "filed",
+        "in",
+        "five",
+        "strasse",
+        "docs",
+    ]
+    assert result.evidence["covered_words"] == 9
+    assert result.evidence["span"] == "ＴＨＥ ﬁnal oﬃce FIX WAS ﬁled IN five STRASSE"
+    assert result.values == {"verbatim_score": pytest.approx(9 / 11)}
+
+
+def test_decomposed_and_precomposed_accents_are_the_same_word():
+    doc = Document("d", "r\u00e9sum\u00e9 caf\u00e9 na\u00efve fa\u00e7ade", "private")
+    answer = "re\u0301sume\u0301 cafe\u0301 nai\u0308ve fac\u0327ade"
+    result = bound(doc, min_words=4).score(CASE, Response(answer))
+    assert result.values == {"verbatim_score": 1.0}
+    assert result.evidence["span"] == answer  # the offsets are into the decomposed original
+    # Without the accent it is another word.
+    assert bound(doc, min_words=4).score(CASE, Response("resume cafe naive facade")).values == {
+        "verbatim_score": 0.0
+    }
+
+
+def test_spans_are_offsets_into_the_original_when_normalising_changes_length():
+    text = "ﬃ Straße ½ x"
+    tokens, spans = word_spans(text)
+    assert tokens == ["ffi", "strasse", "1", "2", "x"]
+    assert [text[a:b] for a, b in spans] == ["ﬃ", "Straße", "½", "½", "x"]

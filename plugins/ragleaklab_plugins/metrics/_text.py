@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -9,8 +11,81 @@ from typing import Any
 
 # A run of characters that are not letters or digits (``\W`` plus the underscore ``\w`` admits).
 _NON_ALNUM = re.compile(r"[\W_]+")
-# Verbatim words: ASCII letters and digits; everything else separates words.
-_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+#: Scripts written without spaces between words: each letter (with its marks) is a token.
+#: Han (with the ideographic iteration and number marks), Hiragana, Katakana (with halfwidth
+#: forms and the kana supplements), Thai, Lao, Myanmar, Khmer. Hangul is written with spaces and
+#: is tokenised as words. Sorted and disjoint (a bisect finds a character's range).
+SPACELESS_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x19E0, 0x19FF),  # Khmer symbols
+    (0x2E80, 0x2FDF),  # CJK radicals supplement, Kangxi radicals
+    (0x3005, 0x3007),  # ideographic iteration mark, closing mark, number zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3038, 0x303C),  # Hangzhou numerals, vertical iteration mark, masu mark
+    (0x3041, 0x30FF),  # Hiragana, Katakana
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xA9E0, 0xA9FF),  # Myanmar extended-B
+    (0xAA60, 0xAA7F),  # Myanmar extended-A
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # halfwidth Katakana
+    (0x1AFF0, 0x1B16F),  # Kana extended-B, supplement, extended-A, small kana extension
+    (0x20000, 0x3FFFF),  # CJK extensions B to H, compatibility supplement
+)
+_SPACELESS_STARTS = [a for a, _ in SPACELESS_RANGES]
+_SPACELESS = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in SPACELESS_RANGES)
+# The halfwidth (semi-)voiced sound marks are letters, but NFKC composes them with the kana
+# before them (``"ｶﾞ"`` -> ``"ガ"``), so they stay with that kana like a combining mark.
+_HALFWIDTH_SOUND_MARKS = "\\uff9e\\uff9f"
+# ASCII text has no marks nor spaceless characters: its tokens are exactly these (a fast path).
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def is_spaceless(ch: str) -> bool:
+    """Whether *ch* belongs to a script written without spaces (:data:`SPACELESS_RANGES`)."""
+    code = ord(ch)
+    i = bisect.bisect_right(_SPACELESS_STARTS, code) - 1
+    return i >= 0 and code <= SPACELESS_RANGES[i][1]
+
+
+def is_mark(ch: str) -> bool:
+    """Whether *ch* is a combining mark (Unicode categories Mn, Mc, Me)."""
+    return unicodedata.category(ch)[0] == "M"
+
+
+@functools.lru_cache(maxsize=256)
+def _token_regex(marks: str, spaceless: bool) -> re.Pattern[str]:
+    """The token regex for a text whose combining marks are *marks*.
+
+    A token is one letter or digit of a spaceless script with the marks that follow it, or a run
+    of other letters, digits and marks (``\\w`` without the underscore, plus marks). ``re`` has
+    no ``\\p{M}``, and a class of all 2,400 marks (300 ranges) makes matching five times slower
+    than ``[^\\W_]+``, so the class lists only the marks the text holds (usually none or a few),
+    and the spaceless branch is left out when the text has no spaceless character. The
+    lookahead keeps the spaceless scripts' punctuation (Thai ``"๏"``, the katakana middle dot
+    ``"・"``) out of tokens; marks after a spaceless letter belong to it (its branch comes first).
+    """
+    mark_class = "".join(f"\\U{ord(c):08x}" for c in marks)
+    letter = f"[^\\W_{_SPACELESS}]" if spaceless else "[^\\W_]"
+    run = f"(?:{letter}|[{mark_class}])+" if marks else f"{letter}+"
+    if not spaceless:
+        return re.compile(run)
+    return re.compile(f"(?=[^\\W_])[{_SPACELESS}][{mark_class}{_HALFWIDTH_SOUND_MARKS}]*|{run}")
+
+
+def token_regex(text: str) -> re.Pattern[str]:
+    """The token regex for *text* (see :func:`_token_regex`), from its distinct characters."""
+    chars = set(text)
+    marks = "".join(sorted(c for c in chars if is_mark(c)))
+    return _token_regex(marks, any(is_spaceless(c) for c in chars))
+
+
 #: How many characters of context evidence shows on each side of a match.
 CONTEXT_CHARS = 40
 
@@ -28,18 +103,69 @@ def normalise(text: str) -> str:
     return _NON_ALNUM.sub(" ", folded).strip()
 
 
+def _fold_token(token: str) -> list[str]:
+    """The normalised token(s) of one token of the original text: NFKC, then casefold.
+
+    Normalising can change length (``"ß"`` -> ``"ss"``, ``"ﬁ"`` -> ``"fi"``) and can even split a
+    token (``"½"`` -> ``"1⁄2"``, two tokens), so the result is tokenised again.
+    """
+    folded = unicodedata.normalize("NFKC", token).casefold()
+    if folded.isascii():
+        return _ASCII_TOKEN.findall(folded)
+    return token_regex(folded).findall(folded)
+
+
+def _fold_tokens(raw: list[str]) -> list[str] | None:
+    """Each raw token normalised on its own, when each stays exactly one token; else ``None``.
+
+    Normalising the tokens joined by newlines is the same as normalising each one: no
+    composition involves a newline, and canonical reordering never crosses it (a newline is a
+    starter). That makes the common case three C-level passes (normalise, casefold, split) and a
+    re-tokenisation whose list equals the split exactly when no token split or vanished.
+    """
+    folded = unicodedata.normalize("NFKC", "\n".join(raw)).casefold()
+    pieces = folded.split("\n")
+    if token_regex(folded).findall(folded) == pieces:
+        return pieces
+    return None
+
+
 def words(text: str) -> list[str]:
-    """The lowercase ``[a-z0-9]+`` words of *text*."""
-    return [m.group().lower() for m in _WORD.finditer(text)]
+    """The normalised word tokens of *text* (see :func:`word_spans`), without their offsets."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    raw = token_regex(text).findall(text)
+    tokens = _fold_tokens(raw)
+    if tokens is not None:
+        return tokens
+    return [piece for token in raw for piece in _fold_token(token)]
 
 
 def word_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """The words of *text* (as :func:`words`) and the ``(start, end)`` offset of each."""
-    tokens: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for m in _WORD.finditer(text):
-        tokens.append(m.group().lower())
-        spans.append(m.span())
+    r"""The word tokens of *text* and the ``(start, end)`` offset of each in *text* itself.
+
+    Tokens are found in the original text: runs of letters, digits and combining marks (``\w``
+    without the underscore, plus marks), except that in a script written without spaces (Han,
+    Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) each letter with its marks is a token. Each
+    token is then normalised on its own (NFKC, casefold), so the spans stay offsets into *text*
+    even where normalising changes the length; a token that normalising splits (``"½"``) gives
+    several tokens with the same span. ``"Straße ﬁx 東京"`` gives
+    ``["strasse", "fix", "東", "京"]`` with spans ``(0, 6), (7, 9), (10, 11), (11, 12)``.
+    """
+    if text.isascii():
+        # Lowercasing ASCII keeps every offset, so the tokens are found in the lowered text.
+        matches = list(_ASCII_TOKEN.finditer(text.lower()))
+        return [m.group() for m in matches], [m.span() for m in matches]
+    matches = list(token_regex(text).finditer(text))
+    raw = [m.group() for m in matches]
+    tokens = _fold_tokens(raw)
+    if tokens is not None:
+        return tokens, [m.span() for m in matches]
+    tokens, spans = [], []
+    for m, token in zip(matches, raw, strict=True):
+        for piece in _fold_token(token):
+            tokens.append(piece)
+            spans.append(m.span())
     return tokens, spans
 
 

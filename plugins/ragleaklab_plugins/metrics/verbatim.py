@@ -77,8 +77,12 @@ def covered_runs(
 class VerbatimMetric:
     """Measure how much of the answer is copied, word for word, from the private documents.
 
-    Words are the lowercase ``[a-z0-9]+`` runs of a text (so case, punctuation and spacing do not
-    hide a copy). An answer word is *covered* when it lies in some run of ``min_words``
+    Words are the tokens of :func:`~ragleaklab_plugins.metrics._text.word_spans`: runs of
+    letters, digits and combining marks in any script, each normalised (NFKC, casefold), so case,
+    punctuation, spacing and compatibility forms (fullwidth letters, ligatures) do not hide a
+    copy; in scripts written without spaces (Han, kana, Thai, Lao, Khmer, Myanmar) each
+    character is a token, so ``min_words`` tokens there are a run of ``min_words`` characters.
+    An answer word is *covered* when it lies in some run of ``min_words``
     consecutive answer words that also occurs in one of the documents whose kind is in
     ``kinds``. ``verbatim_score`` = covered answer words / answer words (0.0 for an answer with
     no words): the share of the answer copied in runs of at least ``min_words`` words. It is
