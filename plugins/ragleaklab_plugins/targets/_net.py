@@ -24,21 +24,21 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import httpx
 from attrs import define, field, frozen
 
-#: What a redacted secret is replaced with.
-REDACTED = "***"
+# One rule for what is a secret, shared with the core (reports, recordings, logs).
+from ragleaklab_core._redact import (
+    REDACTED,
+    env_references,
+    is_env_reference,
+    is_secret_name,
+    redact_url,
+)
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-# Names of headers and query parameters whose values are credentials.
-_SECRET_NAME = re.compile(
-    r"token|secret|passw|pwd|api[-_]?key|credential|signature|session|cookie|authori[sz]ation"
-    r"|^(?:key|sig|auth|code|access[-_]?key)$",
-    re.IGNORECASE,
-)
 #: Statuses worth another attempt: rate limited, or a server-side failure.
 RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
 # Transport failures that another attempt may cure (the network, the server going away, time).
@@ -100,16 +100,6 @@ class TargetResponseError(ValueError):
     """The system under test answered, but not in the shape the target's options describe."""
 
 
-def env_references(text: str) -> list[str]:
-    """The variable names referenced as ``${NAME}`` in *text*, in order."""
-    return _ENV_REF.findall(text)
-
-
-def is_env_reference(text: str) -> bool:
-    """True when *text* is exactly one ``${NAME}`` reference (a value that is not itself secret)."""
-    return _ENV_REF.fullmatch(text) is not None
-
-
 def expand_env(
     text: str, *, where: str, environ: Mapping[str, str] | None = None
 ) -> tuple[str, tuple[str, ...]]:
@@ -142,44 +132,6 @@ def expand_env(
         return value
 
     return _ENV_REF.sub(substitute, text), tuple(used)
-
-
-def is_secret_name(name: str) -> bool:
-    """True when a header or query parameter called *name* carries a credential."""
-    return _SECRET_NAME.search(name) is not None
-
-
-def redact_url(url: str) -> str:
-    """*url* with credentials replaced by ``***``: the password of ``user:pass@`` (or a lone user
-    name, often a token), and the values of query parameters named like a credential (token, key,
-    secret, signature...). A value that is just a ``${NAME}`` reference is kept: it is not secret.
-    """
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user, colon, password = userinfo.partition(":")
-        if colon:
-            if not is_env_reference(password):
-                password = REDACTED
-            userinfo = f"{user}:{password}"
-        elif not is_env_reference(user):
-            userinfo = REDACTED
-        netloc = f"{userinfo}@{hostport}"
-    query = "&".join(_redact_param(p) for p in parts.query.split("&")) if parts.query else ""
-    if (netloc, query) == (parts.netloc, parts.query):
-        return url  # nothing to hide: keep the URL exactly as written
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _redact_param(pair: str) -> str:
-    name, eq, value = pair.partition("=")
-    if eq and value and is_secret_name(unquote(name)) and not is_env_reference(unquote(value)):
-        return f"{name}={REDACTED}"
-    return pair
 
 
 def url_secrets(url: str) -> tuple[str, ...]:
