@@ -8,7 +8,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ragleaklab_plugins.metrics._text import word_spans, words
+from ragleaklab_plugins.metrics._text import is_spaceless, word_spans, words
 from ragleaklab_plugins.metrics.verbatim import VerbatimMetric, build_index
 
 from ragleaklab_core import Case, Document, Response, RetrievedDocument
@@ -416,3 +416,18 @@ def test_spans_are_offsets_into_the_original_when_normalising_changes_length():
     tokens, spans = word_spans(text)
     assert tokens == ["ffi", "strasse", "1", "2", "x"]
     assert [text[a:b] for a, b in spans] == ["ﬃ", "Straße", "½", "½", "x"]
+
+
+def test_lowercasing_keeps_every_token_one_token_over_all_of_unicode():
+    """The tokeniser's fast path relies on this (a token whose normalised form is its lowercase
+    is not re-tokenised); a Python whose Unicode data broke it would fail here."""
+    for code in range(0x110000):
+        ch = chr(code)
+        if not ref_is_word(ch):
+            continue
+        lowered = ch.lower()
+        assert all(ref_is_word(c) for c in lowered), hex(code)
+        if ref_is_mark(ch) or (ch.isalnum() and is_spaceless(ch)):
+            assert lowered == ch, hex(code)
+        else:
+            assert not any(c.isalnum() and is_spaceless(c) for c in lowered), hex(code)

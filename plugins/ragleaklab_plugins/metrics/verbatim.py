@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -37,13 +38,15 @@ def build_index(
         doc_id = doc.doc_id
         # A set: a window repeated inside one document is recorded once. Its iteration order
         # only decides the dict's insertion order, which nothing reads.
-        for window in set(windows(words(doc.text), min_words)):
-            held = index.get(window)
-            if held is None:
-                index[window] = (doc_id,)
-            else:
-                index[window] = (*held, doc_id)
-                shared.append(window)
+        held_here = set(windows(words(doc.text), min_words))
+        # The windows already indexed (usually few) take a Python step each; the new ones go in
+        # with one C-level update, all sharing one ids tuple.
+        seen = list(filter(index.__contains__, held_here))
+        for window in seen:
+            index[window] = (*index[window], doc_id)
+        shared.extend(seen)
+        held_here.difference_update(seen)
+        index.update(dict.fromkeys(held_here, (doc_id,)))
     for window in shared:
         index[window] = tuple(sorted(set(index[window])))
     return index
@@ -56,20 +59,21 @@ def covered_runs(
 
     Each of the answer's windows is looked up once; a hit covers its *min_words* tokens. Hits
     come in increasing start order, so overlapping or touching windows merge into the current
-    run as they arrive: O(len(tokens) × min_words), the factor being the key's construction.
+    run as they arrive: O(len(tokens) × min_words), the factor being the key's construction, and
+    only the hits cost Python-level steps.
     """
+    # One look-up per window, all in C: map() over the zip of windows, then compress() keeps the
+    # positions whose look-up found holders (a tuple, truthy; a miss is None).
+    holders = list(map(index.get, windows(tokens, min_words)))
     runs: list[tuple[int, int]] = []
-    doc_ids: set[str] = set()
-    for i, window in enumerate(windows(tokens, min_words)):
-        holders = index.get(window)
-        if holders is None:
-            continue
-        doc_ids.update(holders)
+    for i in itertools.compress(range(len(holders)), holders):
         end = i + min_words
         if runs and i <= runs[-1][1]:
             runs[-1] = (runs[-1][0], end)
         else:
             runs.append((i, end))
+    hits: list[tuple[str, ...]] = list(filter(None, holders))
+    doc_ids: set[str] = set().union(*hits)
     return runs, sorted(doc_ids)
 
 
