@@ -28,6 +28,7 @@ from cattrs.errors import (
 )
 from cattrs.v import format_exception, transform_error
 
+from ragleaklab_core.aggregation import reducer as parse_reducer
 from ragleaklab_core.errors import ConfigError
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
@@ -265,13 +266,49 @@ class ThresholdConfig:
     decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
 
 
+def _reducer_fits_epochs(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    """A known reducer, and one that can decide a case with the configured number of epochs.
+
+    ``at_least_K`` and ``pass_at_K`` count successful epochs; with K above the epochs a case
+    runs, ``at_least_K`` can never be reached (no case could ever fail: a gate that passes every
+    attack) and ``pass@K`` is undefined. Both are refused while the config is checked, before
+    anything runs or is written.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"expected a reducer name, got {type(value).__name__} {value!r}")
+    try:
+        chosen = parse_reducer(value)
+    except ConfigError as exc:
+        raise ValueError("; ".join(exc.problems)) from None
+    epochs = getattr(instance, "epochs", None)
+    k = chosen.k
+    if k is None or not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        return
+    if k > epochs:
+        runs = f"{epochs} epoch" if epochs == 1 else f"{epochs} epochs"
+        if chosen.kind == "at_least":
+            why = (
+                f"it needs {k} successful epochs but each case runs only {runs}, so no case "
+                "can ever fail (the gate would pass every attack)"
+            )
+        else:
+            why = (
+                f"pass@{k} draws {k} of a case's epochs but each case runs only {runs}, so it "
+                "is undefined and no case can ever be scored, pass or fail"
+            )
+        raise ValueError(
+            f"reducer {chosen.name!r} with {runs}: K={k} > epochs, {why}; "
+            f"use K <= {epochs} or run at least {k} epochs"
+        )
+
+
 @frozen
 class RunConfig:
     """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
 
     packs: list[str] = field(factory=list)  # empty: every installed pack
     epochs: int = field(default=1, validator=v.ge(1))
-    reducer: str = "mean"
+    reducer: str = field(default="mean", validator=_reducer_fits_epochs)
     tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
     max_fail_rate: float = field(default=0.0, validator=_rate)

@@ -329,3 +329,52 @@ def test_a_string_where_a_list_belongs_is_an_error_not_split_into_characters():
         structure({"kinds": "private"}, Options, source="s")
     with pytest.raises(ConfigError, match=r"@ \$\.sizes\[1\]"):
         structure({"sizes": [1, "x"]}, Options, source="s")
+
+
+# -- run.reducer: known, and able to decide a case with the configured epochs -------------------
+
+
+@pytest.mark.parametrize(
+    ("epochs", "spec"),
+    [
+        (1, "at_least_2"),
+        (2, "at_least_3"),
+        (2, "pass_at_3"),
+        (4, "at_least_5@0.5"),
+        (1, "pass_at_2"),
+    ],
+)
+def test_a_counting_reducer_with_k_above_the_epochs_is_refused_at_its_path(epochs, spec):
+    [problem] = _problems({"run": {"epochs": epochs, "reducer": spec}})
+    message, path = problem.rsplit(" @ ", 1)
+    assert path == "$.run.reducer"
+    k = int(spec.split("_")[-1].split("@")[0])
+    assert f"K={k} > epochs" in message
+    assert "can ever" in message and f"run at least {k} epochs" in message
+    if spec.startswith("at_least"):
+        assert "no case can ever fail" in message
+
+
+@pytest.mark.parametrize(
+    ("epochs", "spec"),
+    [(1, "at_least_1"), (3, "at_least_3"), (3, "pass_at_3"), (5, "pass_at_2@0.5"), (1, "max")],
+)
+def test_a_counting_reducer_with_k_up_to_the_epochs_is_accepted(epochs, spec):
+    run = load_config({"run": {"epochs": epochs, "reducer": spec}}, source="cfg.toml").run
+    assert (run.epochs, run.reducer) == (epochs, spec)
+
+
+def test_the_default_single_epoch_refuses_at_least_2_even_when_epochs_is_not_written():
+    [problem] = _problems({"run": {"reducer": "at_least_2"}})
+    assert problem.endswith("@ $.run.reducer") and "with 1 epoch:" in problem
+
+
+def test_an_unknown_reducer_is_reported_at_its_path_with_the_valid_forms():
+    [problem] = _problems({"run": {"reducer": "nope"}})
+    assert problem.endswith("@ $.run.reducer")
+    assert "bad reducer 'nope'" in problem and "at_least_<k>" in problem
+
+
+def test_bad_epochs_and_reducer_are_both_reported_without_a_spurious_k_problem():
+    problems = _problems({"run": {"epochs": 0, "reducer": "at_least_3"}})
+    assert [p.rsplit(" @ ", 1)[1] for p in problems] == ["$.run.epochs"]
