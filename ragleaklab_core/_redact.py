@@ -39,7 +39,7 @@ _SECRET_WORDS = frozenset({"key", "sig", "auth", "code", "pass", "pw"})
 # Words of a name: runs of letters and digits, camelCase split ("apiKey" -> api, key).
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # A URL in free text (a log line), up to the first space or quote.
-_URL_IN_TEXT = re.compile(r"https?://[^\s'\"<>`]+", re.IGNORECASE)
+_URL_IN_TEXT = re.compile(r"https?://[^\s'\"<>`\x1b]+", re.IGNORECASE)
 
 
 def env_references(text: str) -> list[str]:

@@ -53,3 +53,30 @@ def test_cli_json_logging_goes_to_stderr_as_json(tmp_path):
     assert event["event"] == "calibration.fitted"
     assert event["threshold"] == 0.5
     assert event["level"] == "info"
+
+
+def test_cli_logs_never_show_registered_secrets_or_url_credentials():
+    code = (
+        "import logging;"
+        "from ragleaklab_core._log import configure_cli_logging, get_logger;"
+        "from ragleaklab_core._redact import register_secret;"
+        "register_secret('s3cr3t-from-env');"
+        "configure_cli_logging(2, json={json});"
+        "logging.getLogger('httpx').info('HTTP Request: %s %s', 'POST',"
+        " 'http://h:1/q?api_key=literal-key&q=1');"
+        "get_logger('ragleaklab_core.x').warning('case.errored', reason='Bearer s3cr3t-from-env',"
+        " url='https://u:pw-literal@h/x');"
+        "logging.getLogger('other').error('token %s', 's3cr3t-from-env')"
+    )
+    for as_json in (False, True):
+        out = subprocess.run(
+            [sys.executable, "-c", code.replace("{json}", str(as_json))],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for secret in ("s3cr3t-from-env", "literal-key", "pw-literal"):
+            assert secret not in out.stderr
+        assert "api_key=***" in out.stderr and "q=1" in out.stderr
+        assert "Bearer ***" in out.stderr and "token ***" in out.stderr
+        assert "https://u:***@h/x" in out.stderr

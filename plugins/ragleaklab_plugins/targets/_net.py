@@ -36,6 +36,7 @@ from ragleaklab_core._redact import (
     is_env_reference,
     is_secret_name,
     redact_url,
+    register_secrets,
 )
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -162,8 +163,13 @@ class Secrets:
 
     @classmethod
     def of(cls, values: Iterable[str]) -> Secrets:
-        """Distinct non-empty values, longest first (a secret holding another is hidden whole)."""
+        """Distinct non-empty values, longest first (a secret holding another is hidden whole).
+
+        They are registered with the core too (:func:`ragleaklab_core._redact.register_secret`),
+        so the CLI's log handler hides them in every line, whoever logs it (httpx included).
+        """
         distinct = {v for v in values if v}
+        register_secrets(distinct)
         return cls(tuple(sorted(distinct, key=lambda s: (-len(s), s))))
 
     def __add__(self, other: Secrets) -> Secrets:
