@@ -343,3 +343,10 @@ def test_is_a_frozen_attrs_class_without_options():
     assert fitter == ExactSweepFitter()
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         fitter.anything = 1  # type: ignore[attr-defined]
+
+
+def test_it_states_that_it_promises_nothing_beyond_the_sample():
+    found = fit([0.9, 0.1, 0.2], [True, False, False], 0.0)
+    nothing = fit([0.9, 0.1, 0.2], [False, True, True], 0.0)
+    promise = "FPR on the calibration sample <= target; no guarantee beyond the sample"
+    assert found.guarantee == nothing.guarantee == promise

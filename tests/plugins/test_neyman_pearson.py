@@ -437,3 +437,25 @@ def test_cli_calibrate_infeasible_report(tmp_path):
         "n_negative": 120,
     }
     assert "at least 299 negatives, there are 120" in done.stderr
+
+
+def test_the_guarantee_it_states_names_its_confidence_and_says_when_it_has_none():
+    rng = np.random.default_rng(1)
+    s = np.concatenate([rng.uniform(0, 1, 100), rng.uniform(0.5, 2, 10)])
+    y = np.arange(110) >= 100
+    r = fit(s, y, 0.05, delta=0.1)
+    assert r.guarantee is not None
+    assert r.guarantee.startswith("with probability >= 0.9 (1 - delta), population FPR <= target")
+    # 100 negatives cannot carry a 1% target at delta 0.05 (299 needed): no guarantee, said so.
+    none = fit(s, y, 0.01)
+    assert none.threshold is None and none.guarantee is not None
+    assert none.guarantee.startswith("none on these labels: 100 negatives cannot give")
+
+
+def test_cli_calibrate_infeasible_write_thresholds_is_refused_and_writes_nothing(tmp_path):
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = _cli(tmp_path, "--target-fpr", "0.01", "--pack", "relevance-hijack", "--metric", "m",
+                "--write-thresholds", "--thresholds", str(tmp_path / "t.json"))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "--write-thresholds refused: the fitter found no threshold" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
