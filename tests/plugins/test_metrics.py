@@ -36,8 +36,12 @@ CLASSES: dict[str, Any] = {
     [
         ("retrieval", {}, {"k": 5}),
         ("retrieval", {"k": 3}, {"k": 3}),
-        ("sentinel", {}, {"case_sensitive": True}),
-        ("sentinel", {"case_sensitive": False}, {"case_sensitive": False}),
+        ("sentinel", {}, {"case_sensitive": False, "min_chars": 6}),
+        (
+            "sentinel",
+            {"case_sensitive": True, "min_chars": 10},
+            {"case_sensitive": True, "min_chars": 10},
+        ),
         ("claim", {}, {}),
         ("verbatim", {}, {"min_words": 8, "kinds": ["private"]}),
         (
@@ -64,6 +68,8 @@ def test_each_metric_loads_by_name_with_its_options(name, options, expected):
         ("retrieval", {"top_k": 5}, "top_k"),
         ("sentinel", {"case_sensitive": "false"}, "case_sensitive"),
         ("sentinel", {"case_sensitive": 0}, "case_sensitive"),
+        ("sentinel", {"min_chars": 0}, "min_chars"),
+        ("sentinel", {"min_chars": 6.0}, "min_chars"),
         ("claim", {"threshold": 0.5}, "threshold"),
         ("verbatim", {"min_words": 1}, "min_words"),
         ("verbatim", {"min_words": 8.0}, "min_words"),
