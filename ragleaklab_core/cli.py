@@ -126,7 +126,10 @@ def _apply_overrides(
     help="Thresholds file for --write-thresholds [default: ragleaklab.thresholds.json].",
 )
 @click.option(
-    "--force", is_flag=True, help="Let --write-thresholds replace a threshold of another origin."
+    "--force",
+    is_flag=True,
+    help="Let --write-thresholds replace a threshold of another origin, or store one that "
+    "flags no positive case.",
 )
 @click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
 @click.option(
@@ -156,6 +159,10 @@ def calibrate(
     With --pack (and no --scores) the pack is run against the configured target (default: the
     embedded reference RAG) and each case's primary metric is calibrated against the labels
     (default: the pack's own). Writes <out>/calibration_report.json atomically.
+
+    Exit code: 0 a threshold that flags positive cases was fitted; 1 no usable threshold (the
+    target is infeasible or the threshold flags no positive case; the report says why); 2 bad
+    input or a refused --write-thresholds (nothing is written); 3 a plugin could not be used.
     """
     from ragleaklab_core.calibration import calibrate as run_calibration
     from ragleaklab_core.config import load_config, read_config_file
