@@ -256,6 +256,52 @@ def run_scores(run_dir: Path, *, pack: str | None = None, value: str | None = No
     return RunScores(pack, value, spec, scores, tuple(unscored))
 
 
+@frozen
+class LabelProvenance:
+    """Where a labels file's labels came from, as its lines declare it.
+
+    Attributes:
+        sources: The distinct ``label_source`` values (empty when no line declares one).
+        targets: The distinct ``target`` identities the labels were observed on.
+    """
+
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def mismatch(self, target: Mapping[str, Any]) -> str | None:
+        """Why labels observed on another system do not describe *target*, or None.
+
+        A declared identity ``name@fingerprint`` must equal *target*'s; a bare ``name`` (a pack
+        that says only which target its labels were observed on) must equal its name.
+        """
+        if not self.targets:
+            return None
+        here = target_identity(target)
+        name = str(target.get("name", "?"))
+        foreign = [t for t in self.targets if t != here and t != name]
+        if not foreign:
+            return None
+        return (
+            f"the labels were observed on {', '.join(foreign)}, but this calibration runs "
+            f"target {here}: an outcome on one system is not an outcome on another, so the "
+            "fitted threshold may describe neither (label this target's own answers: "
+            "`ragleaklab label export`, docs/labelling.md)"
+        )
+
+
+def label_provenance(raw: bytes, *, source: str) -> LabelProvenance:
+    """The provenance declared by the lines of a labels file (already validated)."""
+    _, records = jsonl_records(raw, source=source)
+    sources: set[str] = set()
+    targets: set[str] = set()
+    for _number, record in records:
+        if isinstance(record.get("label_source"), str):
+            sources.add(record["label_source"])
+        if isinstance(record.get("target"), str) and record["target"]:
+            targets.add(record["target"])
+    return LabelProvenance(tuple(sorted(sources)), tuple(sorted(targets)))
+
+
 def render_review(rows: Sequence[ReviewRow], fmt: str) -> bytes:
     """The review file's bytes: JSONL (one object per row) or CSV (JSON in the list columns)."""
     dicts = [row.to_dict() for row in rows]
@@ -405,8 +451,10 @@ __all__ = [
     "COLUMNS",
     "REVIEW_SOURCES",
     "Judgement",
+    "LabelProvenance",
     "ReviewRow",
     "RunScores",
+    "label_provenance",
     "labels_lines",
     "read_review",
     "render_review",

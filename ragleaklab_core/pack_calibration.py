@@ -13,6 +13,7 @@ from ragleaklab_core.calibration import CalibrationReport, calibrate
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
+from ragleaklab_core.labelling import LabelProvenance, label_provenance
 from ragleaklab_core.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.suite import settings_of
 from ragleaklab_core.thresholds import (
@@ -23,15 +24,22 @@ from ragleaklab_core.thresholds import (
 )
 
 
-def _labels(pack: Any, name: str, path: Path | None) -> DataFile:
+def _labels_and_provenance(
+    pack: Any, name: str, path: Path | None
+) -> tuple[DataFile, LabelProvenance]:
     if path is not None:
-        return read_labels(path)
+        data = read_labels(path)
+        return data, label_provenance(path.read_bytes(), source=str(path))
     raw = getattr(pack, "default_labels", lambda: None)()
     if raw is None:
         raise InputError(f"pack {name!r} ships no default labels; pass --labels FILE")
     source_of = getattr(pack, "labels_source", None)
     source = (source_of() if callable(source_of) else None) or f"{name} default labels"
-    return parse_labels(raw, source=source)
+    return parse_labels(raw, source=source), label_provenance(raw, source=source)
+
+
+def _labels(pack: Any, name: str, path: Path | None) -> DataFile:
+    return _labels_and_provenance(pack, name, path)[0]
 
 
 def pack_labels(name: str) -> DataFile:
@@ -76,12 +84,15 @@ def calibrate_pack(
             f"no case of pack {name!r} has a value named {metric!r}; "
             f"its metrics produce: {', '.join(known) or 'nothing'}"
         )
-    label_file = _labels(pack.obj, name, labels)
+    label_file, provenance = _labels_and_provenance(pack.obj, name, labels)
     label_records = label_file.records
     if tags:  # a subset run calibrates on the subset's labels only
         ran = {r.test_id for r in run.results}
         label_records = {k: v for k, v in label_records.items() if k in ran}
     warnings = []
+    mismatch = provenance.mismatch(run.target.provenance())
+    if mismatch is not None:
+        warnings.append(mismatch)
     errored = sorted(r.test_id for r in run.results if r.error is not None)
     if errored:
         warnings.append(
@@ -104,7 +115,11 @@ def calibrate_pack(
         pack_name=info.name,
         metric_name=metric,
         inputs={
-            "labels": {"path": label_file.path, "sha256": label_file.sha256},
+            "labels": {
+                "path": label_file.path,
+                "sha256": label_file.sha256,
+                **_declared(provenance, mismatch is not None),
+            },
             "pack": {**run.pack.provenance(), "version": info.version},
             "target": run.target.provenance(),
             "metrics": [m.provenance() for m in run.metrics],
@@ -119,6 +134,17 @@ def calibrate_pack(
     if warnings:
         report = attrs.evolve(report, warnings=(*warnings, *report.warnings))
     return report
+
+
+def _declared(provenance: LabelProvenance, mismatch: bool) -> dict[str, Any]:
+    """What the labels file declares about itself, for the report (nothing when it is silent)."""
+    declared: dict[str, Any] = {}
+    if provenance.sources:
+        declared["label_sources"] = list(provenance.sources)
+    if provenance.targets:
+        declared["observed_on"] = list(provenance.targets)
+        declared["target_mismatch"] = mismatch
+    return declared
 
 
 def refuse_flag_nothing(report: CalibrationReport) -> None:

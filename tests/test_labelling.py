@@ -135,7 +135,26 @@ def test_a_reviewed_csv_becomes_labels_with_provenance_that_calibrate_accepts(ru
         cwd=tmp_path,
     )
     ok(cal)
-    assert (tmp_path / "cal" / "calibration_report.json").is_file()
+    report = json.loads((tmp_path / "cal" / "calibration_report.json").read_text())
+    assert report["inputs"]["labels"]["observed_on"] == [identity]
+    assert report["inputs"]["labels"]["label_sources"] == ["human"]
+    assert report["inputs"]["labels"]["target_mismatch"] is False
+    assert "observed on" not in cal.stderr
+
+    # the same labels against another system (the reference target paraphrasing) are suspect
+    (tmp_path / "other.toml").write_text(
+        '[target]\nname = "reference"\n\n[target.options]\nparaphrase = true\n'
+    )
+    other = rlk(
+        "calibrate", "--pack", PACK, "--smoke", "--labels", str(labels), "--config",
+        "other.toml", "--out", "other", cwd=tmp_path,
+    )  # fmt: skip
+    ok(other, 0, 1)
+    report = json.loads((tmp_path / "other" / "calibration_report.json").read_text())
+    assert report["inputs"]["labels"]["target_mismatch"] is True
+    [warning] = [w for w in report["warnings"] if "observed on" in w]
+    assert warning.startswith(f"the labels were observed on {identity}, but this calibration runs")
+    assert "observed on" in other.stderr
 
 
 def _review_with(tmp_path: Path, run_dir: Path, edit) -> Path:
