@@ -612,3 +612,16 @@ def test_plot_writes_a_deterministic_png_next_to_the_report(tmp_path):
     (tmp_path / "out" / "roc.png").unlink()
     assert calibrate(tmp_path, "--plot").returncode == 0
     assert (tmp_path / "out" / "roc.png").read_bytes() == png
+
+
+@pytest.mark.parametrize("module", ["ragleaklab", "ragleaklab_core"])
+def test_python_dash_m_runs_the_same_command(module, tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", module, "label", "export", str(tmp_path), "-o", "x.jsonl"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "report.json: file not found (is this a run directory?)" in result.stderr
+    assert "Traceback" not in result.stderr
