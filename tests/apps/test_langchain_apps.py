@@ -105,7 +105,10 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
     hijacked = sorted(r["test_id"] for r in records if poison & set(retrieved_ids(r)))
     value = pack["values"]["poison_rate_at_k"]
     assert value["passed"] is False
-    assert value["failing_cases"] == len(hijacked) == 300
+    # the count is the library's (BM25Retriever's tokenisation changes between releases): what
+    # matters is that the run found exactly the cases the app itself hijacks, some but not all
+    assert value["failing_cases"] == len(hijacked)
+    assert 0 < len(hijacked) < len(records)
     assert value["failing_ids"] == hijacked[: len(value["failing_ids"])]
 
 

@@ -30,7 +30,7 @@ import httpx
 from attrs import define, field, frozen
 
 # One rule for what is a secret, shared with the core (reports, recordings, logs).
-from ragleaklab_core._redact import (
+from ragleaklab_core import (
     REDACTED,
     env_references,
     is_env_reference,
@@ -165,7 +165,7 @@ class Secrets:
     def of(cls, values: Iterable[str]) -> Secrets:
         """Distinct non-empty values, longest first (a secret holding another is hidden whole).
 
-        They are registered with the core too (:func:`ragleaklab_core._redact.register_secret`),
+        They are registered with the core too (:func:`ragleaklab_core.register_secrets`),
         so the CLI's log handler hides them in every line, whoever logs it (httpx included).
         """
         distinct = {v for v in values if v}
