@@ -1,0 +1,34 @@
+"""Running the real reference target in-process: its answers (the naive app by default) and its
+retriever's ranking, which the labels and the closest-poison ground truth are read from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragleaklab_plugins.targets.reference import ReferenceTarget
+
+from ragleaklab_core import Document, Response
+
+#: How many documents the "closest poison" look-up ranks (sentinel and claim ground truth).
+NEAR_K = 10
+
+
+def answer_all(
+    documents: Sequence[Document], queries: Sequence[str], **options: Any
+) -> list[Response]:
+    """Answers of a fresh reference target (default options: the naive app) that ingested
+    *documents*."""
+    target = ReferenceTarget(**options)
+    target.ingest(documents)
+    return [target.answer(q) for q in queries]
+
+
+def nearest_ids(
+    documents: Sequence[Document], queries: Sequence[str], k: int = NEAR_K
+) -> list[list[str]]:
+    """The ids of the *k* documents the reference retriever ranks first for each query."""
+    target = ReferenceTarget(top_k=k)
+    target.ingest(documents)
+    return [[r.doc_id for r in target.retrieve(q)[0]] for q in queries]
