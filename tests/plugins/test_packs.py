@@ -5,7 +5,6 @@ target."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import re
 import subprocess
@@ -245,7 +244,7 @@ def test_sentinel_cases_list_sentinels_and_claim_cases_list_claims_from_the_corp
 
 def test_generator_check_mode_reproduces_the_committed_files():
     done = subprocess.run(
-        [sys.executable, str(ROOT / "data" / "generate_packs.py"), "--check"],
+        [sys.executable, "-m", "ragleaklab_packgen", "--check"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -362,16 +361,20 @@ def test_hardened_target_cuts_the_primary_metric_on_positives(name):
 
 
 @functools.cache
-def generator() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "generate_packs", ROOT / "data" / "generate_packs.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolve string annotations through sys.modules while the module executes.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def generator_exact_threshold() -> Any:
+    """``ragleaklab_packgen.threshold.exact_threshold``, the rule that sets each pack's threshold.
+
+    The generator is a tool of this checkout that the wheel leaves out, and ``tox -e dist`` runs
+    these tests against the installed wheel, without the checkout on ``sys.path``: put it there
+    for this one import only. It loads nothing else (the package's ``__init__`` and ``threshold``
+    import only the standard library), so no installed module is shadowed.
+    """
+    sys.path.insert(0, str(ROOT))
+    try:
+        from ragleaklab_packgen.threshold import exact_threshold
+    finally:
+        sys.path.remove(str(ROOT))
+    return exact_threshold
 
 
 @settings(max_examples=200, deadline=None)
@@ -390,7 +393,7 @@ def test_generator_threshold_rule_matches_the_exact_fitter(rows, target_fpr):
         return
     fit = ExactSweepFitter().fit(np.array(scores), np.array(flags), target_fpr=target_fpr)
     try:
-        threshold, fp, tp = generator().exact_threshold(scores, flags, target_fpr)
+        threshold, fp, tp = generator_exact_threshold()(scores, flags, target_fpr)
     except SystemExit:
         assert fit.threshold is None
         return
