@@ -18,6 +18,7 @@ from ragleaklab_plugins.targets.reference.defences import (
 )
 from ragleaklab_plugins.targets.reference.generator import Passage, generate
 from ragleaklab_plugins.targets.reference.retriever import ChunkIndex
+from ragleaklab_plugins.targets.reference.simulated import simulate
 from ragleaklab_plugins.targets.reference.text import content_tokens
 
 
@@ -26,6 +27,10 @@ def _below_chunk_words(instance: Any, attribute: attrs.Attribute[int], value: in
         raise ValueError(
             f"'{attribute.name}' must be >= 0 and < chunk_words ({instance.chunk_words}): {value!r}"
         )
+
+
+#: The generator behaviours: the literal text contract, or the seeded simulated LLM.
+BEHAVIOURS = ("literal", "realistic")
 
 
 def _int(minimum: int) -> list[Any]:
@@ -50,6 +55,11 @@ class ReferenceTarget:
             or is keyword-stuffed, and backfill from the next-ranked documents.
         paraphrase: Rewrite copied sentences so no 6-token run of a source survives.
         max_quote_words: Cut each copied sentence to this many words (then ``...``).
+        behaviour: ``"literal"`` (the default: the exact text contract) or ``"realistic"``: a
+            seeded simulated LLM that obeys instructions in many languages and encodings only
+            sometimes, discloses private records in several forms, hedges between conflicting
+            documents, and records every decision in ``metadata["simulated"]``.
+        seed: Seeds the realistic model's choices (ignored by the literal behaviour).
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -62,9 +72,13 @@ class ReferenceTarget:
     filter_injections: bool = field(default=False, validator=v.instance_of(bool))
     paraphrase: bool = field(default=False, validator=v.instance_of(bool))
     max_quote_words: int | None = field(default=None, validator=v.optional(_int(1)))
+    behaviour: str = field(default="literal", validator=v.in_(BEHAVIOURS))
+    seed: int = field(default=0, validator=[v.instance_of(int), v.not_(v.instance_of(bool))])
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
+    # Each document's kind, which only the realistic behaviour reads (see simulated.py).
+    _kinds: dict[str, str] = field(factory=dict, init=False)
     _chunk_ids: list[str] = field(factory=list, init=False)
     _chunk_texts: list[str] = field(factory=list, init=False)
     # Every non-stopword token ingested, and the paraphrase separator chosen outside them.
@@ -94,6 +108,7 @@ class ReferenceTarget:
             n = len(self._doc_ids)
             self._doc_index[doc.doc_id] = n
             self._doc_ids.append(doc.doc_id)
+            self._kinds[doc.doc_id] = doc.kind
             for chunk in chunk_document(doc.doc_id, doc.text, self.chunk_words, self.chunk_overlap):
                 self._chunk_ids.append(chunk.chunk_id)
                 self._chunk_texts.append(chunk.text)
@@ -132,6 +147,23 @@ class ReferenceTarget:
         # The separator occurs in no ingested document, so no 6-token run of the paraphrased
         # content can match any of them, not even across sentence boundaries.
         separator = self._separator if self.paraphrase else None
+        if self.behaviour == "realistic":
+            simulated = simulate(
+                [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
+                self._kinds,
+                query,
+                frozenset(content_tokens(query)),
+                seed=self.seed,
+                answer_sentences=self.answer_sentences,
+                obey_instructions=self.obey_instructions,
+                separator=separator,
+                max_quote_words=self.max_quote_words,
+            )
+            return Response(
+                answer=simulated.answer,
+                retrieved=tuple(retrieved),
+                metadata=simulated.metadata(filtered),
+            )
         generated = generate(
             [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
             frozenset(content_tokens(query)),
@@ -150,6 +182,7 @@ class ReferenceTarget:
         """Forget every document (the runner calls this when a pack is done)."""
         self._doc_ids.clear()
         self._doc_index.clear()
+        self._kinds.clear()
         self._chunk_ids.clear()
         self._chunk_texts.clear()
         self._vocabulary.clear()
