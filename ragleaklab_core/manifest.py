@@ -37,6 +37,14 @@ from ragleaklab_core.values import (
 MANIFEST = "pack.toml"
 _NAME = r"[a-z0-9][a-z0-9._-]*"
 
+#: Who or what judged a pack's labels (the manifest's ``label_source``). A label is an
+#: independent judgement of harm, never the pack's own metric: ``human`` (a person read the
+#: answers), ``judge`` (an LLM judge), ``instrumentation`` (a probe inside the application saw
+#: it happen), ``outcome`` (the harm was observed on a named target).
+LABEL_SOURCES = ("human", "judge", "instrumentation", "outcome")
+#: The label sources that describe one target: they must name it in ``label_target``.
+TARGETED_LABEL_SOURCES = ("instrumentation", "outcome")
+
 
 def _relative_path(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     paths = value if isinstance(value, list) else [value]
@@ -48,6 +56,33 @@ def _relative_path(instance: object, attribute: attrs.Attribute[Any], value: Any
             raise ValueError(
                 f"'{attribute.name}' must be a relative path inside the pack, got {p!r}"
             )
+
+
+def _label_target(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not value.strip():
+        raise ValueError("'label_target' must name a target, got an empty string")
+    source = getattr(instance, "label_source", None)
+    if value is None and source in TARGETED_LABEL_SOURCES:
+        raise ValueError(
+            f"'label_target' is required when label_source is {source!r}: name the target the "
+            'labels were observed on (label_target = "reference")'
+        )
+
+
+@frozen
+class LabelProvenance:
+    """Where a pack's labels come from: who judged them, and on which target.
+
+    Attributes:
+        label_source: One of :data:`LABEL_SOURCES`.
+        label_target: The target the labels were observed on (required for ``outcome`` and
+            ``instrumentation``), e.g. ``"reference"``.
+
+    .. versionadded:: 0.2
+    """
+
+    label_source: str = field(validator=v.in_(LABEL_SOURCES))
+    label_target: str | None = field(default=None, validator=_label_target)
 
 
 @frozen
@@ -65,6 +100,8 @@ class _Manifest:
     documents: list[str] = field(validator=[v.min_len(1), _relative_path])
     cases: str = field(validator=_relative_path)
     labels: str | None = field(default=None, validator=_relative_path)
+    label_source: str | None = field(default=None, validator=v.optional(v.in_(LABEL_SOURCES)))
+    label_target: str | None = field(default=None, validator=_label_target)
     primary_metric: str | None = None
     description: str = ""
     metric_options: dict[str, dict[str, Any]] = field(factory=dict)
@@ -96,7 +133,9 @@ class LoadedManifest:
         documents: Every document, in file order.
         cases: Every case, in file order.
         labels: The raw bytes of the default labels file, or None.
-        labels_source: Where the labels came from, for error messages and provenance.
+        labels_source: Where the labels file is, for error messages and provenance.
+        label_provenance: Who judged the labels and on which target (the manifest's
+            ``label_source`` and ``label_target``), or None when the manifest does not say.
     """
 
     info: PackInfo
@@ -104,6 +143,7 @@ class LoadedManifest:
     cases: tuple[Case, ...]
     labels: bytes | None
     labels_source: str | None
+    label_provenance: LabelProvenance | None = None
 
 
 def _read(root: Traversable, rel: str, where: str) -> bytes:
@@ -189,7 +229,10 @@ def load_manifest(root: Traversable | Path, *, where: str | None = None) -> Load
     )
     labels = _read(root, m.labels, where) if m.labels else None
     labels_source = f"{where}/{m.labels}" if m.labels else None
-    return LoadedManifest(info, tuple(documents), tuple(cases), labels, labels_source)
+    provenance = (
+        LabelProvenance(m.label_source, m.label_target) if m.label_source is not None else None
+    )
+    return LoadedManifest(info, tuple(documents), tuple(cases), labels, labels_source, provenance)
 
 
 @functools.cache
@@ -241,10 +284,23 @@ class ManifestPack:
         """Where :meth:`default_labels` comes from (``package/labels.jsonl``)."""
         return self._loaded().labels_source
 
+    def label_provenance(self) -> LabelProvenance | None:
+        """Who judged the labels, on which target (``label_source``/``label_target``), or None."""
+        return self._loaded().label_provenance
+
 
 def manifest_fields() -> Mapping[str, str]:
     """The manifest keys and their types, for documentation and ``pack validate``."""
     return {a.name: str(a.type) for a in attrs.fields(_Manifest)}
 
 
-__all__ = ["MANIFEST", "LoadedManifest", "ManifestPack", "load_manifest", "manifest_fields"]
+__all__ = [
+    "LABEL_SOURCES",
+    "MANIFEST",
+    "TARGETED_LABEL_SOURCES",
+    "LabelProvenance",
+    "LoadedManifest",
+    "ManifestPack",
+    "load_manifest",
+    "manifest_fields",
+]

@@ -29,7 +29,9 @@ from attrs import frozen
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, RagleaklabError
 from ragleaklab_core.manifest import (
+    LABEL_SOURCES,
     MANIFEST,
+    LabelProvenance,
     ManifestPack,
     _CaseRecord,
     _DocumentRecord,
@@ -49,6 +51,13 @@ MAX_DOCUMENTS = 1_000_000
 #: Claim keys of a case's ground truth: every claim must be stated by some document.
 CLAIM_KEYS = ("poison_claims", "true_claims")
 _LABELS = ("positive", "negative")
+#: The warning for a pack with labels that does not say who judged them.
+LABEL_SOURCE_MISSING = (
+    "the labels do not say who judged them: add label_source = one of "
+    + ", ".join(f'"{s}"' for s in LABEL_SOURCES)
+    + ' (and label_target = "TARGET" for outcome or instrumentation); labels must be an '
+    "independent judgement of harm, never the pack's own metric"
+)
 _NON_ALNUM = re.compile(r"[\W_]+")
 _PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
 _TOML_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
@@ -91,6 +100,8 @@ class ValidationReport:
         n_cases: Cases read.
         n_positive: Valid labels saying the attack succeeded.
         n_negative: Valid labels saying security held.
+        warnings: What the pack should say and does not, such as where its labels come from
+            (``$.label_source``); they never make a pack invalid.
     """
 
     pack: str
@@ -99,21 +110,29 @@ class ValidationReport:
     n_cases: int
     n_positive: int
     n_negative: int
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def valid(self) -> bool:
-        """True when there is no problem."""
+        """True when there is no problem (warnings do not count)."""
         return not self.problems
 
     def summary(self) -> str:
-        """One line: ``valid: ...`` with the counts, or ``invalid: N problems in PACK``."""
+        """``valid: ...`` with the counts, or ``invalid: N problems in PACK``.
+
+        Each warning comes first, on its own line (``warning: FILE:LINE: $.path: message``),
+        so that ``pack validate`` prints them after the problems and before the verdict.
+        """
+        lines = [f"warning: {w}" for w in self.warnings]
         if self.valid:
-            return (
+            lines.append(
                 f"valid: {self.n_documents} documents, {self.n_cases} cases, "
                 f"{self.n_positive} positive / {self.n_negative} negative labels"
             )
-        n = len(self.problems)
-        return f"invalid: {n} problem{'s' if n != 1 else ''} in {self.pack}"
+        else:
+            n = len(self.problems)
+            lines.append(f"invalid: {n} problem{'s' if n != 1 else ''} in {self.pack}")
+        return "\n".join(lines)
 
 
 def normalise_claim(text: str) -> str:
@@ -214,6 +233,7 @@ class _Checker:
 
     pack: str
     problems: list[Problem] = attrs.field(factory=list)
+    warnings: list[Problem] = attrs.field(factory=list)
     files: dict[str, int] = attrs.field(factory=dict)  # file -> reading order, for the report
     documents: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # doc_id -> (file, line)
     document_texts: list[str] = attrs.field(factory=list)
@@ -227,12 +247,16 @@ class _Checker:
     labels_file: str | None = None
     labels_complete: bool = True
     labelled: set[str] = attrs.field(factory=set)  # every test_id a label line names
+    unsourced_labels: int = 0  # label lines with no label_source of their own
     broken: set[str] = attrs.field(factory=set)  # files with a line that is not a JSON object
     n_documents: int = 0
     n_cases: int = 0
 
     def add(self, file: str, line: int, path: str, message: str) -> None:
         self.problems.append(Problem(file, line, path, message))
+
+    def warn(self, file: str, line: int, path: str, message: str) -> None:
+        self.warnings.append(Problem(file, line, path, message))
 
     def opened(self, file: str) -> None:
         """Note that *file* is read now: problems are listed file by file in this order."""
@@ -250,6 +274,7 @@ class _Checker:
             n_cases=self.n_cases,
             n_positive=positive,
             n_negative=len(self.labels) - positive,
+            warnings=tuple(self.warnings),
         )
 
     # -- JSONL ----------------------------------------------------------------------------------
@@ -365,6 +390,17 @@ class _Checker:
         notes = data.get("notes")
         if notes is not None and not isinstance(notes, str):
             self.add(file, line, "$.notes", f"must be a string, got {notes!r}")
+        # `ragleaklab label import` writes each label's provenance on its line.
+        source = data.get("label_source")
+        if source is None:
+            self.unsourced_labels += 1
+        elif source not in LABEL_SOURCES:
+            self.add(
+                file,
+                line,
+                "$.label_source",
+                f"must be one of {', '.join(LABEL_SOURCES)}, got {source!r}",
+            )
         if not ok or not isinstance(test_id, str):
             return
         first = self.labels.get(test_id)
@@ -655,6 +691,8 @@ def _check_manifest(
             return
         seen.add((path, message))
         keys = _path_keys(path)
+        if keys == ["label_target"] and "label_target" not in data:
+            keys = ["label_source"]  # required by the label_source line
         extra = _extra_keys(message)
         checker.add(source, line_of(keys + extra[:1]), path, message)
 
@@ -807,7 +845,16 @@ def validate_root(
     manifest = _check_manifest(checker, root, where, expected_name)
     if manifest is not None:
         _check_data_files(checker, root, where, *manifest)
+        data, index = manifest
+        if "labels" in data and "label_source" not in data and _unsourced(checker):
+            line = _toml_line(index, ["labels"])
+            checker.warn(f"{where}/{MANIFEST}", line, "$.label_source", LABEL_SOURCE_MISSING)
     return checker.report()
+
+
+def _unsourced(checker: _Checker) -> bool:
+    """True when some label line does not say who judged it (or none was read)."""
+    return checker.unsourced_labels > 0 or not checker.labels
 
 
 def validate_directory(directory: Path) -> ValidationReport:
@@ -929,7 +976,33 @@ def _check_object(checker: _Checker, pack: Any, expected_name: str | None) -> No
             checker.label(_Record("default_labels()", number, line))
     elif raw is not False:
         checker.add("default_labels()", 1, "$", f"returned {type(raw).__name__}, expected bytes")
+    if isinstance(raw, bytes):
+        _check_provenance(checker, pack)
     checker.cross_checks()
+
+
+def _check_provenance(checker: _Checker, pack: Any) -> None:
+    """A pack object's ``label_provenance()``: valid when given, a warning when absent."""
+    method = getattr(pack, "label_provenance", None)
+    provenance: Any = None
+    if callable(method):
+        try:
+            provenance = method()
+        except Exception as exc:
+            checker.add(
+                "label_provenance()", 1, "$", f"raised {type(exc).__name__}: {_one_line(exc)}"
+            )
+            return
+    if provenance is None:
+        if _unsourced(checker):
+            checker.warn("label_provenance()", 1, "$.label_source", LABEL_SOURCE_MISSING)
+    elif not isinstance(provenance, LabelProvenance):
+        checker.add(
+            "label_provenance()",
+            1,
+            "$",
+            f"returned {type(provenance).__name__}, expected LabelProvenance or None",
+        )
 
 
 def validate_pack(pack: Any, *, name: str | None = None) -> ValidationReport:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from ragleaklab_core import Case, Document, PackInfo, PluginError
 from ragleaklab_core import pack_validation as pv
 from ragleaklab_core.cli_packs import pack_group
+from ragleaklab_core.manifest import LabelProvenance
 from ragleaklab_core.pack_validation import (
     Problem,
     unsafe_path,
@@ -89,10 +90,81 @@ def problems(root: Path, **kwargs) -> list[str]:
     return [str(p) for p in validate_root(root, where="p", **kwargs).problems]
 
 
+SOURCED = MANIFEST.replace(
+    'labels = "labels.jsonl"\n', 'labels = "labels.jsonl"\nlabel_source = "human"\n'
+)
+NO_SOURCE = "p/pack.toml:7: $.label_source: " + pv.LABEL_SOURCE_MISSING
+
+
 def test_a_valid_pack_has_no_problem_and_counts_what_it_read(tmp_path):
+    report = validate_root(write(tmp_path / "p", manifest=SOURCED), where="p")
+    assert report.valid and report.problems == () and report.warnings == ()
+    assert report.summary() == "valid: 2 documents, 2 cases, 1 positive / 1 negative labels"
+
+
+def test_labels_without_a_label_source_are_a_warning_not_a_problem(tmp_path):
     report = validate_root(write(tmp_path / "p"), where="p")
     assert report.valid and report.problems == ()
-    assert report.summary() == "valid: 2 documents, 2 cases, 1 positive / 1 negative labels"
+    assert [str(w) for w in report.warnings] == [NO_SOURCE]  # at the labels line
+    assert report.summary() == (
+        f"warning: {NO_SOURCE}\nvalid: 2 documents, 2 cases, 1 positive / 1 negative labels"
+    )
+    assert "independent judgement of harm, never the pack's own metric" in NO_SOURCE
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ('label_source = "outcome"\nlabel_target = "reference"\n', []),
+        ('label_source = "judge"\n', []),
+        (
+            'label_source = "metric"\n',
+            [
+                "p/pack.toml:8: $.label_source: 'label_source' must be in ('human', 'judge', "
+                "'instrumentation', 'outcome') (got 'metric')"
+            ],
+        ),
+        (
+            'label_source = "outcome"\n',
+            [
+                "p/pack.toml:8: $.label_target: 'label_target' is required when label_source is "
+                "'outcome': name the target the labels were observed on "
+                '(label_target = "reference")'
+            ],
+        ),
+        (
+            'label_source = "instrumentation"\nlabel_target = ""\n',
+            [
+                "p/pack.toml:9: $.label_target: 'label_target' must name a target, got an empty "
+                "string"
+            ],
+        ),
+        (
+            "label_source = 1\n",
+            ["p/pack.toml:8: $.label_source: invalid value: expected str, got int 1"],
+        ),
+    ],
+)
+def test_label_source_and_target_are_checked_at_their_line(tmp_path, keys, expected):
+    manifest = MANIFEST.replace('labels = "labels.jsonl"\n', 'labels = "labels.jsonl"\n' + keys)
+    report = validate_root(write(tmp_path / "p", manifest=manifest), where="p")
+    assert [str(p) for p in report.problems] == expected
+    assert report.warnings == ()  # declared, rightly or wrongly: never also "missing"
+
+
+def test_a_label_source_on_every_label_line_is_a_declaration(tmp_path):
+    lines = [dict(r, label_source="human") for r in LABELS]
+    report = validate_root(write(tmp_path / "p", labels=lines), where="p")
+    assert report.valid and report.warnings == ()
+    some = [dict(LABELS[0], label_source="human"), LABELS[1]]
+    assert [
+        str(w) for w in validate_root(write(tmp_path / "q", labels=some), where="p").warnings
+    ] == [NO_SOURCE]
+    bad = [dict(LABELS[0], label_source="metric"), LABELS[1]]
+    assert problems(write(tmp_path / "r", labels=bad)) == [
+        "p/labels.jsonl:1: $.label_source: must be one of human, judge, instrumentation, "
+        "outcome, got 'metric'"
+    ]
 
 
 def test_a_problem_reads_file_line_path_message():
@@ -575,6 +647,7 @@ class ObjectPack:
     labels: object = (
         b'{"test_id": "c1", "label": "positive"}\n{"test_id": "c2", "label": "negative"}\n'
     )
+    provenance: object = LabelProvenance("human")
 
     def info(self):
         if isinstance(self.info_value, Exception):
@@ -594,11 +667,30 @@ class ObjectPack:
     def default_labels(self):
         return self.labels
 
+    def label_provenance(self):
+        if isinstance(self.provenance, Exception):
+            raise self.provenance
+        return self.provenance
+
 
 def test_a_python_pack_is_validated_through_its_methods():
     report = validate_pack(ObjectPack(), name="demo")
-    assert report.problems == ()
+    assert report.problems == () and report.warnings == ()
     assert report.summary() == "valid: 2 documents, 2 cases, 1 positive / 1 negative labels"
+
+
+def test_a_python_pack_says_who_judged_its_labels_through_label_provenance():
+    silent = validate_pack(ObjectPack(provenance=None), name="demo")
+    assert silent.valid
+    assert [str(w) for w in silent.warnings] == [
+        f"label_provenance():1: $.label_source: {pv.LABEL_SOURCE_MISSING}"
+    ]
+    wrong = validate_pack(ObjectPack(provenance={"label_source": "human"}), name="demo")
+    assert [str(p) for p in wrong.problems] == [
+        "label_provenance():1: $: returned dict, expected LabelProvenance or None"
+    ]
+    broken = validate_pack(ObjectPack(provenance=KeyError("x")), name="demo")
+    assert [str(p) for p in broken.problems] == ["label_provenance():1: $: raised KeyError: 'x'"]
 
 
 @pytest.mark.parametrize(
@@ -652,10 +744,15 @@ def test_the_command_prints_valid_and_exits_0(tmp_path):
     for arg in (str(root), str(root / "pack.toml")):
         out = runner.invoke(pack_group, ["validate", arg])
         assert out.exit_code == 0, out.output
-        assert out.output == "valid: 2 documents, 2 cases, 1 positive / 1 negative labels\n"
+        assert out.output == (
+            f"warning: {root.as_posix()}/pack.toml:7: $.label_source: {pv.LABEL_SOURCE_MISSING}\n"
+            "valid: 2 documents, 2 cases, 1 positive / 1 negative labels\n"
+        )  # a warning never makes a pack invalid
     by_name = runner.invoke(pack_group, ["validate", "claim-corruption"])
     assert by_name.exit_code == 0
-    assert by_name.output == "valid: 502 documents, 469 cases, 135 positive / 334 negative labels\n"
+    assert by_name.output.endswith(
+        "valid: 502 documents, 469 cases, 135 positive / 334 negative labels\n"
+    )
 
 
 def test_the_command_prints_each_problem_then_a_summary_and_exits_2(tmp_path, monkeypatch):
@@ -667,6 +764,7 @@ def test_the_command_prints_each_problem_then_a_summary_and_exits_2(tmp_path, mo
         "p/cases.jsonl:2: $.test_id: case 'c2' has no label in p/labels.jsonl",
         "p/labels.jsonl:1: $: no negative label (negative = security held); calibration needs "
         "both classes",
+        f"warning: {NO_SOURCE}",  # after the problems, before the verdict
         "invalid: 2 problems in p",
     ]
 

@@ -26,13 +26,17 @@ from ragleaklab_core import (
     check_fit_inputs,
     load_plugin,
 )
+from ragleaklab_core.calibration import negatives_needed
 from ragleaklab_core.inputs import parse_labels
 from ragleaklab_core.testing import (
+    LabelsMirrorMetricWarning,
     assert_fitter_contract,
     assert_labels_are_outcomes,
+    assert_labels_are_sound,
     assert_metric_contract,
     assert_pack_contract,
     assert_target_contract,
+    negatives_for_fitter,
 )
 
 Failed = pytest.fail.Exception
@@ -61,12 +65,13 @@ def test_builtin_labels_are_outcomes_on_the_reference_target(name):
     pack = load_plugin(PACKS, name).obj
     tag = KNOWN_EXCEPTIONS.get(name)
     ignore = {c.test_id for c in pack.cases() if tag in c.tags}
-    run = assert_labels_are_outcomes(name, ignore=ignore)
+    with pytest.deprecated_call():
+        run = assert_labels_are_outcomes(name, ignore=ignore)
     assert len(run.results) == len(pack.cases())
     if tag is None:
         return
     # The documented exceptions really disagree, and the assertion names each of them.
-    with pytest.raises(Failed) as info:
+    with pytest.raises(Failed) as info, pytest.deprecated_call():
         assert_labels_are_outcomes(name)
     message = str(info.value)
     assert f"labels of pack {name} are not the outcome on target 'reference':" in message
@@ -460,6 +465,7 @@ metrics = ["kit-contains"]
 documents = ["documents.jsonl"]
 cases = "cases.jsonl"
 labels = "labels.jsonl"
+label_source = "human"
 [thresholds.leak_rate]
 threshold = 0.5
 """
@@ -471,7 +477,7 @@ def _lines(rows: list[dict]) -> str:
 
 @pytest.fixture
 def kit(rlk_fake_dist):
-    def make(cases, manifest=KIT_MANIFEST):
+    def make(cases, manifest=KIT_MANIFEST, labels=None):
         rlk_fake_dist(
             "rlk-kit",
             entry_points={
@@ -488,7 +494,9 @@ def kit(rlk_fake_dist):
                     [{"test_id": t, "query": q} for t, q, _label in cases]
                 ),
                 "rlk_kit/pack/labels.jsonl": _lines(
-                    [{"test_id": t, "label": label} for t, _q, label in cases]
+                    labels
+                    if labels is not None
+                    else [{"test_id": t, "label": label} for t, _q, label in cases]
                 ),
             },
         )
@@ -552,7 +560,7 @@ def test_labels_that_are_not_outcomes_are_each_named(kit):
             ("c5", "hi", "negative"),
         ]
     )
-    with pytest.raises(Failed) as info:
+    with pytest.raises(Failed) as info, pytest.deprecated_call():
         assert_labels_are_outcomes("kit-pack", target="kit-echo")
     assert str(info.value) == (
         "3 labels of pack kit-pack are not the outcome on target 'kit-echo':\n"
@@ -561,12 +569,201 @@ def test_labels_that_are_not_outcomes_are_each_named(kit):
         "  c4: labelled negative, but errored: ragleaklab.targets:kit-echo: "
         "RuntimeError: target exploded"
     )
-    run = assert_labels_are_outcomes("kit-pack", target="kit-echo", ignore={"c2", "c3", "c4"})
+    with pytest.deprecated_call(match="defines labels by the metric they calibrate"):
+        run = assert_labels_are_outcomes("kit-pack", target="kit-echo", ignore={"c2", "c3", "c4"})
     assert [r.test_id for r in run.results] == ["c1", "c2", "c3", "c4", "c5"]
 
 
 def test_labels_need_a_default_threshold_to_judge_by(kit):
     kit([("c1", "leak", "positive"), ("c2", "hi", "negative")],
         manifest=KIT_MANIFEST.replace("[thresholds.leak_rate]\nthreshold = 0.5\n", ""))  # fmt: skip
-    with pytest.raises(Failed, match="pack kit-pack has no default threshold for 'leak_rate'"):
+    with (
+        pytest.raises(Failed, match="pack kit-pack has no default threshold for 'leak_rate'"),
+        pytest.deprecated_call(),
+    ):
         assert_labels_are_outcomes("kit-pack", target="kit-echo")
+
+
+# -- sound labels: checked as calibration data, never defined by the metric ----------------------
+
+LABELS_FILE = "rlk_kit/pack/labels.jsonl"
+# Two attacks that leak on kit-echo, and three plain questions: labelled by what happened.
+SOUND = [
+    ("c1", "leak", "positive"),
+    ("c2", "leak more", "positive"),
+    ("c3", "hello", "negative"),
+    ("c4", "hi", "negative"),
+    ("c5", "hey", "negative"),
+]
+
+
+def _sound_failure(**kwargs: Any) -> str:
+    with pytest.raises(Failed) as info:
+        assert_labels_are_sound("kit-pack", target=None, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("fitter", "target_fpr", "delta", "expected"),
+    [
+        ("neyman-pearson", 0.01, 0.05, 299),
+        ("neyman-pearson", 0.05, 0.05, 59),  # 0.95**58 = 0.051 > delta, 0.95**59 = 0.048
+        ("neyman-pearson", 0.5, 0.05, 5),  # 0.5**4 = 0.0625, 0.5**5 = 0.03125
+        ("exact", 0.01, 0.05, 100),
+        ("exact", 0.1, 0.05, 10),  # 1 / 0.1 is 10 exactly: not 11
+        ("exact", 0.3, 0.05, 4),
+        ("bootstrap-ci", 0.25, 0.05, 4),
+    ],
+)
+def test_negatives_for_each_fitter(fitter, target_fpr, delta, expected):
+    assert negatives_for_fitter(fitter, target_fpr, delta) == expected
+    if fitter == "neyman-pearson":  # the same number calibration reports
+        assert negatives_needed(target_fpr, delta) == expected
+        assert (1 - target_fpr) ** expected <= delta < (1 - target_fpr) ** (expected - 1)
+
+
+def test_negatives_for_an_unknown_fitter_or_target_is_an_error():
+    with pytest.raises(ValueError, match="unknown fitter 'youden'; the kit knows exact"):
+        negatives_for_fitter("youden", 0.01)
+    with pytest.raises(ValueError, match=r"target_fpr must be in \(0, 1\), got 0"):
+        negatives_for_fitter("exact", 0)
+
+
+def test_sound_labels_pass_and_say_what_was_checked(kit):
+    kit(SOUND)
+    check = assert_labels_are_sound("kit-pack", target_fpr=0.5, target=None)
+    assert (check.pack, check.n_positive, check.n_negative) == ("kit-pack", 2, 3)
+    assert check.negatives_needed == 2
+    assert (check.provenance.label_source, check.provenance.label_target) == ("human", None)
+    assert check.run is None and check.agreement is None  # target=None: nothing is run
+
+
+def test_duplicate_orphan_and_missing_labels_are_each_listed(kit):
+    labels = [
+        {"test_id": "c1", "label": "positive"},
+        {"test_id": "c1", "label": "negative"},
+        {"test_id": "c3", "label": "negative"},
+        {"test_id": "c3", "label": "negative"},
+        {"test_id": "c9", "label": "negative"},
+        {"test_id": "c4", "label": "maybe"},
+        {"test_id": "c5", "label": "negative"},
+    ]
+    kit(SOUND, labels=labels)
+    assert _sound_failure(target_fpr=0.5) == (
+        "the labels of pack kit-pack are not sound calibration data:\n"
+        f"  {LABELS_FILE}:6: $: expected a test_id and a label positive or negative, got "
+        '{"test_id": "c4", "label": "maybe"}\n'
+        f"  {LABELS_FILE}: 2 cases labelled more than once: c1 (lines 1, 2), c3 (lines 3, 4)\n"
+        f"  {LABELS_FILE}: 1 labels name no case: c9 (line 5)\n"
+        f"  {LABELS_FILE}: 2 cases have no label: c2, c4"
+    )
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("positive", "no negative label (security held): calibration needs both classes, and "
+                     "the exact fitter at least 2 negatives at target_fpr 0.5"),
+        ("negative", "no positive label (the attack succeeded): calibration needs both classes"),
+    ],
+)  # fmt: skip
+def test_one_class_is_not_calibration_data(kit, label, expected):
+    kit([(t, q, label) for t, q, _label in SOUND])
+    message = _sound_failure(target_fpr=0.5)
+    assert message.splitlines()[1:] == [f"  {expected}"]
+
+
+def test_too_few_negatives_for_the_fitter_say_how_many_are_missing(kit):
+    kit(SOUND)  # 3 negatives: enough for exact at 50%, not for neyman-pearson's guarantee
+    assert assert_labels_are_sound("kit-pack", fitter="exact", target_fpr=0.5, target=None)
+    assert _sound_failure(fitter="neyman-pearson", target_fpr=0.5).splitlines()[1:] == [
+        "  3 negative labels: the neyman-pearson fitter needs at least 5 for its guarantee at "
+        "target_fpr 0.5 and delta 0.05; 2 more negatives are missing"
+    ]
+    assert _sound_failure().splitlines()[1:] == [  # the defaults: exact at 1%
+        "  3 negative labels: the exact fitter needs at least 100 to resolve a false-positive "
+        "rate of 0.01 (1 / target_fpr); 97 more negatives are missing"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ("", "$.label_source: the labels do not say who judged them: declare label_source "
+             "(one of human, judge, instrumentation, outcome) in pack.toml, and label_target "
+             "for outcome or instrumentation"),
+        ('label_source = "outcome"\n', None),  # the loader refuses it: no label_target
+    ],
+)  # fmt: skip
+def test_labels_must_say_who_judged_them(kit, keys, expected):
+    kit(SOUND, manifest=KIT_MANIFEST.replace('label_source = "human"\n', keys))
+    message = _sound_failure(target_fpr=0.5)
+    if expected is None:
+        assert "'label_target' is required when label_source is 'outcome'" in message
+    else:
+        assert message.splitlines()[1:] == [f"  {expected}"]
+
+
+def test_provenance_on_every_label_line_is_enough(kit):
+    labels = [
+        {"test_id": t, "label": label, "label_source": "outcome", "target": "kit-echo@1a2b"}
+        for t, _q, label in SOUND
+    ]
+    kit(SOUND, manifest=KIT_MANIFEST.replace('label_source = "human"\n', ""), labels=labels)
+    check = assert_labels_are_sound("kit-pack", target_fpr=0.5, target=None)
+    assert (check.provenance.label_source, check.provenance.label_target) == ("outcome", "kit-echo")
+
+
+def test_labels_that_mirror_the_metric_on_every_case_warn(kit):
+    kit(SOUND)  # kit-echo leaks on exactly the positives: the metric agrees everywhere
+    with pytest.warns(LabelsMirrorMetricWarning) as caught:
+        check = assert_labels_are_sound("kit-pack", target_fpr=0.5, target="kit-echo")
+    (warning,) = caught
+    assert str(warning.message) == (
+        "pack kit-pack: labels agree with the metric on every case (leak_rate under its default "
+        "threshold, 5 cases on target 'kit-echo'): were they derived from it? calibration on "
+        "them measures nothing"
+    )
+    assert check.agreement == (5, 5)
+    assert check.run is not None and [r.test_id for r in check.run.results] == [
+        "c1", "c2", "c3", "c4", "c5",
+    ]  # fmt: skip
+
+
+def test_a_hard_case_the_metric_gets_wrong_is_no_mirror(kit):
+    # c3 leaks in other words (a person judged it a leak); the metric misses it: a hard positive.
+    kit([*SOUND[:2], ("c3", "hello", "positive"), *SOUND[3:]])
+    check = assert_labels_are_sound("kit-pack", target_fpr=0.5, target="kit-echo")  # no warning
+    assert check.agreement == (4, 5)
+    assert (check.n_positive, check.n_negative) == (3, 2)
+
+
+def test_the_deprecated_outcome_check_still_works_and_says_why_it_is_deprecated(kit):
+    kit(SOUND)
+    with pytest.deprecated_call() as caught:
+        run = assert_labels_are_outcomes("kit-pack", target="kit-echo")
+    assert len(run.results) == 5
+    assert "use assert_labels_are_sound" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("name", BUILTIN_PACKS)
+def test_builtin_labels_as_calibration_data(name):
+    # Enough of both classes for neyman-pearson at 1%; the generator does not declare a
+    # label_source yet, and the check says exactly that and nothing else.
+    pack = load_plugin(PACKS, name).obj
+    if pack.label_provenance() is not None:
+        check = assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
+        assert check.n_negative >= 299
+        return
+    message = _builtin_failure(name)
+    assert message.splitlines()[1:] == [
+        "  $.label_source: the labels do not say who judged them: declare label_source (one of "
+        "human, judge, instrumentation, outcome) in pack.toml, and label_target for outcome or "
+        "instrumentation"
+    ]
+
+
+def _builtin_failure(name: str) -> str:
+    with pytest.raises(Failed) as info:
+        assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
+    return str(info.value)

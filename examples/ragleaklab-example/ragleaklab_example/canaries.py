@@ -85,7 +85,11 @@ class ExampleCanariesPack:
         )
 
     def default_labels(self) -> bytes:
-        """The labels, as the bytes of a labels.jsonl: planted projects are positive."""
+        """The labels, as the bytes of a labels.jsonl: planted projects are positive.
+
+        Each line says who judged it, as `ragleaklab label import` writes it: the outcome, seen
+        on the reference target (`pack validate` warns about labels that do not say).
+        """
         lines = []
         for i, case in enumerate(self.cases()):
             planted = self._planted(i)
@@ -97,6 +101,8 @@ class ExampleCanariesPack:
                         "notes": "the target obeys the planted page"
                         if planted
                         else "no planted page for this project",
+                        "label_source": "outcome",
+                        "target": "reference",
                     }
                 )
             )

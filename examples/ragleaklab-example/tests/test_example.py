@@ -18,8 +18,9 @@ from ragleaklab_example.youden import MaxYoudenFitter
 
 from ragleaklab_core import Case, Response
 from ragleaklab_core.testing import (
+    LabelsMirrorMetricWarning,
     assert_fitter_contract,
-    assert_labels_are_outcomes,
+    assert_labels_are_sound,
     assert_metric_contract,
     assert_pack_contract,
 )
@@ -42,9 +43,22 @@ def test_the_data_only_pack_is_valid():
     assert pack.info().primary_metric == "email_leak"
 
 
-def test_its_labels_are_outcomes_on_the_reference_target():
-    run = assert_labels_are_outcomes("example-leaks")
-    failing = [r.test_id for r in run.results if r.values["email_leak"] >= 1.0]
+def test_its_labels_are_sound_calibration_data():
+    # 24 negatives resolve a 5% false-positive rate (20 needed); 1% would need 100.
+    check = assert_labels_are_sound("example-leaks", target_fpr=0.05, target=None)
+    assert (check.n_positive, check.n_negative) == (16, 24)
+    assert check.provenance.label_source == "outcome"
+    assert check.provenance.label_target == "reference"
+
+
+def test_the_kit_says_when_the_metric_agrees_with_every_label():
+    # Every case of this small example is easy: the regex sees each leak a reader sees. The kit
+    # warns, since such labels are what labels copied from the metric look like; a real pack
+    # needs hard cases (an address spelt out in words, a public address in a private record).
+    with pytest.warns(LabelsMirrorMetricWarning, match="labels agree with the metric"):
+        check = assert_labels_are_sound("example-leaks", target_fpr=0.05, target="reference")
+    assert check.run is not None
+    failing = [r.test_id for r in check.run.results if r.values["email_leak"] >= 1.0]
     assert failing == [f"el-{i:02d}" for i in range(1, 17)]  # 16 positives, in file order
 
 
@@ -70,13 +84,14 @@ def test_validate_run_and_calibrate_from_the_command_line(tmp_path):
 # -- the Python pack -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("projects", [2, 5, 12])
-def test_the_python_pack_is_valid_and_labelled_by_outcome_at_every_size(projects):
+@pytest.mark.parametrize("projects", [4, 5, 12])
+def test_the_python_pack_is_valid_and_its_labels_sound_at_every_size(projects):
     pack = ExampleCanariesPack(projects=projects)
     assert_pack_contract(pack)
-    run = assert_labels_are_outcomes(pack)
-    assert len(run.results) == projects
-    assert sum(r.values["leak_rate"] for r in run.results) == (projects + 1) // 2
+    # The provenance is on every label line; 2 negatives resolve a 50% FPR, no better.
+    check = assert_labels_are_sound(pack, target_fpr=0.5, target=None)
+    assert (check.n_positive, check.n_negative) == ((projects + 1) // 2, projects // 2)
+    assert check.provenance.label_target == "reference"
 
 
 def test_the_python_pack_by_name_with_its_defaults():
