@@ -257,7 +257,7 @@ def run_scores(run_dir: Path, *, pack: str | None = None, value: str | None = No
 
 
 @frozen
-class LabelProvenance:
+class LabelOrigins:
     """Where a labels file's labels came from, as its lines declare it.
 
     Attributes:
@@ -267,6 +267,12 @@ class LabelProvenance:
 
     sources: tuple[str, ...]
     targets: tuple[str, ...]
+
+    def with_declared(self, source: str | None, target: str | None) -> LabelOrigins:
+        """These origins plus what a pack declares for all of its labels (its manifest)."""
+        sources = set(self.sources) | ({source} if source else set())
+        targets = set(self.targets) | ({target} if target else set())
+        return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)))
 
     def mismatch(self, target: Mapping[str, Any]) -> str | None:
         """Why labels observed on another system do not describe *target*, or None.
@@ -289,7 +295,7 @@ class LabelProvenance:
         )
 
 
-def label_provenance(raw: bytes, *, source: str) -> LabelProvenance:
+def label_origins(raw: bytes, *, source: str) -> LabelOrigins:
     """The provenance declared by the lines of a labels file (already validated)."""
     _, records = jsonl_records(raw, source=source)
     sources: set[str] = set()
@@ -299,7 +305,7 @@ def label_provenance(raw: bytes, *, source: str) -> LabelProvenance:
             sources.add(record["label_source"])
         if isinstance(record.get("target"), str) and record["target"]:
             targets.add(record["target"])
-    return LabelProvenance(tuple(sorted(sources)), tuple(sorted(targets)))
+    return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)))
 
 
 def render_review(rows: Sequence[ReviewRow], fmt: str) -> bytes:
@@ -451,10 +457,10 @@ __all__ = [
     "COLUMNS",
     "REVIEW_SOURCES",
     "Judgement",
-    "LabelProvenance",
+    "LabelOrigins",
     "ReviewRow",
     "RunScores",
-    "label_provenance",
+    "label_origins",
     "labels_lines",
     "read_review",
     "render_review",

@@ -13,7 +13,7 @@ from ragleaklab_core.calibration import CalibrationReport, calibrate
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
-from ragleaklab_core.labelling import LabelProvenance, label_provenance
+from ragleaklab_core.labelling import LabelOrigins, label_origins
 from ragleaklab_core.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.suite import settings_of
 from ragleaklab_core.thresholds import (
@@ -24,22 +24,28 @@ from ragleaklab_core.thresholds import (
 )
 
 
-def _labels_and_provenance(
-    pack: Any, name: str, path: Path | None
-) -> tuple[DataFile, LabelProvenance]:
+def _labels_and_origins(pack: Any, name: str, path: Path | None) -> tuple[DataFile, LabelOrigins]:
     if path is not None:
         data = read_labels(path)
-        return data, label_provenance(path.read_bytes(), source=str(path))
+        return data, label_origins(path.read_bytes(), source=str(path))
     raw = getattr(pack, "default_labels", lambda: None)()
     if raw is None:
         raise InputError(f"pack {name!r} ships no default labels; pass --labels FILE")
     source_of = getattr(pack, "labels_source", None)
     source = (source_of() if callable(source_of) else None) or f"{name} default labels"
-    return parse_labels(raw, source=source), label_provenance(raw, source=source)
+    origins = label_origins(raw, source=source)
+    # What the pack's manifest declares for all of its labels counts like a line's own keys.
+    declared_of = getattr(pack, "label_provenance", None)
+    declared = declared_of() if callable(declared_of) else None
+    if declared is not None:
+        origins = origins.with_declared(
+            getattr(declared, "label_source", None), getattr(declared, "label_target", None)
+        )
+    return parse_labels(raw, source=source), origins
 
 
 def _labels(pack: Any, name: str, path: Path | None) -> DataFile:
-    return _labels_and_provenance(pack, name, path)[0]
+    return _labels_and_origins(pack, name, path)[0]
 
 
 def pack_labels(name: str) -> DataFile:
@@ -84,7 +90,7 @@ def calibrate_pack(
             f"no case of pack {name!r} has a value named {metric!r}; "
             f"its metrics produce: {', '.join(known) or 'nothing'}"
         )
-    label_file, provenance = _labels_and_provenance(pack.obj, name, labels)
+    label_file, provenance = _labels_and_origins(pack.obj, name, labels)
     label_records = label_file.records
     if tags:  # a subset run calibrates on the subset's labels only
         ran = {r.test_id for r in run.results}
@@ -136,7 +142,7 @@ def calibrate_pack(
     return report
 
 
-def _declared(provenance: LabelProvenance, mismatch: bool) -> dict[str, Any]:
+def _declared(provenance: LabelOrigins, mismatch: bool) -> dict[str, Any]:
     """What the labels file declares about itself, for the report (nothing when it is silent)."""
     declared: dict[str, Any] = {}
     if provenance.sources:

@@ -300,3 +300,22 @@ def test_the_runs_own_scores_calibrate_against_the_reviewed_labels(run_dir, tmp_
     ok(again, 2)
     assert "scores.jsonl: exists (use --force)" in again.stderr
     assert not (tmp_path / "r2.jsonl").exists()
+
+
+def test_a_packs_declared_label_target_counts_like_its_lines():
+    from ragleaklab_core.manifest import LabelProvenance
+    from ragleaklab_core.pack_calibration import _labels_and_origins
+
+    class Pack:
+        def default_labels(self) -> bytes:
+            return b'{"test_id": "a", "label": "positive"}\n{"test_id": "b", "label": "negative"}\n'
+
+        def label_provenance(self) -> LabelProvenance:
+            return LabelProvenance("outcome", "reference")
+
+    data, origins = _labels_and_origins(Pack(), "p", None)
+    assert data.records == {"a": True, "b": False}
+    assert (origins.sources, origins.targets) == (("outcome",), ("reference",))
+    assert origins.mismatch({"name": "reference", "options": {"paraphrase": True}}) is None
+    why = origins.mismatch({"name": "http", "options": {"url": "http://127.0.0.1:1/q"}})
+    assert why is not None and why.startswith("the labels were observed on reference, but")
