@@ -48,6 +48,10 @@ def manifest(pack: PackData) -> bytes:
         'documents = ["documents.jsonl"]',
         'cases = "cases.jsonl"',
         'labels = "labels.jsonl"',
+        # The outcome observed on the reference target, decided by the generator's rules (to
+        # be replaced by the reference target's own instrumentation).
+        'label_source = "outcome"',
+        'label_target = "reference"',
     ]
     for plugin, options in sorted(pack.metric_options.items()):
         lines += ["", f"[metric_options.{plugin}]"]

@@ -748,22 +748,9 @@ def test_the_deprecated_outcome_check_still_works_and_says_why_it_is_deprecated(
 
 @pytest.mark.parametrize("name", BUILTIN_PACKS)
 def test_builtin_labels_as_calibration_data(name):
-    # Enough of both classes for neyman-pearson at 1%; the generator does not declare a
-    # label_source yet, and the check says exactly that and nothing else.
+    # Enough of both classes for neyman-pearson at 1%, and they say where they came from.
     pack = load_plugin(PACKS, name).obj
-    if pack.label_provenance() is not None:
-        check = assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
-        assert check.n_negative >= 299
-        return
-    message = _builtin_failure(name)
-    assert message.splitlines()[1:] == [
-        "  $.label_source: the labels do not say who judged them: declare label_source (one of "
-        "human, judge, instrumentation, outcome) in pack.toml, and label_target for outcome or "
-        "instrumentation"
-    ]
-
-
-def _builtin_failure(name: str) -> str:
-    with pytest.raises(Failed) as info:
-        assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
-    return str(info.value)
+    provenance = pack.label_provenance()
+    assert (provenance.label_source, provenance.label_target) == ("outcome", "reference")
+    check = assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
+    assert check.n_negative >= 299
