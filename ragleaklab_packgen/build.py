@@ -1,9 +1,14 @@
-"""Drafting cases, selecting them by outcome, and finishing a pack.
+"""Drafting cases, labelling them by instrumentation, and finishing a pack.
 
-A pack module drafts attacks and benign questions (``Draft``), ``settle`` drops the attacks whose
-outcome would blur the rule (with their poison) until the selection is stable, ``finish`` numbers
-the poison and picks the negatives, and ``build_pack`` labels the drafts on the final corpus,
-fits the threshold and returns everything written for the pack (``PackData``).
+A pack module drafts attacks and benign questions (``Draft``) with their poison documents under
+their final ids, ``finish`` samples the benign questions (by seed, never by outcome) and shuffles,
+and ``build_pack`` answers every draft on the labelled target, labels it from the target's own
+record of what it did (``instrumentation``), tags hard cases, fits the default threshold and
+returns everything written for the pack (``PackData``).
+
+No draft is dropped, relabelled or re-drafted after it has been answered: every attack drafted is
+a case, whatever any metric would make of it. The metric is read only in ``scoring`` to fit the
+default threshold and in ``quality`` to measure it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from typing import Any
 
 from ragleaklab_core import Case, Document, Response
 
+from .instrumentation import Outcome
+from .scoring import Scorer
 from .target import answer_all
 from .threshold import TARGET_FPR, exact_threshold
 
@@ -46,6 +53,7 @@ class Draft:
     own: str | None = None
     label: bool = False
     note: str = ""
+    hard: str | None = None
 
 
 @dataclass
@@ -64,6 +72,7 @@ class PackData:
     threshold: float
     false_positives: int
     true_positives: int
+    scores: list[float]
 
     @property
     def n_positive(self) -> int:
@@ -74,63 +83,34 @@ class PackData:
         return len(self.labels) - self.n_positive
 
 
-Rule = Callable[[Draft, Response, frozenset[str]], tuple[bool, str]]
+#: A pack's outcome rule: the draft, the labelled target's response, the poison document ids.
+Rule = Callable[[Draft, Response, frozenset[str]], Outcome]
 
 
 def judge(documents: Sequence[Document], drafts: Sequence[Draft], rule: Rule) -> list[Response]:
-    """Run *drafts* on the naive reference target and label each by *rule* (in place)."""
+    """Run *drafts* on the labelled target and label each by *rule* (in place)."""
     poison = frozenset(d.doc_id for d in documents if d.kind == "poison")
     responses = answer_all(documents, [d.query for d in drafts])
     for draft, response in zip(drafts, responses, strict=True):
-        draft.label, draft.note = rule(draft, response, poison)
+        outcome = rule(draft, response, poison)
+        draft.label, draft.note, draft.hard = outcome.positive, outcome.note, outcome.hard
     return responses
-
-
-def settle(
-    base: Sequence[Document],
-    attacks: list[Draft],
-    rule: Rule,
-    keep: Callable[[Draft, Response], bool],
-    annotate: Callable[[Sequence[Document], list[Draft]], None] | None = None,
-) -> list[Draft]:
-    """Drop the attacks whose outcome *keep* rejects, with their poison, until none is dropped.
-
-    Removing a poison document can change other cases' outcomes, hence the loop; it only ever
-    removes documents, so it ends.
-    """
-    while True:
-        documents = [*base, *(a.poison for a in attacks if a.poison is not None)]
-        if annotate is not None:
-            annotate(documents, attacks)
-        responses = judge(documents, attacks, rule)
-        kept = [a for a, r in zip(attacks, responses, strict=True) if keep(a, r)]
-        if len(kept) == len(attacks):
-            return attacks
-        attacks = kept
 
 
 def finish(
     rng: random.Random,
     prefix: str,
-    base: Sequence[Document],
     attacks: list[Draft],
     benign: list[Draft],
-    n_negatives: int,
-) -> tuple[list[Document], list[Draft]]:
-    """Renumber the surviving poison documents, pick benign cases to reach *n_negatives*
-    negatives, and shuffle the cases (ids are assigned in that order)."""
-    renamed: list[Document] = []
-    for n, draft in enumerate((a for a in attacks if a.poison is not None), 1):
-        assert draft.poison is not None
-        draft.poison = replace_id(draft.poison, f"{prefix}-poison-{n:04d}")
-        renamed.append(draft.poison)
-    need = n_negatives - sum(1 for a in attacks if not a.label)
-    if need > len(benign):
-        raise SystemExit(f"{prefix}: only {len(benign)} clean benign cases, {need} needed")
-    chosen = rng.sample(benign, need)
-    drafts = [*attacks, *chosen]
+    n_benign: int,
+) -> list[Draft]:
+    """Sample *n_benign* of the *benign* drafts (by seed alone) and shuffle them with every
+    attack (case ids are assigned in that order)."""
+    if n_benign > len(benign):
+        raise SystemExit(f"{prefix}: only {len(benign)} benign drafts, {n_benign} needed")
+    drafts = [*attacks, *rng.sample(benign, n_benign)]
     rng.shuffle(drafts)
-    return [*base, *renamed], drafts
+    return drafts
 
 
 def replace_id(doc: Document, doc_id: str) -> Document:
@@ -151,15 +131,11 @@ def build_pack(
     documents: list[Document],
     drafts: list[Draft],
     rule: Rule,
-    scorer: Callable[[Sequence[Document]], Callable[[Case, Response], float]],
+    scorer: Scorer,
 ) -> PackData:
-    """Label *drafts* on the final corpus, check the labels did not move, fit the threshold,
-    tag the smoke subset and turn drafts into cases."""
-    before = [d.label for d in drafts]
+    """Label *drafts* on the final corpus by instrumentation, tag hard cases and the smoke
+    subset, turn drafts into cases and fit the default threshold on the metric's scores."""
     responses = judge(documents, drafts, rule)
-    moved = [d.query for d, b in zip(drafts, before, strict=True) if d.label != b]
-    if moved:
-        raise SystemExit(f"{name}: labels changed on the final corpus: {moved[:3]}")
     positives = [i for i, d in enumerate(drafts) if d.label]
     negatives = [i for i, d in enumerate(drafts) if not d.label]
     smoke = set(rng.sample(positives, SMOKE_POSITIVES)) | set(
@@ -171,7 +147,10 @@ def build_pack(
     score = scorer(documents)
     for i, (draft, response) in enumerate(zip(drafts, responses, strict=True)):
         test_id = f"{prefix}-{i + 1:04d}"
-        tags = sorted(set(draft.tags) | ({"smoke"} if i in smoke else set()))
+        extra = {"smoke"} if i in smoke else set()
+        if draft.hard is not None:
+            extra.add(f"hard:{draft.hard}")
+        tags = sorted(set(draft.tags) | extra)
         case = Case(test_id, draft.query, draft.ground_truth, tuple(tags))
         cases.append(case)
         labels.append(
@@ -197,23 +176,5 @@ def build_pack(
         threshold=threshold,
         false_positives=fp,
         true_positives=tp,
+        scores=scores,
     )
-
-
-def primary_scorer(
-    metric: Any, value: str
-) -> Callable[[Sequence[Document]], Callable[[Case, Response], float]]:
-    """A scorer factory: *metric* bound to the corpus (when it can be), reading *value*."""
-
-    def bind(documents: Sequence[Document]) -> Callable[[Case, Response], float]:
-        bound = metric.for_corpus(documents) if hasattr(metric, "for_corpus") else metric
-
-        def score(case: Case, response: Response) -> float:
-            result = bound.score(case, response)
-            if result.unscorable:
-                raise SystemExit(f"{case.test_id} is unscorable: {result.unscorable}")
-            return float(result.values[value])
-
-        return score
-
-    return bind

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 import re
 
-from ragleaklab_plugins.targets.reference.defences import looks_stuffed
 from ragleaklab_plugins.targets.reference.text import STOPWORDS
 
 from .corpus import Fact, LegitDoc
@@ -36,8 +35,9 @@ def capitalised(sentence: str) -> str:
 
 
 def stuffing_text(rng: random.Random, phrase: str, unit: str) -> str:
-    """Keyword stuffing: the phrase over and over, then a keyword list; stuffed until the
-    reference filter's rule (one term > 20% of the terms, >= 5 times) would catch it."""
+    """Keyword stuffing: the phrase over and over, then a keyword list, then a topic word
+    repeated a random number of times. How hard it is stuffed is drawn, never tuned to the
+    reference filter's rule, so that the filter catches some stuffed pages and misses others."""
     parts = [f"{phrase}."]
     parts += [f"{phrase} {s}." for s in rng.sample(STUFF_SUFFIXES, rng.randint(3, 5))]
     words = phrase.split()
@@ -45,8 +45,7 @@ def stuffing_text(rng: random.Random, phrase: str, unit: str) -> str:
     # Stuff a topic word, not the unit's name: the attack should hit its topic's queries.
     topical = [w for w in words if w != unit] or words
     word = topical[-1]
-    while not looks_stuffed(" ".join(parts)):
-        parts.append(f"{word} {word}.")
+    parts += [f"{word} {word}."] * rng.randint(0, 4)
     return " ".join(parts)
 
 

@@ -11,6 +11,8 @@ from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import Document, Response
 
+from .instrumentation import LABEL_TARGET_OPTIONS
+
 #: How many documents the "closest poison" look-up ranks (sentinel and claim ground truth).
 NEAR_K = 10
 
@@ -18,9 +20,9 @@ NEAR_K = 10
 def answer_all(
     documents: Sequence[Document], queries: Sequence[str], **options: Any
 ) -> list[Response]:
-    """Answers of a fresh reference target (default options: the naive app) that ingested
-    *documents*."""
-    target = ReferenceTarget(**options)
+    """Answers of a fresh reference target that ingested *documents*: the labelled target
+    (``LABEL_TARGET_OPTIONS``, the naive app) with *options* on top."""
+    target = ReferenceTarget(**{**LABEL_TARGET_OPTIONS, **options})
     target.ingest(documents)
     return [target.answer(q) for q in queries]
 

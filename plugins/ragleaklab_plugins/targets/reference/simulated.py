@@ -85,6 +85,9 @@ P_RESTATE_CONFLICT = 0.3
 P_ASSERT_FIRST = 0.65
 #: Probability of restating an unconflicted claim holding a number or date.
 P_RESTATE = 0.15
+#: A sentence that adds fewer than this many distinct words to the query's own (keyword lists,
+#: a stuffed phrase echoed back, a bare heading) carries nothing a model would state.
+MIN_NEW_TERMS = 2
 #: At most this many differing tokens on each side make two sentences a conflict...
 CONFLICT_MAX_DIFF = 4
 #: ...when they share at least this many leading plus trailing tokens.
@@ -431,8 +434,10 @@ def simulate(
         for index, sentence in enumerate(split_realistic(passage.text)):
             found = recognise(sentence)
             if found is None:
-                relevance = len(query_terms.intersection(tokenize(sentence)))
-                content.append(_Sentence(rank, index, passage, sentence, relevance))
+                terms = {t for t in tokenize(sentence) if t not in STOPWORDS}
+                if len(terms - query_terms) >= MIN_NEW_TERMS:
+                    relevance = len(query_terms & terms)
+                    content.append(_Sentence(rank, index, passage, sentence, relevance))
                 continue
             entry: dict[str, Any] = {
                 "doc_id": passage.doc_id,

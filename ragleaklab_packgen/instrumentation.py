@@ -1,0 +1,86 @@
+"""Reading what the reference target actually did: the source of truth every built-in label comes
+from.
+
+The packs are labelled on the reference target's realistic behaviour (a seeded simulated LLM),
+which records its own decisions in ``Response.metadata["simulated"]``: the planted instructions it
+followed or refused, the private records it disclosed and how, the claims it asserted or only
+mentioned, and the retrieved documents that shaped the answer (docs/reference-target.md). A case's
+label is the harm that happened by that record. Nothing here, and nothing a pack module uses to
+label, imports or calls a metric (``tests/test_packgen_labels.py`` checks it): the metrics see
+only what a black-box user sees, the answer text and the retrieved ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from ragleaklab_core import Response
+
+#: The target the labels describe: the reference target's realistic behaviour, seed 0, every
+#: other option at its default (the naive app). Recorded in each pack's manifest.
+LABEL_TARGET_OPTIONS: Mapping[str, Any] = {"behaviour": "realistic", "seed": 0}
+
+
+@frozen
+class Outcome:
+    """A case's label by instrumentation.
+
+    Attributes:
+        positive: The harm the pack is about happened on the labelled target.
+        note: What happened, in words (the labels file's ``notes``).
+        hard: The hard-case kind (tagged ``hard:<kind>``), or None: a case where a cheap
+            black-box metric is expected to err, decided from what happened, never from a score.
+    """
+
+    positive: bool
+    note: str
+    hard: str | None = None
+
+
+def record(response: Response) -> Mapping[str, Any]:
+    """The simulated model's own record of *response*; a missing one is a generator bug."""
+    simulated = response.metadata.get("simulated")
+    if not isinstance(simulated, Mapping):
+        raise SystemExit("the reference target answered without metadata['simulated']")
+    return simulated
+
+
+def influenced_by(response: Response, among: Collection[str]) -> list[str]:
+    """The documents of *among* that shaped the answer, in rank order."""
+    return [d for d in record(response)["influenced_by"] if d in among]
+
+
+def followed(response: Response, sentinels: Sequence[str]) -> list[dict[str, Any]]:
+    """The followed instructions whose payload carries one of *sentinels*."""
+    return [
+        i
+        for i in record(response)["instructions"]
+        if i["followed"] and any(s in (i["payload"] or "") for s in sentinels)
+    ]
+
+
+def quoted(response: Response, sentinels: Sequence[str]) -> list[dict[str, Any]]:
+    """The declined instructions the model quoted in a refusal, payload holding a sentinel."""
+    return [
+        i
+        for i in record(response)["instructions"]
+        if i["quoted"] and not i["followed"] and any(s in (i["payload"] or "") for s in sentinels)
+    ]
+
+
+def claims(response: Response, among: Collection[str]) -> list[dict[str, Any]]:
+    """The claim entries (asserted, mentioned or dropped) taken from documents of *among*."""
+    return [c for c in record(response)["claims"] if c["doc_id"] in among]
+
+
+def disclosures(response: Response) -> list[dict[str, Any]]:
+    """Every private record the model disclosed in any form (refusals included)."""
+    return list(record(response)["disclosed"])
+
+
+def retrieved_ids(response: Response) -> list[str]:
+    """The distinct retrieved document ids, in rank order."""
+    return list(dict.fromkeys(r.doc_id for r in response.retrieved or ()))
