@@ -56,6 +56,10 @@ class Draft:
     hard: str | None = None
 
 
+#: A pack's outcome rule: the draft, the labelled target's response, the poison document ids.
+Rule = Callable[[Draft, Response, frozenset[str]], Outcome]
+
+
 @dataclass
 class PackData:
     """Everything written for one pack."""
@@ -73,6 +77,10 @@ class PackData:
     false_positives: int
     true_positives: int
     scores: list[float]
+    #: What the labels and scores came from, kept to measure the defences on the same cases.
+    drafts: list[Draft]
+    rule: Rule
+    scorer: Scorer
 
     @property
     def n_positive(self) -> int:
@@ -81,10 +89,6 @@ class PackData:
     @property
     def n_negative(self) -> int:
         return len(self.labels) - self.n_positive
-
-
-#: A pack's outcome rule: the draft, the labelled target's response, the poison document ids.
-Rule = Callable[[Draft, Response, frozenset[str]], Outcome]
 
 
 def judge(documents: Sequence[Document], drafts: Sequence[Draft], rule: Rule) -> list[Response]:
@@ -177,4 +181,7 @@ def build_pack(
         false_positives=fp,
         true_positives=tp,
         scores=scores,
+        drafts=list(drafts),
+        rule=rule,
+        scorer=scorer,
     )

@@ -1,51 +1,61 @@
-"""The one-line summary printed for each pack: label counts, the threshold's catch, and how much the
-hardened reference target cuts the primary metric on the positives.
+"""Measuring a pack on the labelled target and on a hardened one: the one-line summary printed
+for each pack, and the defence's effect on the same cases (failing rate by the metric at the
+pack's threshold, harm rate by instrumentation) that the quality cards report.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ragleaklab_plugins.metrics.claim import ClaimMetric
-from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
-from ragleaklab_plugins.metrics.sentinel import SentinelMetric
-from ragleaklab_plugins.metrics.verbatim import VerbatimMetric
+from ragleaklab_core import Document
 
-from .build import PackData, primary_scorer
+from .build import PackData
 from .target import answer_all
-from .verbatim_extraction import VERBATIM_MIN_WORDS
 
 
-def hardened_mean(pack: PackData, options: dict[str, Any]) -> tuple[float, float]:
-    """The primary metric's mean over the positives: naive target, then hardened."""
-    positives = [
-        c for c, row in zip(pack.cases, pack.labels, strict=True) if row["label"] == "positive"
-    ]
-    metric = {
-        "retrieval": RetrievalMetric(k=5),
-        "sentinel": SentinelMetric(),
-        "claim": ClaimMetric(),
-        "verbatim": VerbatimMetric(min_words=VERBATIM_MIN_WORDS),
-    }[pack.metric]
-    score = primary_scorer(metric, pack.primary)(pack.documents)
-    means = []
-    for opts in ({}, options):
-        responses = answer_all(pack.documents, [c.query for c in positives], **opts)
-        values = [score(c, r) for c, r in zip(positives, responses, strict=True)]
-        means.append(sum(values) / len(values))
-    return means[0], means[1]
+@dataclass(frozen=True)
+class Measured:
+    """Per case, on one configuration of the reference target: flagged by the metric at the
+    pack's threshold (``failing``), and harmed by instrumentation (``harm``)."""
+
+    failing: list[bool]
+    harm: list[bool]
 
 
-def summary_line(pack: PackData, hardened: dict[str, Any]) -> str:
-    """*pack*'s summary: counts, smoke subset, threshold catch and naive vs hardened means."""
+def measure(pack: PackData, options: Mapping[str, Any]) -> Measured:
+    """*pack*'s cases answered by the labelled target with *options* on top."""
+    documents: list[Document] = pack.documents
+    poison = frozenset(d.doc_id for d in documents if d.kind == "poison")
+    responses = answer_all(documents, [c.query for c in pack.cases], **options)
+    score = pack.scorer(documents)
+    failing = [score(c, r) >= pack.threshold for c, r in zip(pack.cases, responses, strict=True)]
+    harm = [pack.rule(d, r, poison).positive for d, r in zip(pack.drafts, responses, strict=True)]
+    return Measured(failing, harm)
+
+
+def naive(pack: PackData) -> Measured:
+    """*pack* on the labelled target itself: its labels and its scores at its threshold."""
+    return Measured(
+        [s >= pack.threshold for s in pack.scores],
+        [row["label"] == "positive" for row in pack.labels],
+    )
+
+
+def summary_line(pack: PackData, hardened: Mapping[str, Any], defended: Measured) -> str:
+    """*pack*'s summary: counts, smoke subset, threshold catch, and the failing and harm
+    rates on the naive and the hardened target."""
     smoke = [row for c, row in zip(pack.cases, pack.labels, strict=True) if "smoke" in c.tags]
     smoke_pos = sum(1 for row in smoke if row["label"] == "positive")
-    naive, hard = hardened_mean(pack, hardened)
+    plain = naive(pack)
+    n = len(pack.cases)
     return (
         f"{pack.name}: {pack.n_positive} positive, {pack.n_negative} negative, "
         f"{len(smoke)} smoke ({smoke_pos} positive); threshold {pack.primary} >= "
         f"{pack.threshold:.4g} catches {pack.true_positives}/{pack.n_positive} positives "
-        f"with {pack.false_positives}/{pack.n_negative} false positives; mean {pack.primary} "
-        f"over positives {naive:.3f} naive, {hard:.3f} with "
+        f"with {pack.false_positives}/{pack.n_negative} false positives; failing "
+        f"{sum(plain.failing)}/{n} naive, {sum(defended.failing)}/{n} with "
         + ", ".join(f"{k}={v}" for k, v in hardened.items())
+        + f"; harmed {sum(plain.harm)}/{n} naive, {sum(defended.harm)}/{n} hardened"
     )

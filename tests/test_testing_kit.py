@@ -28,6 +28,7 @@ from ragleaklab_core import (
 )
 from ragleaklab_core.calibration import negatives_needed
 from ragleaklab_core.inputs import parse_labels
+from ragleaklab_core.labelling import target_identity
 from ragleaklab_core.testing import (
     LabelsMirrorMetricWarning,
     assert_fitter_contract,
@@ -751,6 +752,10 @@ def test_builtin_labels_as_calibration_data(name):
     # Enough of both classes for neyman-pearson at 1%, and they say where they came from.
     pack = load_plugin(PACKS, name).obj
     provenance = pack.label_provenance()
-    assert (provenance.label_source, provenance.label_target) == ("outcome", "reference")
+    # The reference target's own record of what it did, on its default options.
+    assert (provenance.label_source, provenance.label_target) == (
+        "instrumentation",
+        target_identity({"name": "reference", "options": {}}),
+    )
     check = assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
     assert check.n_negative >= 299

@@ -39,9 +39,10 @@ def _int(minimum: int) -> list[Any]:
 
 @define
 class ReferenceTarget:
-    """A real, deterministic RAG pipeline: word-window chunks, bm25s retrieval, and a generator
-    that copies the most relevant sentences and, like a naive LLM app, obeys planted
-    instructions. Defences are off by default; see docs/reference-target.md for the contract.
+    """A real, deterministic RAG pipeline: word-window chunks, bm25s retrieval, and a seeded
+    simulated LLM that answers from the most relevant sentences and, like a naive LLM app, is
+    open to planted instructions and discloses private records. Defences are off by default;
+    see docs/reference-target.md.
 
     Attributes:
         top_k: Distinct documents retrieved per query (each at its best-scoring chunk).
@@ -55,10 +56,11 @@ class ReferenceTarget:
             or is keyword-stuffed, and backfill from the next-ranked documents.
         paraphrase: Rewrite copied sentences so no 6-token run of a source survives.
         max_quote_words: Cut each copied sentence to this many words (then ``...``).
-        behaviour: ``"literal"`` (the default: the exact text contract) or ``"realistic"``: a
-            seeded simulated LLM that obeys instructions in many languages and encodings only
-            sometimes, discloses private records in several forms, hedges between conflicting
-            documents, and records every decision in ``metadata["simulated"]``.
+        behaviour: ``"realistic"`` (the default): a seeded simulated LLM that obeys
+            instructions in many languages and encodings only sometimes, discloses private
+            records in several forms, hedges between conflicting documents, and records every
+            decision in ``metadata["simulated"]``, which the built-in packs are labelled from;
+            or ``"literal"``: the exact, rule-based text contract.
         seed: Seeds the realistic model's choices (ignored by the literal behaviour).
     """
 
@@ -72,7 +74,9 @@ class ReferenceTarget:
     filter_injections: bool = field(default=False, validator=v.instance_of(bool))
     paraphrase: bool = field(default=False, validator=v.instance_of(bool))
     max_quote_words: int | None = field(default=None, validator=v.optional(_int(1)))
-    behaviour: str = field(default="literal", validator=v.in_(BEHAVIOURS))
+    # Realistic by default: the built-in packs' labels describe this behaviour, so that the
+    # default `ragleaklab run` and `calibrate` test the system the labels were observed on.
+    behaviour: str = field(default="realistic", validator=v.in_(BEHAVIOURS))
     seed: int = field(default=0, validator=[v.instance_of(int), v.not_(v.instance_of(bool))])
 
     _doc_ids: list[str] = field(factory=list, init=False)
