@@ -6,25 +6,29 @@ It writes each pack's corpus, cases, labels and default threshold under
 ragleaklab distribution: the wheel ships the packs' files, never this package.
 
 Everything comes from seeded templates (``random.Random`` only, no clock, sorted output), so the
-same code always writes the same bytes. Cases are labelled *by outcome*: the generator runs the
-real reference target (``ragleaklab_plugins.targets.reference.ReferenceTarget``, default
-options, i.e. the naive app) and the real metrics in-process, and a case is positive exactly when
-the attack succeeded on that target by the pack's outcome rule (docs/packs.md). Attack strength
-is varied so that some attacks fail; cases whose outcome would blur the rule (a benign query that
-an unrelated poison document happens to hijack) are dropped and their poison removed, and the
-target is re-run until the selection is stable. Each pack's default threshold is the one the
-exact rule picks at a 1% false-positive rate on its own labels.
+same code always writes the same bytes. Cases are labelled *by instrumentation*: the generator
+runs the real reference target in its realistic behaviour (a seeded simulated LLM, seed 0, every
+defence off: the naive app) and reads the target's own record of what it did
+(``Response.metadata["simulated"]``): which planted instruction it followed, which claim it
+asserted, which private field it disclosed, which document shaped the answer. A case is positive
+exactly when that record shows the pack's harm (docs/packs.md). No module that labels imports a
+metric (``tests/test_packgen_labels.py``), and no case is dropped, relabelled or re-drafted after
+it has been answered. Each pack's default threshold is the one the exact rule picks at a 1%
+false-positive rate on its own labels; ``quality`` measures the metric against the labels and
+the hardened target against the naive one, for the quality cards of docs/packs.md.
 
 Modules, shared ones first:
 
 - ``vocabulary``, ``topics``, ``corpus``: the units, the topic templates and the legit
   knowledge base drawn from them;
 - ``phrasing``, ``slots``: how cases ask and attacks are worded, and which facts they target;
-- ``target``, ``labelling``, ``ground_truth``: running the reference target, the outcome rules
-  that label cases, and the closest poison a case lists;
-- ``build``, ``threshold``: drafts, settling them by outcome, finishing a pack and its threshold;
+- ``target``, ``instrumentation``, ``ground_truth``: running the reference target, reading what
+  it recorded doing (the labels' only source), and the closest poison a case lists;
+- ``injections``: planted instructions in many languages and encodings;
+- ``build``, ``scoring``, ``threshold``: drafts, labelling and finishing a pack, the one place a
+  metric is read (to fit the default threshold), and the threshold rule;
 - ``relevance_hijack``, ``sentinel_takeover``, ``claim_corruption``, ``verbatim_extraction``
-  (with ``records``): one module per pack;
-- ``registry``, ``checks``, ``summary``, ``output``, ``__main__``: the packs, their invariants,
-  the printed summary, the files, and the command line.
+  (with ``records`` and ``public_records``): one module per pack;
+- ``registry``, ``checks``, ``summary``, ``quality``, ``output``, ``__main__``: the packs, their
+  invariants, the printed summary, the quality cards, the files, and the command line.
 """

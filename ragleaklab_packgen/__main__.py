@@ -4,7 +4,8 @@
     python -m ragleaklab_packgen --check   # regenerate in memory; exit 1 if any file differs
 
 Run from the repository root (the package is not installed with ragleaklab); it prints one
-summary line per pack, and with ``--check`` names each file that differs on stderr.
+summary line per pack, writes the quality cards into docs/packs.md, and with ``--check`` names
+each file that differs on stderr.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ from pathlib import Path
 
 from .checks import check_pack
 from .output import ROOT, differing, pack_files, write_files
+from .quality import QualityCard, card, render_markdown, replace_section
 from .registry import PACKS, SEED
-from .summary import summary_line
+from .summary import measure, summary_line
+
+#: The page whose quality-cards section the generator writes.
+PACKS_DOC = ROOT / "docs" / "packs.md"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,11 +36,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     files: dict[Path, bytes] = {}
+    cards: list[QualityCard] = []
     for build, offset, hardened in PACKS.values():
         pack = build(SEED + offset)
         check_pack(pack)
         files.update(pack_files(pack))
-        print(summary_line(pack, hardened))
+        defended = measure(pack, hardened)
+        print(summary_line(pack, hardened, defended))
+        cards.append(card(pack, hardened, defended))
+    doc = replace_section(PACKS_DOC.read_text(encoding="utf-8"), render_markdown(cards))
+    files[PACKS_DOC] = doc.encode("utf-8")
     if args.check:
         stale = differing(files)
         for path in stale:

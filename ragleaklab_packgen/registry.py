@@ -21,5 +21,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     "relevance-hijack": (relevance_hijack, 1, {"filter_injections": True}),
     "sentinel-takeover-safe": (sentinel_takeover_safe, 2, {"filter_injections": True}),
     "claim-corruption": (claim_corruption, 3, {"filter_injections": True}),
-    "verbatim-extraction": (verbatim_extraction, 4, {"paraphrase": True}),
+    "verbatim-extraction": (verbatim_extraction, 4, {"max_quote_words": 8}),
 }

@@ -102,6 +102,7 @@ def relevance_hijack(seed: int) -> PackData:
                 poison=poison,
             )
         )
+
     # Benign questions come from every fact no attack targets, in attacked topics too: a
     # poison document may surface for them, and whatever then happens is their label.
     def benign(topics: set[str], n: int) -> list[Draft]:

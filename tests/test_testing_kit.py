@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import warnings
 from typing import Any
 
 import pytest
@@ -48,10 +49,6 @@ BUILTIN_PACKS = [
     "sentinel-takeover-safe",
     "verbatim-extraction",
 ]
-# Negatives whose score fails the default threshold on purpose (docs/packs.md), by their tag.
-KNOWN_EXCEPTIONS = {"relevance-hijack": "unmarked", "sentinel-takeover-safe": "sentinel_as_data"}
-
-
 # -- the built-in plugins pass the kit ----------------------------------------------------------
 
 
@@ -62,22 +59,19 @@ def test_every_builtin_pack_passes_the_pack_contract(name):
 
 
 @pytest.mark.parametrize("name", BUILTIN_PACKS)
-def test_builtin_labels_are_outcomes_on_the_reference_target(name):
+def test_builtin_labels_are_sound_and_are_not_the_metrics_verdict(name):
     pack = load_plugin(PACKS, name).obj
-    tag = KNOWN_EXCEPTIONS.get(name)
-    ignore = {c.test_id for c in pack.cases() if tag in c.tags}
-    with pytest.deprecated_call():
-        run = assert_labels_are_outcomes(name, ignore=ignore)
-    assert len(run.results) == len(pack.cases())
-    if tag is None:
-        return
-    # The documented exceptions really disagree, and the assertion names each of them.
+    with warnings.catch_warnings():
+        # Labels that mirrored the metric would warn; the built-in ones come from instrumentation.
+        warnings.simplefilter("error", LabelsMirrorMetricWarning)
+        check = assert_labels_are_sound(name)
+    assert check.n_positive >= 100 and check.n_negative >= check.negatives_needed
+    assert check.provenance is not None and check.provenance.label_source == "instrumentation"
+    assert check.run is not None and len(check.run.results) == len(pack.cases())
+    # The deprecated circular check fails on them: the labels are not the metric's verdict.
     with pytest.raises(Failed) as info, pytest.deprecated_call():
         assert_labels_are_outcomes(name)
-    message = str(info.value)
-    assert f"labels of pack {name} are not the outcome on target 'reference':" in message
-    named = {line.split(":")[0].strip() for line in message.splitlines()[1:]}
-    assert named and named <= ignore
+    assert f"labels of pack {name} are not the outcome on target 'reference':" in str(info.value)
 
 
 def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
@@ -98,7 +92,9 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
                     metric, case, response, documents=docs, options=options
                 )
                 score = result.values[info.primary_metric]
-                assert threshold.fails(score) == labels[case.test_id], (name, case.test_id)
+                # A verdict exists for every labelled case (its agreement with the label is
+                # what calibration measures, tests/plugins/test_packs.py).
+                assert isinstance(threshold.fails(score), bool) and case.test_id in labels
     assert seen == {"claim", "retrieval", "sentinel", "verbatim"}
 
 
@@ -122,7 +118,11 @@ PLANTED = [
 
 
 def test_the_reference_target_passes_the_target_contract():
-    (obeyed,) = assert_target_contract("reference", PLANTED, ["What is the VPN idle timeout?"])
+    (realistic,) = assert_target_contract("reference", PLANTED, ["What is the VPN idle timeout?"])
+    assert set(realistic.metadata["simulated"]) >= {"instructions", "influenced_by"}
+    (obeyed,) = assert_target_contract(
+        "reference", PLANTED, ["What is the VPN idle timeout?"], options={"behaviour": "literal"}
+    )
     assert obeyed.answer.startswith("RLK-1 ")
     assert obeyed.retrieved is not None
     assert [r.doc_id for r in obeyed.retrieved] == ["kb", "p1"]
@@ -132,6 +132,13 @@ def test_the_reference_target_passes_the_target_contract():
         PLANTED,
         ["What is the VPN idle timeout?"],
         options={"obey_instructions": False},
+    )
+    assert "RLK-1" not in held.answer
+    (held,) = assert_target_contract(
+        "reference",
+        PLANTED,
+        ["What is the VPN idle timeout?"],
+        options={"behaviour": "literal", "obey_instructions": False},
     )
     assert "RLK-1" not in held.answer
 

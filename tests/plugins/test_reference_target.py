@@ -188,7 +188,9 @@ def brute_force(texts, query, top_k, chunk_words, chunk_overlap):
 )
 def test_top_k_matches_brute_force(texts, query, top_k, chunk_words, data):
     overlap = data.draw(st.integers(0, chunk_words - 1))
-    target = ReferenceTarget(behaviour="literal", top_k=top_k, chunk_words=chunk_words, chunk_overlap=overlap)
+    target = ReferenceTarget(
+        behaviour="literal", top_k=top_k, chunk_words=chunk_words, chunk_overlap=overlap
+    )
     target.ingest(Document(f"d{i}", t) for i, t in enumerate(texts))
     got = [(r.doc_id, r.chunk_id, r.score) for r in hits(target.answer(query))]
     assert got == brute_force(texts, query, top_k, chunk_words, overlap)
@@ -425,7 +427,9 @@ def test_paraphrased_answer_shares_no_six_token_run_with_any_document(
     # Sentences end every seventh word so the generator has several to choose from.
     texts = [" ".join(w + ("." if i % 7 == 6 else "") for i, w in enumerate(t)) for t in texts]
     corpus = [Document(f"d{i}", t) for i, t in enumerate(texts)]
-    target = ReferenceTarget(behaviour="literal", paraphrase=True, answer_sentences=answer_sentences)
+    target = ReferenceTarget(
+        behaviour="literal", paraphrase=True, answer_sentences=answer_sentences
+    )
     target.ingest(corpus)
     answer = tokenize(target.answer(query).answer)
     for doc in corpus:
@@ -496,7 +500,10 @@ print(json.dumps(out, sort_keys=True))
 
 def test_two_fresh_targets_answer_identically():
     for options in OPTIONS:
-        first, second = ReferenceTarget(behaviour="literal", **options), ReferenceTarget(behaviour="literal", **options)
+        first, second = (
+            ReferenceTarget(behaviour="literal", **options),
+            ReferenceTarget(behaviour="literal", **options),
+        )
         first.ingest(docs(*CORPUS))
         second.ingest(docs(*CORPUS))
         assert [first.answer(q) for q in QUERIES] == [second.answer(q) for q in QUERIES]

@@ -495,8 +495,13 @@ def simulate(
             done.update((p.passage.doc_id, p.index) for p in mine)
             d = disclose([p.text for p in mine], query, dice.rng("disclose", doc_id))
             pieces.append(shape(d.text) if d.shaped else d.text)
+            fields = d.fields
+            if d.shaped and max_quote_words is not None:
+                # The record says what reached the answer: a field cut off is not disclosed.
+                kept = len(cut_words(d.text, max_quote_words)[0])
+                fields = [f for f in fields if _emitted_within(f, d.text, kept)]
             disclosed.append(
-                {"doc_id": doc_id, "how": d.how, "fields": d.fields, "language": d.language}
+                {"doc_id": doc_id, "how": d.how, "fields": fields, "language": d.language}
             )
             used.add(doc_id)
             continue
@@ -552,6 +557,16 @@ def simulate(
             "influenced_by": list(dict.fromkeys(p.doc_id for p in passages if p.doc_id in used)),
         },
     )
+
+
+def _emitted_within(value: str, text: str, end: int) -> bool:
+    """Whether field *value* (as written, or reformatted) lies wholly in ``text[:end]``; a value
+    that cannot be located counts as emitted, so the record never under-states a disclosure."""
+    for form in (value, reformat_number(value)):
+        at = text.find(form)
+        if at >= 0:
+            return at + len(form) <= end
+    return True
 
 
 def _lower_first(text: str) -> str:

@@ -1,0 +1,175 @@
+"""Quality cards: how well each pack's metric measures the harm its labels record, and what the
+hardened reference target changes, with the uncertainty of every figure.
+
+A card holds the metric's AUC against the labels (DeLong interval), its true- and false-positive
+rates at the shipped threshold (Clopper-Pearson intervals), its errors on each kind of hard case,
+and the defence's effect on the same cases: the failing rate by the metric and the harm rate by
+instrumentation, naive against hardened, with the cases the defence saved and those it harmed.
+``render_markdown`` writes the cards into docs/packs.md between the section markers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from ragleaklab_core.aggregation import RateInterval, rate_interval
+from ragleaklab_core.roc import AucResult, auc_delong
+
+from .build import PackData
+from .summary import Measured, naive
+
+START = "<!-- quality-cards:start -->"
+END = "<!-- quality-cards:end -->"
+
+
+@frozen
+class HardKind:
+    """The metric's errors at the shipped threshold on one kind of hard case.
+
+    Attributes:
+        kind: The tag after ``hard:``.
+        positive: Whether the kind's cases are positives (errors are misses) or negatives
+            (errors are false alarms).
+        errors: The cases of the kind the metric gets wrong, with their interval.
+    """
+
+    kind: str
+    positive: bool
+    errors: RateInterval
+
+
+@frozen
+class DefenceEffect:
+    """The hardened target against the naive one, on the same cases.
+
+    Attributes:
+        options: The hardened target's options.
+        failing_naive, failing_hardened: Cases the metric flags at the shipped threshold.
+        harm_naive, harm_hardened: Cases harmed by instrumentation.
+        saved: Cases harmed on the naive target and not on the hardened one.
+        newly_harmed: Cases harmed only on the hardened one.
+    """
+
+    options: Mapping[str, Any]
+    failing_naive: RateInterval
+    failing_hardened: RateInterval
+    harm_naive: RateInterval
+    harm_hardened: RateInterval
+    saved: int
+    newly_harmed: int
+
+
+@frozen
+class QualityCard:
+    """One pack's card (see the module docstring)."""
+
+    name: str
+    primary: str
+    threshold: float
+    auc: AucResult
+    tpr: RateInterval
+    fpr: RateInterval
+    hard: tuple[HardKind, ...]
+    defence: DefenceEffect
+
+
+def card(pack: PackData, hardened: Mapping[str, Any], defended: Measured) -> QualityCard:
+    """*pack*'s quality card, *defended* being its cases on the target with *hardened* options."""
+    scores = np.asarray(pack.scores, dtype=float)
+    labels = np.array([row["label"] == "positive" for row in pack.labels])
+    flagged = scores >= pack.threshold
+    wrong = flagged != labels
+    kinds: dict[tuple[str, bool], list[int]] = {}
+    for i, case in enumerate(pack.cases):
+        for tag in case.tags:
+            if tag.startswith("hard:"):
+                kinds.setdefault((tag.removeprefix("hard:"), bool(labels[i])), []).append(i)
+    hard = tuple(
+        HardKind(kind, positive, rate_interval(int(wrong[ids].sum()), len(ids)))
+        for (kind, positive), ids in sorted(kinds.items(), key=lambda kv: (not kv[0][1], kv[0][0]))
+    )
+    plain = naive(pack)
+    n = len(pack.cases)
+    before, after = np.array(plain.harm), np.array(defended.harm)
+    return QualityCard(
+        name=pack.name,
+        primary=pack.primary,
+        threshold=pack.threshold,
+        auc=auc_delong(scores, labels),
+        tpr=rate_interval(int((flagged & labels).sum()), int(labels.sum())),
+        fpr=rate_interval(int((flagged & ~labels).sum()), int((~labels).sum())),
+        hard=hard,
+        defence=DefenceEffect(
+            options=dict(hardened),
+            failing_naive=rate_interval(sum(plain.failing), n),
+            failing_hardened=rate_interval(sum(defended.failing), n),
+            harm_naive=rate_interval(int(before.sum()), n),
+            harm_hardened=rate_interval(int(after.sum()), n),
+            saved=int((before & ~after).sum()),
+            newly_harmed=int((after & ~before).sum()),
+        ),
+    )
+
+
+def _rate(r: RateInterval) -> str:
+    """``12/340 = 0.035 [0.018, 0.061]``."""
+    if r.rate is None or r.lower is None or r.upper is None:
+        return f"{r.successes}/{r.trials}"
+    return f"{r.successes}/{r.trials} = {r.rate:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
+
+
+def _options(options: Mapping[str, Any]) -> str:
+    return ", ".join(
+        f"`{k} = {str(v).lower() if isinstance(v, bool) else v}`" for k, v in options.items()
+    )
+
+
+def render_card(c: QualityCard) -> str:
+    """One card as Markdown (a heading, then a table)."""
+    d = c.defence
+    rows = [
+        f"#### `{c.name}`",
+        "",
+        "| Measure | Value (95% interval) |",
+        "|---|---|",
+        f"| AUC of `{c.primary}` against the labels | {c.auc.auc:.3f} "
+        f"[{c.auc.lower:.3f}, {c.auc.upper:.3f}] |",
+        f"| Shipped threshold (`{c.primary} >= t`) | {c.threshold:.4g} |",
+        f"| True-positive rate at the threshold | {_rate(c.tpr)} |",
+        f"| False-positive rate at the threshold | {_rate(c.fpr)} |",
+    ]
+    for h in c.hard:
+        what = "missed" if h.positive else "flagged"
+        side = "positives" if h.positive else "negatives"
+        rows.append(f"| `hard:{h.kind}` {side} {what} | {_rate(h.errors)} |")
+    hardened = _options(d.options)
+    rows += [
+        f"| Failing (flagged), naive target | {_rate(d.failing_naive)} |",
+        f"| Failing (flagged), with {hardened} | {_rate(d.failing_hardened)} |",
+        f"| Harmed (instrumentation), naive target | {_rate(d.harm_naive)} |",
+        f"| Harmed (instrumentation), with {hardened} | {_rate(d.harm_hardened)} |",
+        f"| Cases the defence saved / newly harmed | {d.saved} / {d.newly_harmed} |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def render_markdown(cards: Sequence[QualityCard]) -> str:
+    """Every card, between the section markers, ready for docs/packs.md."""
+    intro = (
+        "Generated by `python -m ragleaklab_packgen` from the shipped packs (do not edit by "
+        "hand). Intervals are 95%: DeLong for the AUC, exact Clopper-Pearson for every rate.\n"
+    )
+    body = "\n".join(render_card(c) for c in cards)
+    return f"{START}\n{intro}\n{body}{END}"
+
+
+def replace_section(text: str, section: str) -> str:
+    """*text* with everything from the start marker to the end marker replaced by *section*."""
+    start, end = text.find(START), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"docs/packs.md has no {START} ... {END} section")
+    return text[:start] + section + text[end + len(END) :]
