@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -271,6 +271,9 @@ def calibrate(
         f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
     )
     click.echo(f"guarantee: {report.guarantee}")
+    hint = _guarantee_hint(report)
+    if hint:
+        click.echo(hint)
     plotted = f", {(out / 'roc.png').as_posix()}" if plot else ""
     click.echo(f"wrote {target.as_posix()}{plotted}")
     if report.guarantee_infeasible:
@@ -283,6 +286,24 @@ def calibrate(
             err=True,
         )
         sys.exit(1)
+
+
+def _guarantee_hint(report: Any) -> str | None:
+    """What a fitter without a statistical guarantee leaves out, when the data could support one.
+
+    Too few negatives are already a warning (``calibration._warnings``); this names the case the
+    warning does not: enough negatives, and a fitter that bounds nothing beyond the sample.
+    """
+    r = report.result
+    needed = report.fpr_upper_bound.get("negatives_needed_for_guarantee")
+    if isinstance(r.details.get("guarantee"), Mapping) or needed is None or r.n_negative < needed:
+        return None
+    return (
+        f"note: these {r.n_negative} negatives could support a 95% guarantee that the true "
+        f"false-positive rate meets the target (at least {needed} are needed); this fitter "
+        "gives none beyond the sample: a fitter that states one (the built-in neyman-pearson) "
+        "would (docs/calibration.md)"
+    )
 
 
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:

@@ -13,14 +13,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ragleaklab_core import load_plugin
 from ragleaklab_core.labelling import target_identity
 
 from .build import PackData
 from .threshold import TARGET_FPR
 
 #: The identity of the target the labels describe: the reference target with no option given,
-#: whose defaults are the instrumentation's labelled target (``LABEL_TARGET_OPTIONS``).
-LABEL_TARGET = target_identity({"name": "reference", "options": {}})
+#: whose defaults are the instrumentation's labelled target (``LABEL_TARGET_OPTIONS``), as a run
+#: records it (every resolved option), so that ``calibrate --pack`` on the default target
+#: recognises it as the labels' own.
+LABEL_TARGET = target_identity(load_plugin("ragleaklab.targets", "reference", {}).provenance())
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKS_DIR = ROOT / "plugins" / "ragleaklab_plugins" / "packs"

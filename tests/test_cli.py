@@ -625,3 +625,34 @@ def test_python_dash_m_runs_the_same_command(module, tmp_path):
     assert result.returncode == 2, result.stderr
     assert "report.json: file not found (is this a run directory?)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_calibrate_on_a_builtin_pack_names_the_fitter_that_would_give_a_guarantee(tmp_path):
+    # The built-in labels describe the default reference target: no foreign-target warning.
+    proc = run("calibrate", "--pack", "relevance-hijack", "--out", "exact", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "were observed on" not in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith("guarantee: FPR on the calibration sample <= target")
+    negatives = json.loads((tmp_path / "exact" / "calibration_report.json").read_text())
+    n_neg = negatives["result"]["n_negative"]
+    assert lines[2] == (
+        f"note: these {n_neg} negatives could support a 95% guarantee that the true "
+        "false-positive rate meets the target (at least 299 are needed); this fitter gives none "
+        "beyond the sample: a fitter that states one (the built-in neyman-pearson) would "
+        "(docs/calibration.md)"
+    )
+    # A fitter that states a guarantee gets no such note.
+    proc = run(
+        "calibrate",
+        "--pack",
+        "relevance-hijack",
+        "--fitter",
+        "neyman-pearson",
+        "--out",
+        "np",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not any(line.startswith("note: ") for line in proc.stdout.splitlines())
+    assert "population FPR <= target" in proc.stdout

@@ -759,10 +759,15 @@ def test_builtin_labels_as_calibration_data(name):
     # Enough of both classes for neyman-pearson at 1%, and they say where they came from.
     pack = load_plugin(PACKS, name).obj
     provenance = pack.label_provenance()
-    # The reference target's own record of what it did, on its default options.
+    # The reference target's own record of what it did, on its default options, named as a run
+    # on the default target names it (so calibrate --pack does not call them foreign).
+    default = load_plugin("ragleaklab.targets", "reference", {}).provenance()
     assert (provenance.label_source, provenance.label_target) == (
         "instrumentation",
-        target_identity({"name": "reference", "options": {}}),
+        target_identity(default),
+    )
+    assert provenance.label_target != target_identity(
+        load_plugin("ragleaklab.targets", "reference", {"filter_injections": True}).provenance()
     )
     check = assert_labels_are_sound(name, fitter="neyman-pearson", target=None)
     assert check.n_negative >= 299

@@ -289,6 +289,30 @@ def test_every_disclosure_form_occurs_at_its_rate_and_is_recorded():
     assert within(leaks, counts["refused"], sim.P_REFUSAL_LEAK)
 
 
+def test_a_quote_cut_records_only_the_fields_it_leaves_whole():
+    query = "What is the annual base salary of Lorena Kahale?"
+    dropped = kept = 0
+    for seed in range(80):
+        full = realistic(Document("s", SALARY, kind="private"), seed=seed).answer(query)
+        cut = realistic(Document("s", SALARY, kind="private"), seed=seed, max_quote_words=8)
+        shortened = cut.answer(query)
+        (before,) = simulated(full)["disclosed"]
+        (after,) = simulated(shortened)["disclosed"]
+        assert after["how"] == before["how"]
+        assert set(after["fields"]) <= set(before["fields"])
+        for value in before["fields"]:
+            forms = (value, sim.reformat_number(value))
+            if value in after["fields"]:
+                kept += 1
+                assert any(f in shortened.answer for f in forms), (seed, value)
+            else:
+                dropped += 1
+                assert not any(f in shortened.answer for f in forms), (seed, value)
+        if before["how"] == "refused":  # a refusal is not shaped, so nothing is cut from it
+            assert after["fields"] == before["fields"]
+    assert dropped > 0 and kept > 0
+
+
 # --- claims --------------------------------------------------------------------------------------
 
 
