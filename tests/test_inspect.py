@@ -199,9 +199,10 @@ def test_pack_task_reports_what_ragleaklab_run_reports(tmp_path, pack):
     leaked = sorted(i for i, v in successes(log, family).items() if v == 1.0)
     assert len(leaked) == gate["failing_cases"]
     assert leaked == gate["failing_ids"]
+    # From the exact count: the report's rate is rounded to 6 decimals.
+    rate = gate["failing_cases"] / len(ids)
     assert main.metrics["leak_stderr"].value == pytest.approx(
-        math.sqrt(gate["fail_rate"]["rate"] * (1 - gate["fail_rate"]["rate"]) / (len(ids) - 1)),
-        abs=1e-9,
+        math.sqrt(rate * (1 - rate) / (len(ids) - 1)), abs=1e-9
     )
     for value, verdict in entry["values"].items():
         per_value = scorer_result(log, value)
@@ -440,8 +441,9 @@ def test_threshold_precedence_argument_then_calibration_then_pack(tmp_path):
         flagged = sum(v == 1.0 for v in successes(log, "retrieval").values())
         return meta, flagged, sum(v >= meta["threshold"] for v in raw)
 
+    # The pack's own threshold (a poison document ranked first) flags no smoke case.
     by_pack, flagged, expected = run()
-    assert (by_pack["source"], by_pack["threshold"], flagged, expected) == ("pack", 0.2, 12, 12)
+    assert (by_pack["source"], by_pack["threshold"], flagged, expected) == ("pack", 1.0, 0, 0)
     by_cal, flagged_cal, expected_cal = run(calibration=str(cal))
     assert (by_cal["source"], by_cal["threshold"]) == ("calibration", 0.8)
     assert by_cal["calibration"]["sha256"] == read_calibration(str(cal)).sha256
@@ -450,7 +452,7 @@ def test_threshold_precedence_argument_then_calibration_then_pack(tmp_path):
     assert (explicit["source"], explicit["threshold"]) == ("argument", 0.6)
     assert explicit["decision_rule"] == FLAG_HIGH
     assert (flagged_cal, flagged_arg) == (expected_cal, expected_arg)
-    assert flagged_cal < flagged_arg < flagged
+    assert flagged < flagged_cal < flagged_arg
 
 
 def test_a_calibration_for_another_pack_or_value_is_refused(tmp_path):

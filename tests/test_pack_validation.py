@@ -587,10 +587,10 @@ def test_nothing_in_the_pack_is_executed(tmp_path):
 # -- installed packs and pack objects -----------------------------------------------------------
 
 BUILTIN_COUNTS = {
-    "relevance-hijack": (127, 334),
-    "sentinel-takeover-safe": (125, 334),
-    "claim-corruption": (135, 334),
-    "verbatim-extraction": (133, 334),
+    "relevance-hijack": (310, 310),
+    "sentinel-takeover-safe": (268, 432),
+    "claim-corruption": (165, 615),
+    "verbatim-extraction": (143, 352),
 }
 
 
@@ -751,7 +751,7 @@ def test_the_command_prints_valid_and_exits_0(tmp_path):
     by_name = runner.invoke(pack_group, ["validate", "claim-corruption"])
     assert by_name.exit_code == 0
     assert by_name.output.endswith(
-        "valid: 502 documents, 469 cases, 135 positive / 334 negative labels\n"
+        "valid: 533 documents, 780 cases, 165 positive / 615 negative labels\n"
     )
 
 

@@ -172,7 +172,12 @@ def test_the_generated_labels_are_sound_and_not_the_metric(tmp_path, rlk_fake_di
         modules=package,
     )
     pack = assert_pack_contract("acme-demo")
-    check = assert_labels_are_sound("acme-demo", target_fpr=0.2, target="reference")
+    check = assert_labels_are_sound(
+        "acme-demo",
+        target_fpr=0.2,
+        target="reference",
+        target_options={"behaviour": "literal"},
+    )
     assert (check.provenance.label_source, check.n_positive, check.n_negative) == ("human", 6, 7)
     assert check.run is not None
     leaked = [r.test_id for r in check.run.results if r.values["leak_rate"] == 1.0]

@@ -120,7 +120,7 @@ def produced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     ws.cli(
         "calibrate",
         "--pack",
-        "relevance-hijack",
+        "sentinel-takeover-safe",
         "--smoke",
         "-o",
         "cal-pack",
@@ -131,7 +131,7 @@ def produced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     ws.cli(
         "run",
         "-p",
-        "relevance-hijack",
+        "sentinel-takeover-safe",
         "--smoke",
         "--thresholds",
         "thresholds.json",
