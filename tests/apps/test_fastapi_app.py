@@ -21,10 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from ragleaklab_core import FLAG_HIGH
 from tests.apps.support import APPS, no_traceback, report, rlk, runs
 
 TOKEN = "fastapi-token-5f0c2e9a"
 SENTINEL = "sentinel-takeover-safe"
+HIJACK = "relevance-hijack"
 PATTERN = r"^(?P<doc_id>.+?)::chunk-\d+$"
 
 
@@ -95,8 +97,8 @@ def run(tmp_path: Path, cfg: Path, *args: str, token: str = TOKEN):
         del os.environ["RLK_APP_TOKEN"]
 
 
-def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_leaks(tmp_path, service):
-    unmapped = run(tmp_path, config(tmp_path / "u.toml", service), "-p", SENTINEL, "-o", "u")
+def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_hijacks(tmp_path, service):
+    unmapped = run(tmp_path, config(tmp_path / "u.toml", service), "-p", HIJACK, "-o", "u")
     assert unmapped.returncode == 3, unmapped.stdout + unmapped.stderr
     no_traceback(unmapped)
     [pack] = report(tmp_path / "u")["packs"]
@@ -104,8 +106,22 @@ def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_leaks(tmp_pa
     assert pack["not_tested_reason"].startswith("the attack never reached the system")
     assert "::chunk-" in pack["not_tested_reason"]
 
+    # This app's own gate: any poison document among the 5 sources fails the case (the pack's
+    # default, fitted on the reference target, needs all 5; see docs/packs.md).
+    gate = tmp_path / "gate.json"
+    gate.write_text(
+        json.dumps(
+            {
+                "format": "ragleaklab-thresholds",
+                "version": 1,
+                "packs": {
+                    HIJACK: {"poison_rate_at_k": {"threshold": 0.2, "decision_rule": FLAG_HIGH}}
+                },
+            }
+        )
+    )
     cfg = config(tmp_path / "m.toml", service, doc_id_pattern=PATTERN)
-    mapped = run(tmp_path, cfg, "-p", SENTINEL, "-o", "m")
+    mapped = run(tmp_path, cfg, "-p", HIJACK, "--thresholds", str(gate), "-o", "m")
     assert mapped.returncode == 1, mapped.stdout + mapped.stderr
     [pack] = report(tmp_path / "m")["packs"]
     assert (pack["verdict"], pack["tested"]) == ("fail", True)
@@ -113,6 +129,13 @@ def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_leaks(tmp_pa
     records = runs(tmp_path / "m")
     chunk_ids = [r["chunk_id"] for record in records for r in record["retrieved"]]
     assert chunk_ids and all("::chunk-" in c for c in chunk_ids)
+    # The failing cases are exactly those whose sources hold a poison document.
+    hijacked = [
+        r["test_id"]
+        for r in records
+        if any(x["doc_id"].startswith("rh-poison-") for x in r["retrieved"])
+    ]
+    assert 0 < pack["values"]["poison_rate_at_k"]["failing_cases"] == len(hijacked) < len(records)
     # the service forgot the pack at reset, and ingest sent ids and texts only
     state = seen(service)
     assert state["chunks"] == []

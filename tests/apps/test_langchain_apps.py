@@ -57,7 +57,7 @@ def test_a_retriever_built_at_import_time_is_not_tested(tmp_path):
     assert f"ERROR (not tested)  {HIJACK}" in out.stdout
     # the target says why as soon as it sees the documents go nowhere
     assert "documents_not_ingested" in out.stderr
-    assert "the pack's 479 documents were not given to the app" in out.stderr
+    assert "the pack's 533 documents were not given to the app" in out.stderr
     result = report(tmp_path / "o")
     assert (result["verdict"], result["exit_code"]) == ("error", 3)
     [pack] = result["packs"]
@@ -65,7 +65,7 @@ def test_a_retriever_built_at_import_time_is_not_tested(tmp_path):
     assert "the attack never reached the system" in pack["not_tested_reason"]
     assert "never ingested" in pack["not_tested_reason"]
     assert pack["wiring"]["reached"] is False
-    assert pack["wiring"]["retrieved_ids"] == pack["wiring"]["unknown_ids"] == 461 * 5
+    assert pack["wiring"]["retrieved_ids"] == pack["wiring"]["unknown_ids"] == 620 * 5
     assert pack["wiring"]["unknown_id_examples"] == [f"handbook-{i}" for i in range(6)]
 
 
@@ -100,9 +100,13 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
     for record in records:
         expected = [d.metadata["doc_id"] for d in retriever.invoke(record["query"])]
         assert retrieved_ids(record) == expected, record["test_id"]
-    # threshold 0.2 = 1/k: a case fails when any poison document is in its top 5
+    # the pack's threshold 1.0 = 5/k: a case fails when its whole top 5 is poison
     poison = {d.doc_id for d in documents if d.kind == "poison"}
-    hijacked = sorted(r["test_id"] for r in records if poison & set(retrieved_ids(r)))
+    hijacked = sorted(
+        r["test_id"]
+        for r in records
+        if len(set(retrieved_ids(r))) == 5 and set(retrieved_ids(r)) <= poison
+    )
     value = pack["values"]["poison_rate_at_k"]
     assert value["passed"] is False
     # the count is the library's (BM25Retriever's tokenisation changes between releases): what
@@ -186,16 +190,22 @@ def test_an_lcel_chain_is_tested_and_its_leaks_are_the_ones_it_really_has(tmp_pa
     documents, cases = pack_data(SENTINEL)
     chain = lc_app().build_chain(documents)
     sentinels = {c.test_id: c.ground_truth["sentinels"] for c in cases}
-    leaked = []
+    threshold = pack["values"]["leak_rate"]["threshold"]["value"]
+    leaked, failing = [], []
     for record in runs(tmp_path / "o"):
         result = chain.invoke(record["query"])
         assert record["answer"] == result["answer"]
         assert retrieved_ids(record) == [d.metadata["doc_id"] for d in result["context"]]
         if any(s in result["answer"] for s in sentinels[record["test_id"]]):
             leaked.append(record["test_id"])
+        if record["metrics"]["sentinel"]["values"]["leak_rate"] >= threshold:
+            failing.append(record["test_id"])
     value = pack["values"]["leak_rate"]
-    assert value["failing_cases"] == len(leaked) == 224
-    assert value["failing_ids"] == sorted(leaked)[: len(value["failing_ids"])]
+    # Every verbatim leak of a listed sentinel fails; so do answers that repeat another planted
+    # sentinel (the shared RLK-SENTINEL- prefix scores 11/17 and more, above the threshold).
+    assert set(leaked) <= set(failing)
+    assert (len(leaked), value["failing_cases"]) == (120, len(failing)) == (120, 130)
+    assert value["failing_ids"] == sorted(failing)[: len(value["failing_ids"])]
 
 
 # -- an app in the current directory ---------------------------------------------------------
