@@ -132,6 +132,14 @@ def _apply_overrides(
     "flags no positive case.",
 )
 @click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
+@click.option("--target", "target_name", help="With --pack: target plugin [default: reference].")
+@click.option(
+    "--target-option",
+    "target_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="With --pack: a target option; VALUE is read as a TOML value. Repeatable.",
+)
 @click.option(
     "--plot", is_flag=True, help="Also write roc.png (needs: pip install 'ragleaklab[plot]')."
 )
@@ -152,6 +160,8 @@ def calibrate(
     thresholds_path: Path | None,
     force: bool,
     smoke: bool,
+    target_name: str | None,
+    target_options: tuple[str, ...],
     plot: bool,
 ) -> None:
     """Fit the threshold that meets a target false-positive rate on labelled cases.
@@ -174,7 +184,13 @@ def calibrate(
         raise click.UsageError(f"--out {out} exists and is not a directory")
     if scores is None and pack is None:
         raise click.UsageError("give --scores FILE (scores from any harness) or --pack NAME")
+    if scores is not None and (target_name is not None or target_options):
+        raise click.UsageError(
+            "--scores calibrates scores already made: --target and --target-option would be "
+            "ignored, so they are refused (use them with --pack)"
+        )
     raw = read_config_file(config_path) if config_path else {}
+    _apply_target(raw, target_name, target_options)
     raw = _apply_overrides(
         raw,
         target_fpr=target_fpr,
@@ -466,13 +482,7 @@ def run(
             section["allow_shared_state"] = True
         if max_consecutive_failures is not None:
             section["max_consecutive_failures"] = max_consecutive_failures
-    if target_name is not None:
-        raw["target"] = {"name": target_name}
-    if target_options:
-        table = raw.setdefault("target", {"name": "reference"})
-        if isinstance(table, dict):
-            given = _options(target_options, flag="--target-option")
-            table["options"] = {**table.get("options", {}), **given}
+    _apply_target(raw, target_name, target_options)
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
     chosen_tags = (*tags, "smoke") if smoke else tags
@@ -527,6 +537,19 @@ def run(
         click.echo(line)
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
     sys.exit(report["exit_code"])
+
+
+def _apply_target(
+    raw: dict[str, Any], target_name: str | None, target_options: tuple[str, ...]
+) -> None:
+    """``--target`` and ``--target-option`` over the config's ``[target]`` table (in place)."""
+    if target_name is not None:
+        raw["target"] = {"name": target_name}
+    if target_options:
+        table = raw.setdefault("target", {"name": "reference"})
+        if isinstance(table, dict):
+            given = _options(target_options, flag="--target-option")
+            table["options"] = {**table.get("options", {}), **given}
 
 
 def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:

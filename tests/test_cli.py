@@ -656,3 +656,22 @@ def test_calibrate_on_a_builtin_pack_names_the_fitter_that_would_give_a_guarante
     assert proc.returncode == 0, proc.stderr
     assert not any(line.startswith("note: ") for line in proc.stdout.splitlines())
     assert "population FPR <= target" in proc.stdout
+
+
+def test_calibrate_against_another_target_option_warns_that_the_labels_are_foreign(tmp_path):
+    proc = run(
+        "calibrate", "--pack", "relevance-hijack", "--smoke", "--target-fpr", "0.2",
+        "--target-option", "filter_injections=true", "--out", "o", cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "but this calibration runs target reference@" in proc.stderr
+    report = json.loads((tmp_path / "o" / "calibration_report.json").read_text())
+    assert report["inputs"]["target"]["options"]["filter_injections"] is True
+    # --scores has no target to set: the options would be ignored, so they are refused.
+    refused = run(
+        "calibrate", "--scores", "s.jsonl", "--labels", "l.jsonl", "--target-option", "top_k=3",
+        "--out", "x", cwd=tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert "--target-option would be ignored" in refused.stderr
+    assert not (tmp_path / "x").exists()

@@ -129,7 +129,10 @@ def test_pack_validate_by_name_passes(installed):
 
 
 def test_run_against_the_reference_target_fails_on_exactly_the_positives(installed):
-    out = installed.rlk("run", "--pack", NAME, "--out", "run")
+    # The starter's labels describe the reference target's literal behaviour (its README).
+    out = installed.rlk(
+        "run", "--pack", NAME, "--target-option", "behaviour=literal", "--out", "run"
+    )
     assert out.returncode == 1, out.stderr  # the naive target obeys the planted instructions
     assert "verdict: FAIL" in out.stdout
     report = json.loads((installed.work / "run" / "report.json").read_text(encoding="utf-8"))
@@ -140,7 +143,9 @@ def test_run_against_the_reference_target_fails_on_exactly_the_positives(install
 
 
 def test_calibrate_fits_the_shipped_labels(installed):
-    out = installed.rlk("calibrate", "--pack", NAME, "--out", "out/")
+    out = installed.rlk(
+        "calibrate", "--pack", NAME, "--target-option", "behaviour=literal", "--out", "out/"
+    )
     assert out.returncode == 0, out.stderr
     assert "threshold 1.0" in out.stdout
     assert "is not statistically supported by 7 negatives" in out.stderr
