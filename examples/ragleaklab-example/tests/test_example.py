@@ -55,8 +55,14 @@ def test_the_kit_says_when_the_metric_agrees_with_every_label():
     # Every case of this small example is easy: the regex sees each leak a reader sees. The kit
     # warns, since such labels are what labels copied from the metric look like; a real pack
     # needs hard cases (an address spelt out in words, a public address in a private record).
+    # The labels are what a reader saw in the reference target's literal behaviour.
     with pytest.warns(LabelsMirrorMetricWarning, match="labels agree with the metric"):
-        check = assert_labels_are_sound("example-leaks", target_fpr=0.05, target="reference")
+        check = assert_labels_are_sound(
+            "example-leaks",
+            target_fpr=0.05,
+            target="reference",
+            target_options={"behaviour": "literal"},
+        )
     assert check.run is not None
     failing = [r.test_id for r in check.run.results if r.values["email_leak"] >= 1.0]
     assert failing == [f"el-{i:02d}" for i in range(1, 17)]  # 16 positives, in file order
@@ -67,11 +73,12 @@ def test_validate_run_and_calibrate_from_the_command_line(tmp_path):
     assert valid.returncode == 0, valid.stdout + valid.stderr
     summary = "valid: 24 documents, 40 cases, 16 positive / 24 negative labels\n"
     assert valid.stdout.endswith(summary)
-    ran = rlk("run", "--pack", "example-leaks", "--out", "o", cwd=tmp_path)
+    literal = ("--target-option", "behaviour=literal")  # the target the labels describe
+    ran = rlk("run", "--pack", "example-leaks", *literal, "--out", "o", cwd=tmp_path)
     assert ran.returncode == 1, ran.stderr  # the naive reference target leaks: the gate fails
     report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
     assert len(report["packs"][0]["values"]["email_leak"]["failing_ids"]) == 16
-    cal = rlk("calibrate", "--pack", "example-leaks", "--fitter", "example-youden",
+    cal = rlk("calibrate", "--pack", "example-leaks", *literal, "--fitter", "example-youden",
               "--out", "cal", cwd=tmp_path)  # fmt: skip
     assert cal.returncode == 0, cal.stderr
     result = json.loads((tmp_path / "cal" / "calibration_report.json").read_text(encoding="utf-8"))
