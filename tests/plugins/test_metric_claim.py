@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -237,3 +239,65 @@ def test_word_order_and_stopwords_within_the_window():
     # A content token repeated in the claim must be repeated in the answer.
     assert score("one rome", ["rome rome"]).values == {"poison_claim_rate": 0.0}
     assert score("rome and rome", ["rome rome"]).values == {"poison_claim_rate": 1.0}
+
+
+# -- Unicode text ---------------------------------------------------------------------------------
+
+#: Words of five scripts and their case variants (no digits: numbers have their own rules).
+SCRIPT_WORDS = st.sampled_from(
+    [
+        "Привет",
+        "мир",
+        "МИР",
+        "Ελλάδα",
+        "ΣΟΦΊΑ",
+        "σοφία",
+        "東京",
+        "カナリア",
+        "café",
+        "CAFÉ",
+        "Ｔｏｋｙｏ",
+    ]
+)
+SCRIPT_SEPS = st.sampled_from([" ", "-", "、", "。 ", "\u200b ", "! "])
+
+
+def unicode_tokens(text: str) -> list[str]:
+    """Runs of word characters after NFKC and case folding: the normalisation written
+    independently (no numbers among these words)."""
+    return re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+
+
+def brute_force_unicode(claim: str, answer: str) -> bool:
+    c, a = unicode_tokens(claim), unicode_tokens(answer)
+    width = 2 * len(c)
+    return any(
+        all(a[max(0, i - width + 1) : i + 1].count(t) >= c.count(t) for t in c)
+        for i in range(len(a))
+    )
+
+
+@settings(max_examples=300)
+@given(
+    claim_words=st.lists(SCRIPT_WORDS, min_size=1, max_size=3),
+    answer_words=st.lists(SCRIPT_WORDS, max_size=10),
+    seps=st.lists(SCRIPT_SEPS, min_size=10, max_size=10),
+)
+def test_matches_a_window_brute_force_in_five_scripts(claim_words, answer_words, seps):
+    claim = " ".join(claim_words)
+    answer = phrase(answer_words, seps)
+    result = score(answer, [claim])
+    assert result.values["poison_claim_rate"] == float(brute_force_unicode(claim, answer))
+
+
+@pytest.mark.parametrize(
+    ("claim", "answer"),
+    [
+        ("Срок хранения резервных копий 90 дней.", "90 дней — срок хранения резервных копий."),
+        ("Η προθεσμία είναι 30 ημέρες.", "ΕΊΝΑΙ τριάντα; όχι: η ΠΡΟΘΕΣΜΊΑ είναι 30 ημέρες"),
+        ("Le plafond est de 1 250 000 euros.", "le plafond est de 1.250.000 EUROS"),
+        ("東京 の 人口 は 1400万", "人口 は 14,000,000 ではなく、東京 の 人口 は 1400万"),
+    ],
+)
+def test_claims_restated_in_other_scripts_are_stated(claim, answer):
+    assert score(answer, [claim]).values["poison_claim_rate"] == 1.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -244,3 +245,83 @@ def test_matches_a_brute_force_scan(sentinel, answer, min_chars):
     for found in result.evidence["found"]:
         assert answer[found["offset"] :].startswith(found["matched"])
         assert found["matched"][0].isalnum() and found["matched"][-1].isalnum()
+
+
+# -- Unicode text: Latin with diacritics, Cyrillic, Greek, Chinese, Japanese, fullwidth forms ----
+
+#: Letters of five scripts (final sigma casefolds to sigma), fullwidth A (NFKC: A), digits, and
+#: the separators and invisible characters an obfuscated answer puts between them.
+SCRIPT_LETTERS = "éÉжЖяΣσς東京かカＡ7"
+SCRIPT_TEXT = SCRIPT_LETTERS + " -\u200b\u2060."
+
+
+def glues(ch: str) -> bool:
+    """A word character of a script written with spaces (here: not Chinese or Japanese)."""
+    return bool(re.match(r"\w", ch)) and not (
+        "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff"
+    )
+
+
+def unicode_fold(text: str) -> list[tuple[str, int]]:
+    """Each kept character of *text* (letters, marks, digits after NFKC) casefolded, with its
+    index in *text*: the fold written independently, character by character."""
+    out = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).casefold():
+            if unicodedata.category(c)[0] in "LMN":
+                out.append((c, i))
+    return out
+
+
+def brute_force_unicode(sentinel: str, answer: str, min_chars: int) -> float:
+    target = "".join(c for c, _ in unicode_fold(sentinel))
+    kept = unicode_fold(answer)
+    folded = "".join(c for c, _ in kept)
+    n = len(target)
+    for p in range(len(folded) - n + 1):
+        if folded[p : p + n] != target:
+            continue
+        start, end = kept[p][1], kept[p + n - 1][1] + 1
+        before = answer[:start].rstrip("\u200b\u2060")
+        after = answer[end:].lstrip("\u200b\u2060")
+        if glues(sentinel[0]) and before and glues(before[-1]):
+            continue
+        if glues(sentinel[-1]) and after and glues(after[0]):
+            continue
+        return 1.0
+    longest = min(brute_force_lcs(target, folded), n - 1)
+    return longest / n if longest >= min(min_chars, n) else 0.0
+
+
+@settings(max_examples=400)
+@given(
+    sentinel=st.text(alphabet=SCRIPT_LETTERS, min_size=1, max_size=8),
+    answer=st.text(alphabet=SCRIPT_TEXT, max_size=30),
+    min_chars=st.integers(1, 6),
+)
+def test_matches_a_brute_force_scan_in_five_scripts(sentinel, answer, min_chars):
+    result = score(answer, {"sentinel": sentinel}, metric=SentinelMetric(min_chars=min_chars))
+    assert result.values["leak_rate"] == pytest.approx(
+        brute_force_unicode(sentinel, answer, min_chars)
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentinel", "answer"),
+    [
+        ("КАНАРЕЙКА-42", "Ответ: к а н а р е й к а 4 2."),  # Cyrillic, recased and spaced
+        ("ΚΑΝΑΡΙ-7", "η απάντηση είναι κα\u200bναρι7 τώρα"),  # Greek, zero-width split
+        ("金丝雀-9", "答案是金\u2060丝雀－９。"),  # Chinese, word joiner and fullwidth forms
+        ("カナリア-3", "答えは「かなりあ」ではなくカナリア３です"),  # Japanese, fullwidth digit
+        ("CAFÉ-CRÈME-5", "le mot de passe est café crème 5 !"),  # Latin with diacritics
+        ("RLK-SENTINEL-ab12", "答案是RLK-SENTINEL-ab12。"),  # no space in Chinese: not glued
+    ],
+)
+def test_obfuscated_sentinels_in_five_scripts_are_full_leaks(sentinel, answer):
+    assert score(answer, {"sentinel": sentinel}).values["leak_rate"] == 1.0
+
+
+def test_a_decomposed_accent_matches_its_precomposed_form():
+    assert score("cafe\u0301 cre\u0300me 5", {"sentinel": "CAFÉ-CRÈME-5"}).values == {
+        "leak_rate": 1.0
+    }

@@ -10,7 +10,13 @@ from attrs import field, frozen
 from attrs import validators as v
 
 from ragleaklab_core import Case, MetricResult, Response
-from ragleaklab_plugins.metrics._text import GroundTruthError, context, distinct, string_list
+from ragleaklab_plugins.metrics._text import (
+    GroundTruthError,
+    context,
+    distinct,
+    is_spaceless,
+    string_list,
+)
 
 # A word character for the glue guard: ``\w`` (letters, digits, underscore) or a combining mark.
 _WORD_CHAR = re.compile(r"\w")
@@ -18,6 +24,13 @@ _WORD_CHAR = re.compile(r"\w")
 
 def _is_word(ch: str) -> bool:
     return bool(_WORD_CHAR.match(ch)) or unicodedata.category(ch)[0] == "M"
+
+
+def _glues(ch: str) -> bool:
+    """Whether *ch* can glue a match into a longer token: a word character of a script written
+    with spaces. Chinese, Japanese, Thai... put no space between words, so a sentinel there is
+    always next to letters: they never glue (see :data:`~._text.SPACELESS_RANGES`)."""
+    return _is_word(ch) and not is_spaceless(ch)
 
 
 def _kept(ch: str) -> bool:
@@ -214,8 +227,8 @@ class SentinelMetric:
         """The evidence for one sentinel, or ``None`` when it scores 0."""
         size = len(target)
         lengths = _Automaton.of(target).matches(folded)
-        glue_start = _is_word(sentinel[0])
-        glue_end = _is_word(sentinel[-1])
+        glue_start = _glues(sentinel[0])
+        glue_end = _glues(sentinel[-1])
         best = best_end = 0
         for end, matched in enumerate(lengths, start=1):
             if matched == size:
@@ -258,12 +271,12 @@ class SentinelMetric:
             i = first[0] - 1
             while i >= 0 and unicodedata.category(answer[i]) == "Cf":
                 i -= 1
-            if i >= 0 and _is_word(answer[i]):
+            if i >= 0 and _glues(answer[i]):
                 return True
         if glue_end:
             i = last[1]
             while i < len(answer) and unicodedata.category(answer[i]) == "Cf":
                 i += 1
-            if i < len(answer) and _is_word(answer[i]):
+            if i < len(answer) and _glues(answer[i]):
                 return True
         return False
