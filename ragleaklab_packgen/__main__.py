@@ -4,7 +4,8 @@
     python -m ragleaklab_packgen --check   # regenerate in memory; exit 1 if any file differs
 
 Run from the repository root (the package is not installed with ragleaklab); it prints one
-summary line per pack, writes the quality cards into docs/packs.md, and with ``--check`` names
+summary line per pack, writes the quality cards into docs/packs.md and the defence effects into
+docs/reference-target.md, and with ``--check`` names
 each file that differs on stderr.
 """
 
@@ -17,12 +18,21 @@ from pathlib import Path
 
 from .checks import check_pack
 from .output import ROOT, differing, pack_files, write_files
-from .quality import QualityCard, card, render_markdown, replace_section
+from .quality import (
+    DEFENCES_END,
+    DEFENCES_START,
+    QualityCard,
+    card,
+    render_defences,
+    render_markdown,
+    replace_section,
+)
 from .registry import PACKS, SEED
 from .summary import measure, summary_line
 
-#: The page whose quality-cards section the generator writes.
+#: The pages whose generated sections (quality cards, defence effects) the generator writes.
 PACKS_DOC = ROOT / "docs" / "packs.md"
+TARGET_DOC = ROOT / "docs" / "reference-target.md"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,6 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         cards.append(card(pack, hardened, defended))
     doc = replace_section(PACKS_DOC.read_text(encoding="utf-8"), render_markdown(cards))
     files[PACKS_DOC] = doc.encode("utf-8")
+    target_doc = replace_section(
+        TARGET_DOC.read_text(encoding="utf-8"),
+        render_defences(cards),
+        DEFENCES_START,
+        DEFENCES_END,
+    )
+    files[TARGET_DOC] = target_doc.encode("utf-8")
     if args.check:
         stale = differing(files)
         for path in stale:

@@ -24,6 +24,9 @@ from .summary import Measured, naive
 
 START = "<!-- quality-cards:start -->"
 END = "<!-- quality-cards:end -->"
+#: The markers of the defence table in docs/reference-target.md.
+DEFENCES_START = "<!-- defence-effects:start -->"
+DEFENCES_END = "<!-- defence-effects:end -->"
 
 
 @frozen
@@ -167,9 +170,25 @@ def render_markdown(cards: Sequence[QualityCard]) -> str:
     return f"{START}\n{intro}\n{body}{END}"
 
 
-def replace_section(text: str, section: str) -> str:
-    """*text* with everything from the start marker to the end marker replaced by *section*."""
-    start, end = text.find(START), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit(f"docs/packs.md has no {START} ... {END} section")
-    return text[:start] + section + text[end + len(END) :]
+def render_defences(cards: Sequence[QualityCard]) -> str:
+    """The defence of each card, failing and harmed naive -> hardened, between its markers."""
+    rows = [
+        "| pack | defence | failing, naive -> hardened | harmed, naive -> hardened |",
+        "|---|---|---|---|",
+    ]
+    for c in cards:
+        d = c.defence
+        rows.append(
+            f"| `{c.name}` | {_options(d.options)} | {_rate(d.failing_naive)} -> "
+            f"{_rate(d.failing_hardened)} | {_rate(d.harm_naive)} -> {_rate(d.harm_hardened)} |"
+        )
+    body = "\n".join(rows)
+    return f"{DEFENCES_START}\n{body}\n{DEFENCES_END}"
+
+
+def replace_section(text: str, section: str, start: str = START, end: str = END) -> str:
+    """*text* with everything from the *start* marker to the *end* marker replaced by *section*."""
+    at, until = text.find(start), text.find(end)
+    if at < 0 or until < at:
+        raise SystemExit(f"no {start} ... {end} section to write")
+    return text[:at] + section + text[until + len(end) :]

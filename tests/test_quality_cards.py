@@ -149,3 +149,30 @@ def test_the_docs_hold_one_card_per_built_in_pack():
         assert f"#### `{name}`" in section
     assert "#### `verbatim-extraction`" in section
     assert section.count("| AUC of ") == 4
+
+
+def test_the_defence_table_has_one_row_per_card_and_its_own_markers():
+    rows = [(1.0, True, None), (0.0, False, None)]
+    cards = [
+        quality.card(
+            synthetic(rows, 0.5),
+            {"filter_injections": True},
+            summary.Measured([False, False], [True, False]),
+        )
+    ] * 2
+    table = quality.render_defences(cards)
+    assert table.startswith(quality.DEFENCES_START) and table.endswith(quality.DEFENCES_END)
+    line = (
+        "| `synthetic` | `filter_injections = true` | 1/2 = 0.500 [0.013, 0.987] -> "
+        "0/2 = 0.000 [0.000, 0.842] | 1/2 = 0.500 [0.013, 0.987] -> 1/2 = 0.500 [0.013, 0.987] |"
+    )
+    assert table.splitlines().count(line) == 2
+    doc = f"a\n{quality.DEFENCES_START}\nold\n{quality.DEFENCES_END}\nb"
+    replaced = quality.replace_section(doc, table, quality.DEFENCES_START, quality.DEFENCES_END)
+    assert replaced == f"a\n{table}\nb"
+
+
+def test_the_reference_target_docs_hold_the_measured_defences():
+    text = (ROOT / "docs" / "reference-target.md").read_text(encoding="utf-8")
+    section = text[text.index(quality.DEFENCES_START) : text.index(quality.DEFENCES_END)]
+    assert section.count("\n| `") == 4 and "max_quote_words = 8" in section
