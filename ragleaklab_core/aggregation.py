@@ -283,6 +283,34 @@ class RateInterval:
         }
 
 
+def cp_lower(x: int, n: int, q: float) -> float:
+    """The Clopper-Pearson lower limit at quantile *q*: ``BetaInv(q; x, n - x + 1)``, 0 when
+    ``x == 0`` and ``q**(1/n)`` when ``x == n``. Every Clopper-Pearson limit in ragleaklab (the
+    two-sided :func:`rate_interval`, the one-sided bound of calibration reports, the bootstrap
+    fitter's fallback) is this function or :func:`cp_upper`."""
+    if x == 0:
+        return 0.0
+    if x == n:
+        return float(q ** (1.0 / n))
+    # scipy.special.betaincinv(a, b, q) is what scipy.stats.beta.ppf(q, a, b) computes (the
+    # tests check they agree), without importing scipy.stats.
+    from scipy.special import betaincinv
+
+    return float(betaincinv(x, n - x + 1, q))
+
+
+def cp_upper(x: int, n: int, q: float) -> float:
+    """The Clopper-Pearson upper limit at quantile *q*: ``BetaInv(q; x + 1, n - x)``, 1 when
+    ``x == n`` and ``1 - (1 - q)**(1/n)`` when ``x == 0``."""
+    if x == n:
+        return 1.0
+    if x == 0:
+        return float(1.0 - (1.0 - q) ** (1.0 / n))
+    from scipy.special import betaincinv
+
+    return float(betaincinv(x + 1, n - x, q))
+
+
 def rate_interval(x: SupportsIndex, n: SupportsIndex, confidence: float = 0.95) -> RateInterval:
     """*x* events in *n* trials, with the exact two-sided Clopper-Pearson interval.
 
@@ -308,22 +336,5 @@ def rate_interval(x: SupportsIndex, n: SupportsIndex, confidence: float = 0.95) 
     if trials == 0:
         return RateInterval(hits, trials, None, None, None, confidence)
     tail = (1.0 - confidence) / 2.0
-    # scipy.special.betaincinv(a, b, q) is what scipy.stats.beta.ppf(q, a, b) computes (the
-    # tests check they agree), without importing scipy.stats.
-    if hits == 0:
-        lower = 0.0
-    elif hits == trials:
-        lower = tail ** (1.0 / trials)
-    else:
-        from scipy.special import betaincinv
-
-        lower = float(betaincinv(hits, trials - hits + 1, tail))
-    if hits == trials:
-        upper = 1.0
-    elif hits == 0:
-        upper = 1.0 - tail ** (1.0 / trials)
-    else:
-        from scipy.special import betaincinv
-
-        upper = float(betaincinv(hits + 1, trials - hits, 1.0 - tail))
+    lower, upper = cp_lower(hits, trials, tail), cp_upper(hits, trials, 1.0 - tail)
     return RateInterval(hits, trials, hits / trials, lower, upper, confidence)

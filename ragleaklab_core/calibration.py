@@ -23,6 +23,7 @@ from attrs import field, frozen
 from ragleaklab_core._discovery import FITTERS, LoadedPlugin, load_plugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._version import __version__
+from ragleaklab_core.aggregation import cp_upper
 from ragleaklab_core.config import plugin_options
 from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
 from ragleaklab_core.roc import auc_delong, tpr_interval
@@ -54,13 +55,7 @@ def clopper_pearson_upper(x: int, n: int, confidence: float = BOUND_CONFIDENCE) 
     """
     if n <= 0 or not 0 <= x <= n:
         raise ValueError(f"need 0 <= x <= n and n > 0, got x={x}, n={n}")
-    if x == n:
-        return 1.0
-    if x == 0:
-        return float(1.0 - (1.0 - confidence) ** (1.0 / n))
-    from scipy.special import betaincinv
-
-    return float(betaincinv(x + 1, n - x, confidence))
+    return cp_upper(x, n, confidence)
 
 
 def negatives_needed(target_fpr: float, delta: float = 1 - BOUND_CONFIDENCE) -> int | None:

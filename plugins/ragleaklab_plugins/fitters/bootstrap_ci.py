@@ -45,6 +45,7 @@ from ragleaklab_core import (
     clopper_pearson_upper,
     decision_rule,
     max_false_positives,
+    rate_interval,
 )
 from ragleaklab_plugins.fitters._order import (
     inverted_cdf_rank,
@@ -125,13 +126,10 @@ def _percentiles(draws: np.ndarray, confidence: float) -> tuple[float, float]:
 
 
 def _clopper_pearson(x: int, n: int, confidence: float) -> tuple[float, float]:
-    """The exact two-sided Clopper-Pearson interval for x events among n trials."""
-    from scipy.special import betaincinv
-
-    tail = (1.0 - confidence) / 2
-    lo = 0.0 if x == 0 else float(betaincinv(x, n - x + 1, tail))
-    hi = 1.0 if x == n else float(betaincinv(x + 1, n - x, 1.0 - tail))
-    return lo, hi
+    """The exact two-sided Clopper-Pearson interval for x events among n trials (the core's)."""
+    interval = rate_interval(x, n, confidence)
+    assert interval.lower is not None and interval.upper is not None  # n > 0 here
+    return interval.lower, interval.upper
 
 
 def _rate_interval(
