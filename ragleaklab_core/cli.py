@@ -23,6 +23,25 @@ from ragleaklab_core.cli_packs import new_pack_command, pack_group
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _target_flags(when: str = "") -> Callable[[F], F]:
+    """``--target`` and ``--target-option``, spelled alike in every command; *when* says when
+    they apply ("with --pack: "), ahead of their help."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--target-option",
+            "target_options",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help=f"{when}A target option; VALUE is read as a TOML value. Repeatable.",
+        )(command)
+        return click.option(
+            "--target", "target_name", help=f"{when}Target plugin [default: reference]."
+        )(command)
+
+    return decorate
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragleaklab")
 @click.option("-v", "--verbose", count=True, help="More logging on stderr (-v info, -vv debug).")
@@ -132,14 +151,7 @@ def _apply_overrides(
     "flags no positive case.",
 )
 @click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
-@click.option("--target", "target_name", help="With --pack: target plugin [default: reference].")
-@click.option(
-    "--target-option",
-    "target_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="With --pack: a target option; VALUE is read as a TOML value. Repeatable.",
-)
+@_target_flags("With --pack: ")
 @click.option(
     "--plot", is_flag=True, help="Also write roc.png (needs: pip install 'ragleaklab[plot]')."
 )
@@ -365,14 +377,7 @@ def _progress_callbacks() -> Any:
     "-p", "--pack", "packs", multiple=True, help="Pack to run (repeatable) [default: all]."
 )
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
-@click.option("--target", "target_name", help="Target plugin [default: reference].")
-@click.option(
-    "--target-option",
-    "target_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A target option; VALUE is read as a TOML value. Repeatable.",
-)
+@_target_flags()
 @click.option("--epochs", type=int, help="Runs per case [default: 1].")
 @click.option("--reducer", help="Epoch reducer: mean, max, median, mode, at_least_K, pass_at_K.")
 @click.option("--smoke", is_flag=True, help="Only cases tagged 'smoke'.")

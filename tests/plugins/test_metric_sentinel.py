@@ -201,30 +201,6 @@ def test_suffix_automaton_lcs_matches_brute_force(pattern, text):
     assert all(text[e - length : e] not in pattern for e in range(length, end)) or length == 0
 
 
-def brute_force_score(sentinel: str, answer: str, min_chars: int = 6) -> float:
-    """Fold by hand (this alphabet: keep letters and digits, lowercase), try every position for a
-    full occurrence and check its original neighbours, else every substring for the longest."""
-
-    def word(ch: str) -> bool:
-        return bool(re.match(r"\w", ch))
-
-    target = "".join(c.lower() for c in sentinel if c.isalnum())
-    kept = [(c.lower(), i) for i, c in enumerate(answer) if c.isalnum()]
-    folded = "".join(c for c, _ in kept)
-    n = len(target)
-    for p in range(len(folded) - n + 1):
-        if folded[p : p + n] != target:
-            continue
-        start, end = kept[p][1], kept[p + n - 1][1] + 1
-        if word(sentinel[0]) and start > 0 and word(answer[start - 1]):
-            continue
-        if word(sentinel[-1]) and end < len(answer) and word(answer[end]):
-            continue
-        return 1.0
-    longest = min(brute_force_lcs(target, folded), n - 1)
-    return longest / n if longest >= min(min_chars, n) else 0.0
-
-
 TEXT = st.text(alphabet="abAB1_-# .é", max_size=30)
 
 
@@ -240,7 +216,7 @@ def test_matches_a_brute_force_scan(sentinel, answer, min_chars):
     metric = SentinelMetric(min_chars=min_chars)
     result = score(answer, {"sentinel": sentinel}, metric=metric)
     assert result.values["leak_rate"] == pytest.approx(
-        brute_force_score(sentinel, answer, min_chars)
+        brute_force_scan(sentinel, answer, min_chars)
     )
     for found in result.evidence["found"]:
         assert answer[found["offset"] :].startswith(found["matched"])
@@ -273,7 +249,9 @@ def unicode_fold(text: str) -> list[tuple[str, int]]:
     return out
 
 
-def brute_force_unicode(sentinel: str, answer: str, min_chars: int) -> float:
+def brute_force_scan(sentinel: str, answer: str, min_chars: int = 6) -> float:
+    """Fold by hand, try every position for a full occurrence and check its original neighbours
+    (skipping invisible characters), else every substring for the longest."""
     target = "".join(c for c, _ in unicode_fold(sentinel))
     kept = unicode_fold(answer)
     folded = "".join(c for c, _ in kept)
@@ -302,7 +280,7 @@ def brute_force_unicode(sentinel: str, answer: str, min_chars: int) -> float:
 def test_matches_a_brute_force_scan_in_five_scripts(sentinel, answer, min_chars):
     result = score(answer, {"sentinel": sentinel}, metric=SentinelMetric(min_chars=min_chars))
     assert result.values["leak_rate"] == pytest.approx(
-        brute_force_unicode(sentinel, answer, min_chars)
+        brute_force_scan(sentinel, answer, min_chars)
     )
 
 
