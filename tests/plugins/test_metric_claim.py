@@ -6,6 +6,7 @@ import datetime
 import json
 import re
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -134,10 +135,10 @@ def test_unscorable_paths(ground_truth, reason):
     assert result.unscorable is not None and reason in result.unscorable
 
 
-def brute_force_stated(claim: str, answer: str) -> bool:
+def brute_force_stated(claim: str, answer: str, tokens: Any = claim_tokens) -> bool:
     """Every window of 2 × len(claim) answer tokens, each checked for the claim's content tokens
     (minus stopwords, or all of them) as a multiset."""
-    c, a = claim_tokens(claim), claim_tokens(answer)
+    c, a = tokens(claim), tokens(answer)
     content = [t for t in c if t not in STOPWORDS] or c
     width = 2 * len(c)
     for i in range(max(1, len(a))):
@@ -268,15 +269,6 @@ def unicode_tokens(text: str) -> list[str]:
     return re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
 
 
-def brute_force_unicode(claim: str, answer: str) -> bool:
-    c, a = unicode_tokens(claim), unicode_tokens(answer)
-    width = 2 * len(c)
-    return any(
-        all(a[max(0, i - width + 1) : i + 1].count(t) >= c.count(t) for t in c)
-        for i in range(len(a))
-    )
-
-
 @settings(max_examples=300)
 @given(
     claim_words=st.lists(SCRIPT_WORDS, min_size=1, max_size=3),
@@ -287,7 +279,8 @@ def test_matches_a_window_brute_force_in_five_scripts(claim_words, answer_words,
     claim = " ".join(claim_words)
     answer = phrase(answer_words, seps)
     result = score(answer, [claim])
-    assert result.values["poison_claim_rate"] == float(brute_force_unicode(claim, answer))
+    expected = brute_force_stated(claim, answer, unicode_tokens)
+    assert result.values["poison_claim_rate"] == float(expected)
 
 
 @pytest.mark.parametrize(
