@@ -58,8 +58,10 @@ if TYPE_CHECKING:
         env_references,
         is_env_reference,
         is_secret_name,
+        redact_forms,
         redact_url,
         register_secrets,
+        secret_forms,
     )
     from ragleaklab_core.aggregation import (
         REDUCERS,
@@ -97,8 +99,10 @@ _LAZY = {
     "env_references": "_redact",
     "is_env_reference": "_redact",
     "is_secret_name": "_redact",
+    "redact_forms": "_redact",
     "redact_url": "_redact",
     "register_secrets": "_redact",
+    "secret_forms": "_redact",
     "REDUCERS": "aggregation",
     "RateInterval": "aggregation",
     "Reducer": "aggregation",
@@ -186,8 +190,10 @@ __all__ = [
     "negatives_needed",
     "primary_metric_for",
     "rate_interval",
+    "redact_forms",
     "redact_url",
     "reducer",
     "register_secrets",
+    "secret_forms",
     "summarize",
 ]

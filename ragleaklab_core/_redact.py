@@ -136,8 +136,7 @@ def register_secrets(values: Iterable[str]) -> None:
         if fresh <= _registered:
             return
         _registered.update(fresh)
-        forms = {f for v in _registered for f in _forms(v)}
-        _ordered = tuple(sorted(forms, key=lambda s: (-len(s), s)))  # longest first
+        _ordered = secret_forms(_registered)
 
 
 def registered_secrets() -> tuple[str, ...]:
@@ -153,8 +152,25 @@ def forget_secrets() -> None:
         _ordered = ()
 
 
-def _forms(secret: str) -> set[str]:
-    return {secret, json.dumps(secret)[1:-1], quote(secret, safe="")} - {""}
+def secret_forms(values: Iterable[str]) -> tuple[str, ...]:
+    """Every non-empty value of *values* as written, JSON-escaped and percent-encoded, longest
+    first (so a secret that holds another is hidden whole)."""
+    forms = {
+        form
+        for value in values
+        for form in (value, json.dumps(value)[1:-1], quote(value, safe=""))
+        if form
+    }
+    return tuple(sorted(forms, key=lambda s: (-len(s), s)))
+
+
+def redact_forms(text: str, forms: Iterable[str]) -> str:
+    """*text* with every one of *forms* (from :func:`secret_forms`) replaced by ``***``: the one
+    rule by which both the log handler and the targets' error messages hide secrets."""
+    for form in forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
 
 
 def redact_text(text: str) -> str:
@@ -162,10 +178,7 @@ def redact_text(text: str) -> str:
     replaced by ``***``."""
     if "://" in text:
         text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
-    for secret in _ordered:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+    return redact_forms(text, _ordered)
 
 
 __all__ = [
@@ -176,9 +189,11 @@ __all__ = [
     "is_secret_key",
     "is_secret_name",
     "redact",
+    "redact_forms",
     "redact_text",
     "redact_url",
     "register_secret",
     "register_secrets",
     "registered_secrets",
+    "secret_forms",
 ]

@@ -24,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from attrs import define, field, frozen
@@ -35,8 +35,10 @@ from ragleaklab_core import (
     env_references,
     is_env_reference,
     is_secret_name,
+    redact_forms,
     redact_url,
     register_secrets,
+    secret_forms,
 )
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -160,6 +162,8 @@ class Secrets:
     """Values that must never leave the target; :meth:`redact` hides them in any text."""
 
     values: tuple[str, ...] = ()
+    #: Their forms as written, JSON-escaped and percent-encoded, longest first.
+    forms: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, values: Iterable[str]) -> Secrets:
@@ -167,20 +171,20 @@ class Secrets:
 
         They are registered with the core too (:func:`ragleaklab_core.register_secrets`),
         so the CLI's log handler hides them in every line, whoever logs it (httpx included).
+        Here every value is hidden, however short: an error message names no ordinary words
+        that a one-letter secret could be mistaken for, unlike a log line.
         """
         distinct = {v for v in values if v}
         register_secrets(distinct)
-        return cls(tuple(sorted(distinct, key=lambda s: (-len(s), s))))
+        return cls(tuple(sorted(distinct, key=lambda s: (-len(s), s))), secret_forms(distinct))
 
     def __add__(self, other: Secrets) -> Secrets:
         return Secrets.of((*self.values, *other.values))
 
     def redact(self, text: str) -> str:
-        """*text* with every secret (also JSON-escaped or percent-encoded) replaced by ``***``."""
-        for secret in self.values:
-            for form in (secret, json.dumps(secret)[1:-1], quote(secret, safe="")):
-                text = text.replace(form, REDACTED)
-        return text
+        """*text* with every secret (also JSON-escaped or percent-encoded) replaced by ``***``,
+        by the core's one rule (:func:`ragleaklab_core.redact_forms`)."""
+        return redact_forms(text, self.forms)
 
 
 @frozen
