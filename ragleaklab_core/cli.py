@@ -17,6 +17,7 @@ import click
 from ragleaklab_core._cli_errors import handle_errors
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
+from ragleaklab_core.aggregation import COUNTING_REDUCERS, REDUCERS
 from ragleaklab_core.cli_label import label_group
 from ragleaklab_core.cli_packs import new_pack_command, pack_group
 
@@ -123,11 +124,17 @@ def _apply_overrides(
     help="A fitter option; VALUE is read as a TOML value. Repeatable.",
 )
 @click.option("--lower-is-worse", is_flag=True, help="Lower scores mean a worse case.")
-@click.option("--metric", default=None, help="Metric name recorded in the report.")
+@click.option(
+    "--metric",
+    default=None,
+    help="With --pack: the metric value to calibrate (e.g. poison_mrr) [default: the pack's "
+    "primary value]; with --scores: the name recorded in the report.",
+)
 @click.option(
     "--roc-max-rows", type=int, default=None, help="Cap on roc_table rows [default: 1001]."
 )
 @click.option(
+    "-c",
     "--config",
     "config_path",
     type=click.Path(path_type=Path),
@@ -379,7 +386,12 @@ def _progress_callbacks() -> Any:
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
 @_target_flags()
 @click.option("--epochs", type=int, help="Runs per case [default: 1].")
-@click.option("--reducer", help="Epoch reducer: mean, max, median, mode, at_least_K, pass_at_K.")
+@click.option(
+    "--reducer",
+    help="Epoch reducer: "
+    + ", ".join([*REDUCERS, *(f"{family}_K[@CUT]" for family in COUNTING_REDUCERS)])
+    + " [default: mean].",
+)
 @click.option("--smoke", is_flag=True, help="Only cases tagged 'smoke'.")
 @click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option(
