@@ -396,7 +396,12 @@ def _declared_values(metrics: tuple[LoadedPlugin, ...]) -> dict[str, str]:
 
 
 class _RateLimiter:
-    """Spaces request starts at least ``1 / rate`` seconds apart (None: no limit)."""
+    """Spaces request starts at least ``1 / rate`` seconds apart (None: no limit).
+
+    The lock is held while waiting and the next start is counted from the moment this one
+    really starts, not from its planned slot: a waiter the event loop wakes late then delays the
+    next one instead of letting two requests start together (what a server's rate limit sees).
+    """
 
     def __init__(self, rate: float | None) -> None:
         self._interval = 0.0 if rate is None else 1.0 / rate
@@ -407,11 +412,10 @@ class _RateLimiter:
         if not self._interval:
             return
         async with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next)
-            self._next = start + self._interval
-        if start > now:
-            await asyncio.sleep(start - now)
+            delay = self._next - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._next = time.monotonic() + self._interval
 
 
 class _TargetSession:

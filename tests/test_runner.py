@@ -61,6 +61,9 @@ class SlowTarget:
     """An async target: records how many requests are in flight and when each one starts."""
     delay: float = 0.03
     log_file: str = ""
+    #: Hold each request until this many have been in flight at once (then never again), so a
+    #: concurrency test does not depend on how fast the machine starts them.
+    gather: int = 0
     _in_flight: int = field(default=0, init=False)
     _peak: int = field(default=0, init=False)
     _calls: int = field(default=0, init=False)
@@ -81,6 +84,9 @@ class SlowTarget:
                 f.write(f"{time.monotonic()} {query}\\n")
         self._in_flight += 1
         self._peak = max(self._peak, self._in_flight)
+        deadline = time.monotonic() + 10
+        while self._peak < self.gather and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
         await asyncio.sleep(self.delay)
         self._in_flight -= 1
         leak = "leak" in query
@@ -435,9 +441,11 @@ MANY = [(f"c{i:02d}", "leak" if i % 3 == 0 else f"q{i}", [], "negative") for i i
 def test_async_targets_are_asked_concurrently_and_records_stay_in_case_order(fake):
     fake(cases=MANY)
     pack = load_pack("fake-pack")
-    parallel = run_pack(pack, target_name="slow", settings=RunSettings(concurrency=4))
+    parallel = run_pack(
+        pack, target_name="slow", target_options={"gather": 4}, settings=RunSettings(concurrency=4)
+    )
     peak = max(r.target_metadata["peak"] for r in parallel.records)
-    assert peak == 4
+    assert peak == 4  # four were in flight at once, never five
     assert [r.test_id for r in parallel.records] == [c[0] for c in MANY]
     serial = run_pack(pack, target_name="slow", settings=RunSettings(concurrency=1))
     assert max(r.target_metadata["peak"] for r in serial.records) == 1
