@@ -1,3 +1,19 @@
 """ragleaklab's own tests use the testing kit it ships for plugin authors."""
 
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
 pytest_plugins = ["ragleaklab_core.testing"]
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_after_each_test() -> Iterator[None]:
+    """Collect after every test, so that an unclosed socket, file or event loop is reported
+    (as an error: ``filterwarnings = error``) by the test that leaked it, not by whichever test
+    the garbage collector happens to run in: the suite runs in random order."""
+    yield
+    gc.collect()
