@@ -68,7 +68,7 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -323,7 +323,22 @@ def _run(awaitable: Awaitable[Any]) -> Any:
     except RuntimeError:
         return asyncio.run(wait())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, wait()).result()
+        return pool.submit(_in_a_fresh_loop, wait()).result()
+
+
+def _in_a_fresh_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run *coroutine* on a new event loop of this (worker) thread, then close the loop.
+
+    Not ``asyncio.run``: a host that patched it (``nest_asyncio``, which inspect_ai applies when
+    it is called inside a running loop) reuses the thread's loop and never closes it, so each
+    call would leak an event loop and its sockets.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 # ---- the target ----------------------------------------------------------------------------------
