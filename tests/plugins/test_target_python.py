@@ -915,6 +915,32 @@ def test_the_sync_hooks_work_inside_a_running_event_loop(app):
     assert [r.doc_id for r in run(go()).retrieved or ()] == ["a1", "a2"]
 
 
+def test_sync_hooks_in_a_running_loop_never_use_a_patched_asyncio_run(app, monkeypatch):
+    # nest_asyncio (applied by inspect_ai when it runs inside a loop) replaces asyncio.run with
+    # one that never closes its loop: the target must not depend on it in its worker thread.
+    leaked: list[asyncio.AbstractEventLoop] = []
+
+    def leaky_run(coroutine, **kwargs):
+        loop = asyncio.new_event_loop()
+        leaked.append(loop)
+        return loop.run_until_complete(coroutine)
+
+    store = FakeStore()
+    t = target(app, {"r": StoreRetriever(store)}, callable=f"{APP}:r")
+
+    async def go():
+        with monkeypatch.context() as patched:
+            patched.setattr(asyncio, "run", leaky_run)
+            t.ingest(PACK)
+            return t.answer("q")
+
+    response = run(go())
+    for loop in leaked:
+        loop.close()
+    assert leaked == []
+    assert [r.doc_id for r in response.retrieved or ()] == ["a1", "a2"]
+
+
 # ---- importing the app ------------------------------------------------------------------------
 
 
