@@ -24,7 +24,7 @@ from ragleaklab_core._discovery import FITTERS, LoadedPlugin, load_plugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._version import __version__
 from ragleaklab_core.aggregation import cp_upper
-from ragleaklab_core.config import plugin_options
+from ragleaklab_core.config import DEFAULT_FITTER, plugin_options
 from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
 from ragleaklab_core.roc import auc_delong, tpr_interval
 from ragleaklab_core.values import (
@@ -279,7 +279,7 @@ def calibrate(
     scores: Mapping[str, float],
     labels: Mapping[str, bool | str],
     *,
-    fitter: Any = "exact",
+    fitter: Any = DEFAULT_FITTER,
     fitter_options: Mapping[str, Any] | None = None,
     target_fpr: float = 0.01,
     higher_is_worse: bool = True,

@@ -20,6 +20,7 @@ from ragleaklab_core._version import __version__
 from ragleaklab_core.aggregation import COUNTING_REDUCERS, REDUCERS
 from ragleaklab_core.cli_label import label_group
 from ragleaklab_core.cli_packs import new_pack_command, pack_group
+from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,7 +86,7 @@ def _apply_overrides(
     if fitter is not None:
         section["fitter"] = {"name": fitter, "options": options}
     elif options:
-        table = section.setdefault("fitter", {"name": "exact"})
+        table = section.setdefault("fitter", {"name": DEFAULT_FITTER})
         # A table or options of the wrong type are left for structuring to report.
         if isinstance(table, dict) and isinstance(table.get("options", {}), dict):
             table["options"] = {**table.get("options", {}), **options}
@@ -563,7 +564,7 @@ def _apply_target(
     if target_name is not None:
         raw["target"] = {"name": target_name}
     if target_options:
-        table = raw.setdefault("target", {"name": "reference"})
+        table = raw.setdefault("target", {"name": DEFAULT_TARGET})
         if isinstance(table, dict):
             given = _options(target_options, flag="--target-option")
             table["options"] = {**table.get("options", {}), **given}

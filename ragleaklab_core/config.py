@@ -32,8 +32,11 @@ from ragleaklab_core.aggregation import reducer as parse_reducer
 from ragleaklab_core.errors import ConfigError
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
+# The defaults, in one place: the core names no built-in plugin anywhere else.
 #: The target `run` and `calibrate --pack` use when the config names none.
 DEFAULT_TARGET = "reference"
+#: The fitter `calibrate` uses when none is named.
+DEFAULT_FITTER = "exact"
 #: Where `calibrate --write-thresholds` stores thresholds and `run` reads them.
 DEFAULT_THRESHOLDS_FILE = "ragleaklab.thresholds.json"
 
@@ -253,7 +256,7 @@ class CalibrateConfig:
 
     target_fpr: float = field(default=0.01, validator=_rate)
     lower_is_worse: bool = False
-    fitter: PluginRef = field(factory=lambda: PluginRef("exact"))
+    fitter: PluginRef = field(factory=lambda: PluginRef(DEFAULT_FITTER))
     roc_table_max_rows: int = field(default=1001, validator=v.ge(3))
     metric: str | None = None
 

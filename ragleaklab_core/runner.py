@@ -21,6 +21,7 @@ from attrs import field, frozen
 from ragleaklab_core._discovery import METRICS, PACKS, TARGETS, LoadedPlugin, load_plugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core.aggregation import Reducer, reducer
+from ragleaklab_core.config import DEFAULT_TARGET
 from ragleaklab_core.errors import ConfigError, PluginContractError, PluginLoadFailure
 from ragleaklab_core.values import Case, Document, MetricResult, PackInfo, Response
 from ragleaklab_core.wiring import Wiring, check_wiring
@@ -228,7 +229,7 @@ def _bind(metric: LoadedPlugin, documents: Sequence[Document]) -> LoadedPlugin:
 def run_pack(
     pack: LoadedPlugin,
     *,
-    target_name: str = "reference",
+    target_name: str = DEFAULT_TARGET,
     target_options: Mapping[str, Any] | None = None,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     settings: RunSettings | None = None,
@@ -281,7 +282,7 @@ def run_pack(
 async def arun_pack(
     pack: LoadedPlugin,
     *,
-    target_name: str = "reference",
+    target_name: str = DEFAULT_TARGET,
     target_options: Mapping[str, Any] | None = None,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     settings: RunSettings | None = None,

@@ -53,6 +53,7 @@ from ragleaklab_core._discovery import (
     check_contract,
     load_plugin,
 )
+from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
 from ragleaklab_core.errors import InputError, RagleaklabError
 from ragleaklab_core.manifest import (
     LABEL_SOURCES,
@@ -260,10 +261,10 @@ def _provenance(pack: Any, lines: list[dict[str, Any]]) -> tuple[LabelProvenance
 def assert_labels_are_sound(
     pack: Any,
     *,
-    fitter: str = "exact",
+    fitter: str = DEFAULT_FITTER,
     target_fpr: float = 0.01,
     delta: float = 0.05,
-    target: str | None = "reference",
+    target: str | None = DEFAULT_TARGET,
     target_options: Mapping[str, Any] | None = None,
     value: str | None = None,
 ) -> LabelCheck:
@@ -405,7 +406,7 @@ def assert_labels_are_sound(
 def assert_labels_are_outcomes(
     pack: Any,
     *,
-    target: str = "reference",
+    target: str = DEFAULT_TARGET,
     target_options: Mapping[str, Any] | None = None,
     value: str | None = None,
     ignore: Collection[str] = (),
