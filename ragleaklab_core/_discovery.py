@@ -221,6 +221,21 @@ def _provider_of(group: str, name: str) -> str:
     return " and ".join(o.provider for o in offers) or "<not installed>"
 
 
+def plugin_class(group: str, name: str) -> Any:
+    """The class (or factory) the entry point *name* of *group* names, imported and checked
+    against the group's protocol, not built: for what a plugin declares about itself (say, a
+    metric's ``check_ground_truth``).
+
+    Raises:
+        PluginError, PluginContractError: as :func:`load_plugin`.
+    """
+    _check_group(group)
+    offer = _find(group, name)
+    cls = _import(group, offer)
+    check_contract(group, name, offer.target, cls)
+    return cls
+
+
 def load_plugin(
     group: str,
     name: str,

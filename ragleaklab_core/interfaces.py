@@ -91,6 +91,14 @@ class Metric(Protocol):
     - ``lower_is_worse: frozenset[str]``: names of values where a *lower* value is worse (such as
       a recall); every other value is higher-is-worse.
 
+    And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
+    ground-truth keys:
+
+    - ``check_ground_truth(ground_truths, texts)``, a classmethod: given every case's
+      ``ground_truth`` and every document's text, yield ``(case index, key, item index or None,
+      problem)`` for each of its own keys that is malformed or refers to nothing (the claim
+      metric: a claim no document states). Added in 0.2.
+
     .. versionadded:: 0.1
     """
 

@@ -17,7 +17,6 @@ import re
 import tomllib
 import types
 import typing
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
@@ -48,8 +47,6 @@ MAX_CASES = 1_000_000
 #: The most documents a pack may have.
 MAX_DOCUMENTS = 1_000_000
 
-#: Claim keys of a case's ground truth: every claim must be stated by some document.
-CLAIM_KEYS = ("poison_claims", "true_claims")
 _LABELS = ("positive", "negative")
 #: The warning for a pack with labels that does not say who judged them.
 LABEL_SOURCE_MISSING = (
@@ -58,7 +55,6 @@ LABEL_SOURCE_MISSING = (
     + ' (and label_target = "TARGET" for outcome or instrumentation); labels must be an '
     "independent judgement of harm, never the pack's own metric"
 )
-_NON_ALNUM = re.compile(r"[\W_]+")
 _PATH_TOKEN = re.compile(r"\.([A-Za-z_][\w-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
 _TOML_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
 _TOML_KEY = re.compile(rf"^\s*({_TOML_KEY_PART}(?:\s*\.\s*{_TOML_KEY_PART})*)\s*=")
@@ -133,12 +129,6 @@ class ValidationReport:
             n = len(self.problems)
             lines.append(f"invalid: {n} problem{'s' if n != 1 else ''} in {self.pack}")
         return "\n".join(lines)
-
-
-def normalise_claim(text: str) -> str:
-    """NFKC, casefold, every run of non-alphanumerics to one space: how claims are compared."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _NON_ALNUM.sub(" ", folded).strip()
 
 
 def unsafe_path(rel: str) -> str | None:
@@ -237,6 +227,8 @@ class _Checker:
     files: dict[str, int] = attrs.field(factory=dict)  # file -> reading order, for the report
     documents: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # doc_id -> (file, line)
     document_texts: list[str] = attrs.field(factory=list)
+    #: The metric plugins the pack lists: each checks its own ground-truth keys.
+    metric_names: list[str] = attrs.field(factory=list)
     document_files: list[str] = attrs.field(factory=list)
     documents_complete: bool = True
     cases: dict[str, tuple[str, int]] = attrs.field(factory=dict)  # test_id -> (file, line)
@@ -418,7 +410,6 @@ class _Checker:
         if not self.documents_complete:
             return  # a documents file could not be read: that problem is already listed
         where = ", ".join(self.document_files) or "the pack's documents"
-        corpus: list[str] = []  # built on the first claim: most packs have none
         for record in self.case_records:
             truth = record.data.get("ground_truth")
             if not isinstance(truth, dict):
@@ -435,13 +426,38 @@ class _Checker:
                         self.add(
                             record.file, record.line, base, f"no document {value!r} in {where}"
                         )
-                elif key in CLAIM_KEYS:
-                    if not corpus:
-                        # One string, documents apart: a claim never spans two of them.
-                        corpus.append(
-                            "\n".join(f" {normalise_claim(t)} " for t in self.document_texts)
-                        )
-                    self._claims(record, base, value, corpus[0])
+        self._metrics_ground_truth()
+
+    def _metrics_ground_truth(self) -> None:
+        """Each listed metric that declares ``check_ground_truth`` checks its own keys (the
+        claim metric: every claim is stated by a document); the core knows none of them."""
+        from ragleaklab_core._discovery import METRICS, plugin_class
+
+        records = [r for r in self.case_records if isinstance(r.data.get("ground_truth"), dict)]
+        truths = [r.data["ground_truth"] for r in records]
+        for name in dict.fromkeys(self.metric_names):
+            try:
+                check = getattr(plugin_class(METRICS, name), "check_ground_truth", None)
+            except RagleaklabError:
+                continue  # an unknown or broken metric is listed already
+            if check is None:
+                continue
+            try:
+                for index, key, item, message in check(truths, list(self.document_texts)):
+                    record = records[index]
+                    path = f"$.ground_truth{_key_path(key)}"
+                    if item is not None:
+                        path += f"[{item}]"
+                    self.add(record.file, record.line, path, message)
+            except Exception as exc:
+                file, line = (records[0].file, records[0].line) if records else ("metric", 1)
+                self.add(
+                    file,
+                    line,
+                    "$.ground_truth",
+                    f"metric {name!r} could not check the ground truth: "
+                    f"{type(exc).__name__}: {_one_line(exc)}",
+                )
 
     def _ids(self, record: _Record, base: str, value: Any, where: str) -> None:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -451,22 +467,6 @@ class _Checker:
             if doc_id not in self.documents:
                 self.add(
                     record.file, record.line, f"{base}[{i}]", f"no document {doc_id!r} in {where}"
-                )
-
-    def _claims(self, record: _Record, base: str, value: Any, corpus: str) -> None:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.add(record.file, record.line, base, "must be a list of claims (strings)")
-            return
-        for i, claim in enumerate(value):
-            normal = normalise_claim(claim)
-            if not normal:
-                self.add(record.file, record.line, f"{base}[{i}]", "claim has no letters or digits")
-            elif f" {normal} " not in corpus:
-                self.add(
-                    record.file,
-                    record.line,
-                    f"{base}[{i}]",
-                    f"claim {claim!r} is stated by no document",
                 )
 
     def label_coverage(self) -> None:
@@ -718,6 +718,8 @@ def _check_manifest(
         )
     metrics = data.get("metrics")
     options = data.get("metric_options")
+    if isinstance(metrics, list):
+        checker.metric_names = [m for m in metrics if isinstance(m, str)]
     _check_metrics(
         add,
         metrics if isinstance(metrics, list) else [],
@@ -926,6 +928,7 @@ def _check_object(checker: _Checker, pack: Any, expected_name: str | None) -> No
                 f"{info.name!r} differs from the entry-point name {expected_name!r}; "
                 "use the same name in both places",
             )
+        checker.metric_names = list(info.metrics)
         _check_metrics(
             lambda path, message: checker.add("info()", 1, path, message),
             list(info.metrics),
@@ -1054,14 +1057,12 @@ def validate_installed(name: str) -> ValidationReport:
 
 
 __all__ = [
-    "CLAIM_KEYS",
     "MAX_CASES",
     "MAX_DOCUMENTS",
     "MAX_DOCUMENT_BYTES",
     "MAX_FILE_BYTES",
     "Problem",
     "ValidationReport",
-    "normalise_claim",
     "unsafe_path",
     "validate_directory",
     "validate_installed",

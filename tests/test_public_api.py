@@ -55,7 +55,6 @@ KNOWN_BUILTIN_NAMES = {
         *("retrieval", "sentinel", "claim"),  # the seed's pack types...
         *("poison_rate_at_k", "leak_rate", "poison_claim_rate", "verbatim_score"),  # ...values
     },
-    "pack_validation.py": {"poison_claims", "true_claims"},
     "testing.py": {"exact", "bootstrap-ci", "neyman-pearson"},  # negatives each fitter needs
 }
 

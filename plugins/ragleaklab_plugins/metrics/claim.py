@@ -6,14 +6,14 @@ import datetime
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar
 
 from attrs import frozen
 
 from ragleaklab_core import Case, MetricResult, Response
-from ragleaklab_plugins.metrics._text import GroundTruthError, string_list
+from ragleaklab_plugins.metrics._text import GroundTruthError, normalise, string_list
 
 #: Words a claim may lose or reorder without changing what it states (articles, copulas,
 #: common prepositions and pronouns). Dropped from a claim's *content* tokens only.
@@ -272,6 +272,36 @@ class ClaimMetric:
     """
 
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_claim_recall"})
+    #: The ground-truth keys this metric reads, and validates before a run.
+    ground_truth_keys: ClassVar[tuple[str, ...]] = ("poison_claims", "true_claims")
+
+    @classmethod
+    def check_ground_truth(
+        cls, ground_truths: Sequence[Mapping[str, Any]], texts: Sequence[str]
+    ) -> Iterator[tuple[int, str, int | None, str]]:
+        """Every claim a case lists is a list of strings, has letters or digits, and is stated
+        by one of the pack's documents as this metric compares (normalised, on word
+        boundaries, never across two documents). Yields (case index, key, item index or None,
+        problem); ``ragleaklab pack validate`` calls it before anything runs."""
+        corpus: str | None = None  # built on the first claim: most packs have none
+        for index, truth in enumerate(ground_truths):
+            for key in cls.ground_truth_keys:
+                if key not in truth:
+                    continue
+                value = truth[key]
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    yield index, key, None, "must be a list of claims (strings)"
+                    continue
+                for i, claim in enumerate(value):
+                    normal = normalise(claim)
+                    if not normal:
+                        yield index, key, i, "claim has no letters or digits"
+                        continue
+                    if corpus is None:
+                        # One string, documents apart: a claim never spans two of them.
+                        corpus = "\n".join(f" {normalise(t)} " for t in texts)
+                    if f" {normal} " not in corpus:
+                        yield index, key, i, f"claim {claim!r} is stated by no document"
 
     def score(self, case: Case, response: Response) -> MetricResult:
         """Score *response*'s answer; unscorable without poison claims or with an empty claim."""
