@@ -229,11 +229,16 @@ def plugin_class(group: str, name: str) -> Any:
     Raises:
         PluginError, PluginContractError: as :func:`load_plugin`.
     """
+    return _checked_class(group, name)[1]
+
+
+def _checked_class(group: str, name: str) -> tuple[_Offer, Any]:
+    """The entry point *name* of *group* and its imported class, checked against the protocol."""
     _check_group(group)
     offer = _find(group, name)
     cls = _import(group, offer)
     check_contract(group, name, offer.target, cls)
-    return cls
+    return offer, cls
 
 
 def load_plugin(
@@ -255,10 +260,7 @@ def load_plugin(
 
     .. versionadded:: 0.1
     """
-    _check_group(group)
-    offer = _find(group, name)
-    cls = _import(group, offer)
-    check_contract(group, name, offer.target, cls)
+    offer, cls = _checked_class(group, name)
     try:
         obj = structure(dict(options or {}), cls, source=f"{path} ({group}:{name})", path=path)
     except ConfigError:
