@@ -36,7 +36,6 @@ from ragleaklab_core.values import (
     RetrievedDocument,
     Threshold,
     decision_rule,
-    primary_metric_for,
 )
 
 if TYPE_CHECKING:
@@ -52,6 +51,8 @@ if TYPE_CHECKING:
         check_contract,
         discover_plugins,
         load_plugin,
+        pack_info,
+        primary_metric_for,
     )
     from ragleaklab_core._redact import (
         REDACTED,
@@ -94,6 +95,8 @@ _LAZY = {
     "check_contract": "_discovery",
     "discover_plugins": "_discovery",
     "load_plugin": "_discovery",
+    "pack_info": "_discovery",
+    "primary_metric_for": "_discovery",
     # Secrets: what a target plugin needs to keep credentials out of reports and log lines.
     "REDACTED": "_redact",
     "env_references": "_redact",
@@ -188,6 +191,7 @@ __all__ = [
     "load_plugin",
     "max_false_positives",
     "negatives_needed",
+    "pack_info",
     "primary_metric_for",
     "rate_interval",
     "redact_forms",

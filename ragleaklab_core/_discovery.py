@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.metadata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -26,8 +26,10 @@ from ragleaklab_core.errors import (
     PluginContractError,
     PluginError,
     PluginLoadFailure,
+    RagleaklabError,
 )
 from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+from ragleaklab_core.values import PackInfo
 
 PACKS = "ragleaklab.packs"
 METRICS = "ragleaklab.metrics"
@@ -219,6 +221,55 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
 def _provider_of(group: str, name: str) -> str:
     offers = [o for o in _offers(group) if o.name == name]
     return " and ".join(o.provider for o in offers) or "<not installed>"
+
+
+def primary_metric_for(pack_type: str, metrics: Sequence[str] = ()) -> str:
+    """The metric value calibrated for a pack of *pack_type* scored by *metrics*.
+
+    Metrics declare it themselves, as ``primary_for``, a mapping from pack type to one of their
+    values (``"*"``: any pack type no metric names). The pack's own metrics are asked first, in
+    order, then every installed one by name; an exact pack type wins over ``"*"``. The built-ins
+    keep the seed's mapping: ``retrieval`` -> ``poison_rate_at_k``, ``sentinel`` ->
+    ``leak_rate``, ``claim`` -> ``poison_claim_rate``, any other -> ``verbatim_score``.
+
+    Raises:
+        ConfigError: No installed metric declares a value for *pack_type*.
+
+    .. versionchanged:: 0.2
+        Read from the metrics' declarations, not from a table in the core.
+    """
+    names = [*dict.fromkeys(metrics)]
+    names += [n for n in available_names(METRICS) if n not in names]
+    declared: list[Mapping[str, str]] = []
+    for name in names:
+        try:
+            cls = plugin_class(METRICS, name)
+        except RagleaklabError:
+            continue  # a broken metric is reported where it is used
+        table = getattr(cls, "primary_for", None)
+        if isinstance(table, Mapping):
+            declared.append(table)
+    for key in (pack_type, "*"):
+        for table in declared:
+            value = table.get(key)
+            if isinstance(value, str) and value:
+                return value
+    raise ConfigError(
+        f"pack type {pack_type!r}",
+        [
+            f"no installed metric declares the value to calibrate for pack type {pack_type!r}: "
+            "set primary_metric in the pack @ $.primary_metric"
+        ],
+    )
+
+
+def pack_info(pack: Any) -> PackInfo:
+    """*pack*'s ``info()``, its primary metric filled in from its metrics' declarations when it
+    gives none (:func:`primary_metric_for`); what every part of ragleaklab reads a pack by."""
+    info = pack.info()
+    if isinstance(info, PackInfo) and not info.primary_metric:
+        info = attrs.evolve(info, primary_metric=primary_metric_for(info.pack_type, info.metrics))
+    return info
 
 
 def plugin_class(group: str, name: str) -> Any:

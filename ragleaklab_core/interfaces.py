@@ -89,7 +89,10 @@ class Metric(Protocol):
     - ``for_corpus(documents: Sequence[Document]) -> Metric``: a metric bound to the pack's
       documents (say, an index of the private ones), built once per pack before any case runs;
     - ``lower_is_worse: frozenset[str]``: names of values where a *lower* value is worse (such as
-      a recall); every other value is higher-is-worse.
+      a recall); every other value is higher-is-worse;
+    - ``primary_for: Mapping[str, str]``: the value calibrated for packs of each pack type that
+      name no ``primary_metric`` (``"*"``: any type), read by
+      :func:`ragleaklab_core.primary_metric_for`. Added in 0.2.
 
     And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
     ground-truth keys:

@@ -21,6 +21,7 @@ import attrs
 from attrs import field, frozen
 from attrs import validators as v
 
+from ragleaklab_core._discovery import primary_metric_for
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.inputs import jsonl_records
@@ -31,7 +32,6 @@ from ragleaklab_core.values import (
     Document,
     PackInfo,
     Threshold,
-    primary_metric_for,
 )
 
 MANIFEST = "pack.toml"
@@ -219,7 +219,7 @@ def load_manifest(root: Traversable | Path, *, where: str | None = None) -> Load
         version=m.version,
         pack_type=m.pack_type,
         metrics=tuple(m.metrics),
-        primary_metric=m.primary_metric or primary_metric_for(m.pack_type),
+        primary_metric=m.primary_metric or primary_metric_for(m.pack_type, tuple(m.metrics)),
         thresholds={
             key: Threshold(t.threshold, t.decision_rule, source=f"pack {m.name} {m.version}")
             for key, t in sorted(m.thresholds.items())

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from ragleaklab_core._discovery import pack_info
 from ragleaklab_core.calibration import CalibrationReport, calibrate
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError
@@ -68,7 +69,7 @@ def calibrate_pack(
     silently dropped: they are listed in the report's warnings (and as labelled-but-unscored).
     """
     pack = load_pack(name)
-    info = pack.obj.info()
+    info = pack_info(pack.obj)
     settings = settings_of(config, tags)
     if progress is not None:
         progress.start(pack, count_asks(pack, settings))

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import field, frozen
 
-from ragleaklab_core._discovery import METRICS, PACKS, TARGETS, LoadedPlugin, load_plugin
+from ragleaklab_core._discovery import (
+    METRICS,
+    PACKS,
+    TARGETS,
+    LoadedPlugin,
+    load_plugin,
+    pack_info,
+)
 from ragleaklab_core._log import get_logger
 from ragleaklab_core.aggregation import Reducer, reducer
 from ragleaklab_core.config import DEFAULT_TARGET
@@ -202,7 +209,7 @@ def _bad_result(metric: LoadedPlugin, result: Any) -> str | None:
 def load_pack(name: str) -> LoadedPlugin:
     """Load pack *name* and check that its ``info()`` is a :class:`PackInfo`."""
     pack = load_plugin(PACKS, name)
-    info = pack.obj.info()
+    info = pack_info(pack.obj)
     if not isinstance(info, PackInfo):
         raise PluginContractError(
             PACKS,
@@ -294,7 +301,7 @@ async def arun_pack(
     """The asynchronous form of :func:`run_pack` (same arguments)."""
     settings = settings or RunSettings()
     reduce = reducer(settings.reducer)
-    info: PackInfo = pack.obj.info()
+    info: PackInfo = pack_info(pack.obj)
     overrides = metric_options or {}
     documents = tuple(pack.obj.documents())
     all_cases = tuple(pack.obj.cases())

@@ -52,6 +52,7 @@ from ragleaklab_core._discovery import (
     LoadedPlugin,
     check_contract,
     load_plugin,
+    pack_info,
 )
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
 from ragleaklab_core.errors import InputError, RagleaklabError
@@ -298,7 +299,7 @@ def assert_labels_are_sound(
 
     needed = negatives_for_fitter(fitter, target_fpr, delta)
     loaded = _plugin(PACKS, pack)
-    info = _call("info()", loaded.obj.info)
+    info = _call("info()", lambda: pack_info(loaded.obj))
     raw = _call("default_labels()", getattr(loaded.obj, "default_labels", lambda: None))
     if raw is None:
         _fail(f"pack {info.name} ships no default labels")
@@ -437,7 +438,7 @@ def assert_labels_are_outcomes(
     from ragleaklab_core.runner import run_pack
 
     loaded = _plugin(PACKS, pack)
-    info = _call("info()", loaded.obj.info)
+    info = _call("info()", lambda: pack_info(loaded.obj))
     metric = value or info.primary_metric
     threshold = info.thresholds.get(metric)
     if threshold is None:

@@ -181,21 +181,6 @@ class MetricResult:
     unscorable: str | None = None
 
 
-#: The seed's mapping from pack type to the primary metric value that calibration uses.
-PRIMARY_METRIC_BY_TYPE: Mapping[str, str] = {
-    "retrieval": "poison_rate_at_k",
-    "sentinel": "leak_rate",
-    "claim": "poison_claim_rate",
-}
-#: The primary metric value of any other pack type.
-PRIMARY_METRIC_OTHER = "verbatim_score"
-
-
-def primary_metric_for(pack_type: str) -> str:
-    """The primary metric value of a pack type, by the seed's mapping."""
-    return PRIMARY_METRIC_BY_TYPE.get(pack_type, PRIMARY_METRIC_OTHER)
-
-
 @frozen
 class Threshold:
     """A per-case pass/fail threshold on one metric value.
@@ -240,22 +225,24 @@ class PackInfo:
         name: The pack's name (its entry-point name by convention).
         version: The pack's version; reports record it.
         pack_type: ``"retrieval"``, ``"sentinel"``, ``"claim"`` or any other string.
-        primary_metric: The metric value that calibration fits (default by ``pack_type``).
+        primary_metric: The metric value that calibration fits. Empty (the default): the one the
+            pack's metrics declare for its ``pack_type``, filled in when ragleaklab loads the
+            pack (:func:`ragleaklab_core.pack_info`).
         metrics: Metric plugin names that score the pack's cases, e.g. ``("retrieval",)``.
         thresholds: Default per-case thresholds, keyed by metric value name.
         metric_options: Options for each metric plugin, keyed by plugin name (e.g. ``k``).
         description: One paragraph for humans.
+
+    .. versionchanged:: 0.2
+        ``primary_metric`` defaults to empty instead of a value the core derived from the pack
+        type; read a pack through :func:`ragleaklab_core.pack_info` to get it filled in.
     """
 
     name: str = field(validator=v.instance_of(str))
     version: str = field(validator=v.instance_of(str))
     pack_type: str = field(validator=v.instance_of(str))
     metrics: tuple[str, ...] = field(converter=_str_tuple, validator=v.min_len(1))
-    primary_metric: str = field()
+    primary_metric: str = field(default="", validator=v.instance_of(str))
     thresholds: Mapping[str, Threshold] = field(factory=dict)
     metric_options: Mapping[str, Mapping[str, Any]] = field(factory=dict)
     description: str = ""
-
-    @primary_metric.default
-    def _primary_default(self) -> str:
-        return primary_metric_for(self.pack_type)

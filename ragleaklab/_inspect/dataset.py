@@ -8,7 +8,7 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ragleaklab._inspect._common import jsonable
-from ragleaklab_core import Case
+from ragleaklab_core import Case, pack_info
 
 
 def _labels(pack_obj: Any, pack_name: str) -> Mapping[str, bool]:
@@ -43,7 +43,7 @@ def pack_dataset(pack_name: str, tags: Sequence[str] = ()) -> MemoryDataset:
     from ragleaklab_core.runner import load_pack
 
     pack = load_pack(pack_name)
-    info = pack.obj.info()
+    info = pack_info(pack.obj)
     wanted = set(tags)
     cases = [c for c in pack.obj.cases() if not wanted or wanted & set(c.tags)]
     if not cases:

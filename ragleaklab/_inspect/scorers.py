@@ -34,7 +34,14 @@ from ragleaklab._inspect._common import (
 from ragleaklab._inspect.dataset import case_of
 from ragleaklab._inspect.metrics import leak_rate, leak_stderr
 from ragleaklab._inspect.thresholds import ARGUMENT, Calibration, choose_gate, read_calibration
-from ragleaklab_core import DECISION_RULES, MetricResult, PackInfo, Response, RetrievedDocument
+from ragleaklab_core import (
+    DECISION_RULES,
+    MetricResult,
+    PackInfo,
+    Response,
+    RetrievedDocument,
+    pack_info,
+)
 
 
 def unscored(reason: str, metadata: Mapping[str, Any], keys: tuple[str, ...] = ()) -> Score:
@@ -136,7 +143,7 @@ def make_scorer(
         documents: tuple[Any, ...] = ()
         if pack_name is not None:
             loaded = load_pack(pack_name)
-            info = loaded.obj.info()
+            info = pack_info(loaded.obj)
             documents = tuple(loaded.obj.documents())
         base = {} if info is None else dict(info.metric_options.get(metric, {}))
         plugin = load_plugin(METRICS, metric, {**base, **overrides}, path=f"$.metrics.{metric}")

@@ -17,7 +17,7 @@ from ragleaklab._inspect.reducers import gated
 from ragleaklab._inspect.scorers import FAMILY_SCORERS, metric_scorer
 from ragleaklab._inspect.solver import ask_target, target_settings
 from ragleaklab._inspect.thresholds import read_calibration
-from ragleaklab_core import PackInfo
+from ragleaklab_core import PackInfo, pack_info
 
 
 def _owner(info: PackInfo, value: str) -> str:
@@ -77,7 +77,7 @@ def pack(
     from ragleaklab_core.runner import load_pack
 
     settings = target_settings(target, target_options, config)
-    info: PackInfo = load_pack(pack).obj.info()
+    info: PackInfo = pack_info(load_pack(pack).obj)
     report = None if calibration is None else read_calibration(calibration)
     gated_value = value or (report.metric_name if report else None) or info.primary_metric
     owner = _owner(info, gated_value)

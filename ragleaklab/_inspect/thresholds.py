@@ -13,7 +13,14 @@ from typing import Any
 
 from attrs import field, frozen
 
-from ragleaklab_core import DECISION_RULES, FLAG_HIGH, FLAG_LOW, PackInfo, Threshold
+from ragleaklab_core import (
+    DECISION_RULES,
+    FLAG_HIGH,
+    FLAG_LOW,
+    PackInfo,
+    Threshold,
+    primary_metric_for,
+)
 
 #: Threshold sources, in the order they are tried.
 ARGUMENT, CALIBRATION, PACK, NONE = "argument", "calibration", "pack", "none"
@@ -156,8 +163,11 @@ def choose_gate(
     name = value
     if name is None and calibration is not None:
         name = calibration.metric_name
-    if name is None and info is not None and info.primary_metric in produced:
-        name = info.primary_metric
+    if name is None and info is not None:
+        # A PackInfo straight from a pack may leave the primary value to its metrics.
+        primary = info.primary_metric or primary_metric_for(info.pack_type, info.metrics)
+        if primary in produced:
+            name = primary
     if name is None:
         name = next((n for n in sorted(produced) if n in pack_thresholds), None)
     if name is None and (threshold is not None or calibration is not None):

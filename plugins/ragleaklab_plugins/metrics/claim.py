@@ -272,6 +272,8 @@ class ClaimMetric:
     """
 
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_claim_recall"})
+    #: The value calibrated for packs of this type (``primary_metric`` left unset).
+    primary_for: ClassVar[Mapping[str, str]] = {"claim": "poison_claim_rate"}
     #: The ground-truth keys this metric reads, and validates before a run.
     ground_truth_keys: ClassVar[tuple[str, ...]] = ("poison_claims", "true_claims")
 

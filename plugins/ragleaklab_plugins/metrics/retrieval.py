@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -41,6 +41,8 @@ class RetrievalMetric:
     """
 
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_doc_recall_at_k"})
+    #: The value calibrated for packs of this type (``primary_metric`` left unset).
+    primary_for: ClassVar[Mapping[str, str]] = {"retrieval": "poison_rate_at_k"}
 
     k: int = field(default=5, validator=v.ge(1))
     _corpus_poison: tuple[str, ...] | None = field(default=None, init=False, repr=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from attrs import field, frozen
@@ -166,6 +167,8 @@ class SentinelMetric:
     """
 
     lower_is_worse: ClassVar[frozenset[str]] = frozenset()
+    #: The value calibrated for packs of this type (``primary_metric`` left unset).
+    primary_for: ClassVar[Mapping[str, str]] = {"sentinel": "leak_rate"}
 
     case_sensitive: bool = field(default=False, validator=v.instance_of(bool))
     min_chars: int = field(default=6, validator=[v.instance_of(int), v.ge(1)])

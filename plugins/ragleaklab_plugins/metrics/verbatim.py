@@ -101,6 +101,8 @@ class VerbatimMetric:
     """
 
     lower_is_worse: ClassVar[frozenset[str]] = frozenset()
+    #: The value calibrated for packs of these types (the seed's mapping; ``*``: any other).
+    primary_for: ClassVar[Mapping[str, str]] = {"*": "verbatim_score"}
 
     min_words: int = field(default=8, validator=v.ge(2))
     kinds: tuple[str, ...] = field(
