@@ -61,7 +61,8 @@ def test_the_core_names_builtins_only_where_listed():
     built-in metric's value or a built-in ground-truth key, by file, is listed above."""
     import tomllib
 
-    root = Path(ragleaklab_core.__file__).parents[1]
+    # The checkout's pyproject.toml (``tox -e dist`` imports the core from the wheel).
+    root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     builtin = {
         name
