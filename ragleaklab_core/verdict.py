@@ -19,6 +19,7 @@ from typing import Any
 from attrs import frozen
 
 from ragleaklab_core.aggregation import rate_interval, summarize
+from ragleaklab_core.labelling import target_identity
 from ragleaklab_core.runner import NOT_ASKED, PackRun
 from ragleaklab_core.values import Threshold
 
@@ -169,7 +170,9 @@ def evaluate(
         status = FAIL
     else:
         status = PASS
-    warnings = [w for w in (None if wiring is None else wiring.warning,) if w]
+    warnings = [
+        w for w in (None if wiring is None else wiring.warning, _foreign(run, thresholds)) if w
+    ]
     reset_failed = any(p.startswith("reset failed") for p in run.problems)
     if reset_failed:
         warnings.append("the target could not be reset: later packs may see this pack's documents")
@@ -185,6 +188,29 @@ def evaluate(
         tested=tested,
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
+    )
+
+
+def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
+    """Why the pack's default thresholds may not fit this target, or None.
+
+    A pack's defaults are fitted on labels observed on one system (its ``label_target``); gating
+    another system on them can pass an app that the labels never described.
+    """
+    if not any(t.source.startswith("pack ") for t in thresholds.values()):
+        return None  # every threshold was given or calibrated for this run
+    declared = getattr(run.pack.obj, "label_provenance", None)
+    provenance = declared() if callable(declared) else None
+    observed = getattr(provenance, "label_target", None)
+    if not isinstance(observed, str) or not observed:
+        return None
+    here = target_identity(run.target.provenance())
+    if observed in (here, run.target.name):
+        return None
+    return (
+        f"the pack's default thresholds were fitted on labels observed on {observed}, not on "
+        f"this target ({here}): a pass here is not calibrated; label this target's answers and "
+        "calibrate (`ragleaklab label export`, docs/labelling.md)"
     )
 
 
