@@ -115,3 +115,27 @@ def test_guaranteeing_fitters_calibrate_a_pack(tmp_path, fitter, rule):
     assert report["result"]["decision_rule"] == rule
     assert report["fpr_upper_bound"]["value"] <= 0.01  # 310 negatives carry a 1% guarantee
     assert 0 < report["result"]["achieved_tpr"] < 1
+
+
+def test_default_thresholds_on_another_target_are_flagged_as_uncalibrated(tmp_path):
+    rlk("run", "-p", "relevance-hijack", "--smoke", "-o", "same", cwd=tmp_path)
+    rlk(
+        "run", "-p", "relevance-hijack", "--smoke", "-o", "other",
+        "--target-option", "filter_injections=true", cwd=tmp_path,
+    )  # fmt: skip
+    config = tmp_path / "own.toml"
+    config.write_text(
+        "[thresholds.relevance-hijack.poison_rate_at_k]\nthreshold = 0.4\n", encoding="utf-8"
+    )
+    rlk(
+        "run", "-p", "relevance-hijack", "--smoke", "-o", "own", "-c", str(config),
+        "--target-option", "filter_injections=true", cwd=tmp_path,
+    )  # fmt: skip
+    warnings = {
+        name: json.loads((tmp_path / name / "report.json").read_text())["packs"][0]["warnings"]
+        for name in ("same", "other", "own")
+    }
+    foreign = [w for w in warnings["other"] if "fitted on labels observed on reference@" in w]
+    assert len(foreign) == 1 and "not on this target (reference@" in foreign[0]
+    # The labels' own target, or thresholds the user gave: nothing to warn about.
+    assert not [w for w in warnings["same"] + warnings["own"] if "fitted on labels" in w]
