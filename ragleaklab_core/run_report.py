@@ -13,6 +13,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration import _generated_at
+from ragleaklab_core.values import Threshold
 from ragleaklab_core.verdict import LISTED, PackVerdict, run_status
 
 
@@ -114,7 +115,7 @@ def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
                     "threshold", repr(value.threshold.value)
                 )
                 line += f"  failing {value.n_failing}/{value.summary['n']}  [{rule}]"
-                line += f"  from {threshold_origin(value.threshold.source)}"
+                line += f"  from {threshold_origin(value.threshold)}"
             lines.append(line)
         lines.extend(f"    reason: {r}" for r in v.reasons)
         lines.extend(f"    warning: {w}" for w in v.warnings)
@@ -131,14 +132,14 @@ def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
     return lines
 
 
-def threshold_origin(source: str) -> str:
-    """Where a threshold came from, in words: the pack's default, the config, or the
+def threshold_origin(threshold: Threshold) -> str:
+    """Where *threshold* came from, in words: the pack's default, the config, or the
     thresholds file with its fitter and date (as the file recorded them)."""
-    if source == "pack" or source.startswith("pack "):
+    if threshold.from_pack:
         return "pack default"
-    if source == "config":
+    if threshold.source == "config":
         return "config file"
-    return source
+    return threshold.source
 
 
 __all__ = ["build_report", "dumps", "runs_jsonl", "summary_lines"]

@@ -198,6 +198,12 @@ class Threshold:
     decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
     source: str = "pack"
 
+    @property
+    def from_pack(self) -> bool:
+        """Whether this is the pack's own default (``"pack"``, or ``"pack NAME VERSION"`` as
+        data-only packs name it), not a threshold the user gave or calibrated."""
+        return self.source == "pack" or self.source.startswith("pack ")
+
     def fails(self, score: float) -> bool:
         """True when *score* fails this threshold."""
         t = self.value

@@ -197,7 +197,7 @@ def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
     A pack's defaults are fitted on labels observed on one system (its ``label_target``); gating
     another system on them can pass an app that the labels never described.
     """
-    if not any(t.source.startswith("pack ") for t in thresholds.values()):
+    if not any(t.from_pack for t in thresholds.values()):
         return None  # every threshold was given or calibrated for this run
     declared = getattr(run.pack.obj, "label_provenance", None)
     provenance = declared() if callable(declared) else None

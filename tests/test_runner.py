@@ -559,3 +559,18 @@ def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
     (pack / "documents.jsonl").symlink_to(outside)
     with pytest.raises(InputError, match="resolves outside the pack's directory"):
         load_manifest(pack)
+
+
+@pytest.mark.parametrize(
+    ("source", "from_pack"),
+    [
+        ("pack", True),  # a Python pack's Threshold(...) default
+        ("pack demo 1.0.0", True),  # a data-only pack's
+        ("config", False),
+        ("ragleaklab.thresholds.json (relevance-hijack)", False),
+        ("packs.json", False),
+    ],
+)
+def test_a_threshold_knows_whether_it_is_the_packs_default(source, from_pack):
+    # One rule for the summary's "from pack default" and the uncalibrated-defaults warning.
+    assert Threshold(0.5, source=source).from_pack is from_pack
