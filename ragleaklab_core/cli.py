@@ -38,7 +38,7 @@ def _target_flags(when: str = "") -> Callable[[F], F]:
             help=f"{when}A target option; VALUE is read as a TOML value. Repeatable.",
         )(command)
         return click.option(
-            "--target", "target_name", help=f"{when}Target plugin [default: reference]."
+            "--target", "target_name", help=f"{when}Target plugin [default: {DEFAULT_TARGET}]."
         )(command)
 
     return decorate

@@ -163,10 +163,17 @@ def phrase(draw_words, draw_seps):
     seps=st.lists(SEPS, min_size=10, max_size=10),
 )
 def test_matches_a_window_brute_force(claim_words, answer_words, seps):
+    check_against_the_window_brute_force(claim_words, answer_words, seps, claim_tokens)
+
+
+def check_against_the_window_brute_force(claim_words, answer_words, seps, tokens):
+    """The metric states *claim_words* in the answer built from *answer_words* and *seps*
+    exactly when the brute force over *tokens* finds them in a window."""
     claim = " ".join(claim_words)
     answer = phrase(answer_words, seps)
     result = score(answer, [claim])
-    assert result.values["poison_claim_rate"] == float(brute_force_stated(claim, answer))
+    expected = brute_force_stated(claim, answer, tokens)
+    assert result.values["poison_claim_rate"] == float(expected)
 
 
 @settings(max_examples=200)
@@ -276,11 +283,7 @@ def unicode_tokens(text: str) -> list[str]:
     seps=st.lists(SCRIPT_SEPS, min_size=10, max_size=10),
 )
 def test_matches_a_window_brute_force_in_five_scripts(claim_words, answer_words, seps):
-    claim = " ".join(claim_words)
-    answer = phrase(answer_words, seps)
-    result = score(answer, [claim])
-    expected = brute_force_stated(claim, answer, unicode_tokens)
-    assert result.values["poison_claim_rate"] == float(expected)
+    check_against_the_window_brute_force(claim_words, answer_words, seps, unicode_tokens)
 
 
 @pytest.mark.parametrize(
