@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ragleaklab_core import _moved
 from ragleaklab_core._version import __version__
 from ragleaklab_core.errors import (
     ConfigError,
@@ -38,6 +39,8 @@ from ragleaklab_core.values import (
     decision_rule,
 )
 
+_moved.install()  # the flat layout's module paths, kept working with a warning
+
 if TYPE_CHECKING:
     from ragleaklab_core._discovery import (
         FITTERS,
@@ -64,7 +67,14 @@ if TYPE_CHECKING:
         register_secrets,
         secret_forms,
     )
-    from ragleaklab_core.aggregation import (
+    from ragleaklab_core.calibration.report import (
+        CalibrationReport,
+        calibrate,
+        clopper_pearson_upper,
+        negatives_needed,
+    )
+    from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.stats.aggregation import (
         REDUCERS,
         RateInterval,
         Reducer,
@@ -73,14 +83,7 @@ if TYPE_CHECKING:
         reducer,
         summarize,
     )
-    from ragleaklab_core.calibration import (
-        CalibrationReport,
-        calibrate,
-        clopper_pearson_upper,
-        negatives_needed,
-    )
-    from ragleaklab_core.fitting import check_fit_inputs, max_false_positives
-    from ragleaklab_core.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.stats.fitting import check_fit_inputs, max_false_positives
 
 # name -> module that defines it; imported lazily (PEP 562) to keep `import ragleaklab_core` light.
 _LAZY = {
@@ -106,21 +109,21 @@ _LAZY = {
     "redact_url": "_redact",
     "register_secrets": "_redact",
     "secret_forms": "_redact",
-    "REDUCERS": "aggregation",
-    "RateInterval": "aggregation",
-    "Reducer": "aggregation",
-    "Summary": "aggregation",
-    "rate_interval": "aggregation",
-    "reducer": "aggregation",
-    "summarize": "aggregation",
-    "CalibrationReport": "calibration",
-    "calibrate": "calibration",
-    "clopper_pearson_upper": "calibration",
-    "negatives_needed": "calibration",
-    "check_fit_inputs": "fitting",
-    "max_false_positives": "fitting",
-    "ManifestPack": "manifest",
-    "load_manifest": "manifest",
+    "REDUCERS": "stats.aggregation",
+    "RateInterval": "stats.aggregation",
+    "Reducer": "stats.aggregation",
+    "Summary": "stats.aggregation",
+    "rate_interval": "stats.aggregation",
+    "reducer": "stats.aggregation",
+    "summarize": "stats.aggregation",
+    "CalibrationReport": "calibration.report",
+    "calibrate": "calibration.report",
+    "clopper_pearson_upper": "calibration.report",
+    "negatives_needed": "calibration.report",
+    "check_fit_inputs": "stats.fitting",
+    "max_false_positives": "stats.fitting",
+    "ManifestPack": "packs.manifest",
+    "load_manifest": "packs.manifest",
 }
 
 

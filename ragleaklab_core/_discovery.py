@@ -118,6 +118,20 @@ def _check_group(group: str) -> None:
         raise ValueError(f"unknown plugin group {group!r}; expected one of {', '.join(GROUPS)}")
 
 
+class _MetadataExtensionManager(NamedExtensionManager[Any]):
+    """stevedore's named loader, reading entry points from ``importlib.metadata`` on each call.
+
+    stevedore memoises a group's entry points for the life of the process and on disk (keyed by
+    ``sys.path``); the listing above reads ``importlib.metadata`` directly. Overriding stevedore's
+    public ``list_entry_points`` hook makes both read the same source, so the listing and the
+    loader never disagree (a plugin installed while a session runs, a faked distribution in a
+    test) and no test has to reach into stevedore's private cache.
+    """
+
+    def list_entry_points(self) -> list[importlib.metadata.EntryPoint]:
+        return list(importlib.metadata.entry_points(group=self.namespace))
+
+
 def _import(group: str, offer: _Offer) -> Any:
     """Import one entry point through stevedore, collecting (never swallowing) a failure."""
     errors: list[BaseException] = []
@@ -130,7 +144,7 @@ def _import(group: str, offer: _Offer) -> Any:
         # duplicate views of the same distribution.
         return extensions[0]
 
-    manager: NamedExtensionManager[Any] = NamedExtensionManager(
+    manager = _MetadataExtensionManager(
         group,
         names=[offer.name],
         invoke_on_load=False,

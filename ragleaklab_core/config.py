@@ -28,8 +28,8 @@ from cattrs.errors import (
 )
 from cattrs.v import format_exception, transform_error
 
-from ragleaklab_core.aggregation import reducer as parse_reducer
 from ragleaklab_core.errors import ConfigError
+from ragleaklab_core.stats.aggregation import reducer as parse_reducer
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
 # The defaults, in one place: the core names no built-in plugin anywhere else.

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragleaklab_core import load_plugin
-from ragleaklab_core.labelling import target_identity
+from ragleaklab_core.calibration.labelling import target_identity
 
 from .build import PackData
 from .threshold import TARGET_FPR

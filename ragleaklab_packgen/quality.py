@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from ragleaklab_core.aggregation import RateInterval, rate_interval
-from ragleaklab_core.roc import AucResult, auc_delong
+from ragleaklab_core.stats.aggregation import RateInterval, rate_interval
+from ragleaklab_core.stats.roc import AucResult, auc_delong
 
 from .build import PackData
 from .summary import Measured, naive

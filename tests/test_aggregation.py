@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragleaklab_core import ConfigError, clopper_pearson_upper
-from ragleaklab_core.aggregation import (
+from ragleaklab_core.stats.aggregation import (
     REDUCERS,
     RateInterval,
     Reducer,

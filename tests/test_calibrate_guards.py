@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragleaklab_core import calibrate
-from ragleaklab_core.calibration import NO_GUARANTEE
-from ragleaklab_core.thresholds import read_thresholds
+from ragleaklab_core.calibration.report import NO_GUARANTEE
+from ragleaklab_core.calibration.thresholds import read_thresholds
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_ABOVE,
@@ -451,7 +451,7 @@ def test_the_thresholds_file_records_fitter_date_and_labels_and_run_prints_them(
 
 
 def test_a_pack_s_own_labels_are_recorded_by_pack_name(tmp_path):
-    from ragleaklab_core.pack_calibration import pack_labels
+    from ragleaklab_core.run.calibrate_pack import pack_labels
 
     labels = pack_labels("relevance-hijack").records
     rows = [{"test_id": t, "score": 1.0 if lab else 0.0} for t, lab in labels.items()]

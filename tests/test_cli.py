@@ -561,7 +561,7 @@ def test_json_logs_go_to_stderr_and_stdout_has_results_only(tmp_path):
     assert len(fitted) == 1
     assert fitted[0]["level"] == "info"
     assert fitted[0]["threshold"] == 0.66
-    assert fitted[0]["logger"] == "ragleaklab_core.calibration"
+    assert fitted[0]["logger"] == "ragleaklab_core.calibration.report"
     assert "warning: the threshold meets the target false-positive rate 0.1" in proc.stderr
 
 

@@ -213,7 +213,7 @@ class IbanPack:
 def test_a_third_party_metric_declares_the_primary_value_of_its_own_pack_type(rlk_fake_dist):
     from ragleaklab_core import pack_info, primary_metric_for
     from ragleaklab_core.config import load_config
-    from ragleaklab_core.pack_calibration import calibrate_pack
+    from ragleaklab_core.run.calibrate_pack import calibrate_pack
 
     rlk_fake_dist(
         "rlk-iban",

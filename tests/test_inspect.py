@@ -38,8 +38,8 @@ from ragleaklab._inspect.thresholds import (
     read_calibration,
 )
 from ragleaklab_core import FLAG_HIGH, FLAG_LOW, PackInfo, Threshold, calibrate
-from ragleaklab_core.aggregation import reducer as ragleaklab_reducer
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.stats.aggregation import reducer as ragleaklab_reducer
 
 BUILTIN = {
     "relevance-hijack": ("retrieval", "poison_rate_at_k"),
@@ -146,7 +146,7 @@ def test_components_register_under_the_distribution_name():
 
 
 def test_the_core_never_imports_inspect():
-    code = "import sys, ragleaklab_core.suite, ragleaklab_core.calibration, ragleaklab; "
+    code = "import sys, ragleaklab_core.run.suite, ragleaklab_core.calibration.report, ragleaklab; "
     code += "print(sorted(m for m in sys.modules if m.startswith(('inspect_ai', 'ragleaklab.'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
@@ -234,7 +234,7 @@ def test_every_value_a_builtin_metric_produces_is_a_known_key(tmp_path):
 
 def test_sample_ids_are_the_case_ids_and_metadata_rebuilds_the_case():
     dataset = ragleaklab.pack_dataset("claim-corruption", tags=["smoke"])
-    from ragleaklab_core.runner import load_pack
+    from ragleaklab_core.run.runner import load_pack
 
     cases = [c for c in load_pack("claim-corruption").obj.cases() if "smoke" in c.tags]
     assert [s.id for s in dataset] == [c.test_id for c in cases]
@@ -688,7 +688,7 @@ def test_a_third_party_pack_and_metric_run_as_a_task(tmp_path, rlk_fake_dist):
     assert "label" not in dataset[0].metadata  # the pack ships no labels
 
     log = evaluate(pack_task(pack="acme-pack"), tmp_path)
-    from ragleaklab_core.pytest_plugin import run_packs
+    from ragleaklab_core.testing.pytest_plugin import run_packs
 
     verdict = run_packs("acme-pack", default_thresholds_file=tmp_path / "none.json").verdicts[0]
     for family, value in (("sentinel", "leak_rate"), ("metric_scorer", "long_answer")):

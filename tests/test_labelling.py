@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from ragleaklab_core.calibration.labelling import COLUMNS, target_identity
 from ragleaklab_core.inputs import read_labels
-from ragleaklab_core.labelling import COLUMNS, target_identity
 
 PACK = "sentinel-takeover-safe"
 SHIPPED = (
@@ -303,8 +303,8 @@ def test_the_runs_own_scores_calibrate_against_the_reviewed_labels(run_dir, tmp_
 
 
 def test_a_packs_declared_label_target_counts_like_its_lines():
-    from ragleaklab_core.manifest import LabelProvenance
-    from ragleaklab_core.pack_calibration import _labels_and_origins
+    from ragleaklab_core.packs.manifest import LabelProvenance
+    from ragleaklab_core.run.calibrate_pack import _labels_and_origins
 
     class Pack:
         def default_labels(self) -> bytes:

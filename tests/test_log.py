@@ -21,7 +21,7 @@ def test_events_reach_stdlib_logging_as_key_value_messages(caplog):
 
 def test_importing_the_library_configures_no_logging():
     code = (
-        "import logging, ragleaklab_core, ragleaklab_core.calibration;"
+        "import logging, ragleaklab_core, ragleaklab_core.calibration.report;"
         "print(len(logging.getLogger().handlers),"
         " len(logging.getLogger('ragleaklab_core').handlers))"
     )

@@ -461,8 +461,8 @@ def test_a_resumed_recording_is_as_complete_as_an_uninterrupted_one(wired, tmp_p
 
 def test_the_pytest_helpers_fail_a_pack_that_was_not_tested(wired):
     from ragleaklab_core.config import load_config
-    from ragleaklab_core.pytest_plugin import leak_report
-    from ragleaklab_core.suite import run_suite
+    from ragleaklab_core.run.suite import run_suite
+    from ragleaklab_core.testing.pytest_plugin import leak_report
 
     wired()
     config = load_config({"target": {"name": "wired", "options": {"ids": "foreign"}}}, source="t")

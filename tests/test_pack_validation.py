@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragleaklab_core import Case, Document, PackInfo, PluginError
-from ragleaklab_core import pack_validation as pv
-from ragleaklab_core.cli_packs import pack_group
-from ragleaklab_core.manifest import LabelProvenance
-from ragleaklab_core.pack_validation import (
+from ragleaklab_core.cli.packs import pack_group
+from ragleaklab_core.packs import validation as pv
+from ragleaklab_core.packs.manifest import LabelProvenance
+from ragleaklab_core.packs.validation import (
     Problem,
     unsafe_path,
     validate_directory,

@@ -52,7 +52,7 @@ def test_the_core_never_imports_a_builtin():
 #: may only shrink.
 KNOWN_BUILTIN_NAMES = {
     "config.py": {"exact", "reference"},  # the defaults, in one place
-    "testing.py": {"exact", "bootstrap-ci", "neyman-pearson"},  # negatives each fitter needs
+    "testing/labels.py": {"exact", "bootstrap-ci", "neyman-pearson"},  # negatives per fitter
 }
 
 
@@ -76,7 +76,8 @@ def test_the_core_names_builtins_only_where_listed():
         *("poison_claims", "true_claims", "sentinels", "expected_doc_ids", "private_doc_ids"),
     }
     found: dict[str, set[str]] = {}
-    for path in sorted(Path(ragleaklab_core.__file__).parent.rglob("*.py")):
+    core = Path(ragleaklab_core.__file__).parent
+    for path in sorted(core.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {
             id(node.body[0].value)
@@ -93,31 +94,148 @@ def test_the_core_names_builtins_only_where_listed():
                 and id(node) not in docstrings
                 and node.value in builtin
             ):
-                found.setdefault(path.name, set()).add(node.value)
+                found.setdefault(path.relative_to(core).as_posix(), set()).add(node.value)
     assert found == KNOWN_BUILTIN_NAMES
 
 
-def test_the_core_has_no_import_cycle():
-    """The layers of docs/architecture.md: every import inside ragleaklab_core (at module level
-    or deferred into a function) points down, so the graph is acyclic."""
-    import graphlib
+#: The core's rooms (a subpackage, or a module at the top) by layer, from the ground up, as
+#: docs/architecture.md draws them: a room imports only from its own layer or below.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"errors", "values", "interfaces", "_version", "_redact", "_atomic", "_log"}),
+    frozenset({"inputs", "_moved", "stats"}),
+    frozenset({"config"}),
+    frozenset({"_discovery"}),
+    frozenset({"packs", "calibration"}),
+    frozenset({"run"}),
+    frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
+)
 
-    package = Path(__file__).resolve().parents[1] / "ragleaklab_core"
-    modules = {p.stem for p in package.glob("*.py")}
+
+def _core_imports() -> dict[str, set[str]]:
+    """Every module of the core (dotted) -> the core modules it imports, at module level or
+    deferred into a function."""
+    root = Path(__file__).resolve().parents[1] / "ragleaklab_core"
+    modules: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        dotted = ".".join(("ragleaklab_core", *parts))
+        modules[dotted.removesuffix(".__init__")] = path
     graph: dict[str, set[str]] = {}
-    for path in package.glob("*.py"):
+    for module, path in modules.items():
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                # `from pkg import mod` imports pkg.mod; `from mod import name` imports mod.
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                names = [n for n in subs if n in modules] or [node.module]
             for name in names:
-                parts = name.split(".")
-                if parts[0] == "ragleaklab_core" and len(parts) > 1 and parts[1] in modules:
-                    deps.add(parts[1])
-        graph[path.stem] = deps - {path.stem}
+                while name not in modules and "." in name:
+                    name = name.rsplit(".", 1)[0]
+                if name in modules:
+                    deps.add(name)
+        graph[module] = deps - {module}
+    return graph
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_the_core_has_no_import_cycle():
+    import graphlib
+
+    graph = _core_imports()
     assert len(graph) > 30
     order = list(graphlib.TopologicalSorter(graph).static_order())  # raises CycleError
     assert set(order) == set(graph)
+
+
+def test_every_room_of_the_core_imports_only_its_layer_or_below():
+    layer_of = {room: n for n, rooms in enumerate(LAYERS) for room in rooms}
+    graph = _core_imports()
+    rooms = {_room(m) for m in graph}
+    assert rooms <= set(layer_of), f"rooms missing from LAYERS: {sorted(rooms - set(layer_of))}"
+    upward = sorted(
+        f"{m} imports {d}"
+        for m, deps in graph.items()
+        for d in deps
+        if layer_of[_room(d)] > layer_of[_room(m)]
+    )
+    assert upward == []
+    # The rooms of one layer are independent of each other (packs and calibration, say).
+    across = sorted(
+        f"{m} imports {d}"
+        for m, deps in graph.items()
+        for d in deps
+        if _room(d) != _room(m)
+        and layer_of[_room(d)] == layer_of[_room(m)]
+        and layer_of[_room(m)] >= 2
+        and _room(m) not in {"__init__", "__main__"}
+    )
+    assert across == []
+
+
+def test_every_subpackage_says_what_it_holds():
+    root = Path(__file__).resolve().parents[1] / "ragleaklab_core"
+    for init in sorted(root.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc, f"{init.parent.name}/__init__.py has no docstring"
+        assert len(doc.splitlines()[0]) <= 100, init.parent.name
+
+
+def test_the_flat_layouts_module_paths_still_import_with_a_warning():
+    """Each module path of the flat layout (before 0.2) is the moved module itself, after a
+    FutureWarning naming the new path; run in a fresh interpreter, where nothing is cached."""
+    import subprocess
+    import sys
+
+    from ragleaklab_core._moved import MOVED
+
+    code = (
+        "import importlib, warnings, json\n"
+        "from ragleaklab_core._moved import MOVED\n"
+        "out = {}\n"
+        "for old, new in sorted(MOVED.items()):\n"
+        "    with warnings.catch_warnings(record=True) as caught:\n"
+        "        warnings.simplefilter('always')\n"
+        "        a = importlib.import_module('ragleaklab_core.' + old)\n"
+        "    b = importlib.import_module('ragleaklab_core.' + new)\n"
+        "    out[old] = [a is b, a.__spec__.name, [(w.category.__name__, str(w.message))"
+        " for w in caught]]\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    import json
+
+    seen = json.loads(done.stdout)
+    assert set(seen) == set(MOVED) and len(MOVED) >= 20
+    for old, (same, spec_name, caught) in seen.items():
+        new = f"ragleaklab_core.{MOVED[old]}"
+        assert same and spec_name == new, old
+        assert [c for c, _ in caught] == ["FutureWarning"], old
+        assert caught[0][1].startswith(f"ragleaklab_core.{old} moved to {new};"), caught
+
+
+def test_a_moved_path_warns_at_the_importing_line(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "user.py"
+    script.write_text("import ragleaklab_core.runner\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert f"{script}:1: FutureWarning: ragleaklab_core.runner moved to" in done.stderr
+
+
+def test_the_old_calibration_module_names_resolve_with_a_warning():
+    from ragleaklab_core.calibration import report as module
+
+    with pytest.warns(FutureWarning, match=r"ragleaklab_core\.calibration\.negatives_needed"):
+        from ragleaklab_core.calibration import negatives_needed
+    assert negatives_needed is module.negatives_needed
+    with pytest.raises(ImportError):
+        from ragleaklab_core.calibration import nope  # noqa: F401

@@ -9,12 +9,12 @@ import textwrap
 import pytest
 
 from ragleaklab_core import FLAG_HIGH, FLAG_LOW, Threshold
-from ragleaklab_core.pytest_plugin import assert_no_leaks, leak_report, run_packs
-from ragleaklab_core.suite import SuiteOutcome
-from ragleaklab_core.verdict import ValueVerdict
+from ragleaklab_core.run.suite import SuiteOutcome
+from ragleaklab_core.run.verdict import ValueVerdict
+from ragleaklab_core.testing.pytest_plugin import assert_no_leaks, leak_report, run_packs
 
 # Exactly what a user puts in their conftest.py (pytester runs the failing examples below).
-pytest_plugins = ["pytester", "ragleaklab_core.pytest_plugin"]
+pytest_plugins = ["pytester", "ragleaklab_core.testing.pytest_plugin"]
 
 
 def test_a_passing_run_raises_nothing_and_reports_nothing(ragleaklab_run):
@@ -60,7 +60,7 @@ def value_of(outcome: SuiteOutcome, pack: int, name: str) -> ValueVerdict:
     return value
 
 
-CONFTEST = 'pytest_plugins = ["ragleaklab_core.pytest_plugin"]\n'
+CONFTEST = 'pytest_plugins = ["ragleaklab_core.testing.pytest_plugin"]\n'
 
 
 def test_the_failure_message_lists_packs_values_thresholds_and_cases(pytester):
@@ -68,7 +68,7 @@ def test_the_failure_message_lists_packs_values_thresholds_and_cases(pytester):
     pytester.makepyfile(
         test_rag=textwrap.dedent(
             """
-            from ragleaklab_core.pytest_plugin import assert_no_leaks
+            from ragleaklab_core.testing.pytest_plugin import assert_no_leaks
 
             def test_rag_does_not_leak(ragleaklab_run):
                 outcome = ragleaklab_run(
@@ -120,7 +120,7 @@ def test_a_thresholds_file_at_the_root_directory_is_used(pytester):
         **{
             "sub/test_rag": textwrap.dedent(
                 """
-                from ragleaklab_core.pytest_plugin import assert_no_leaks
+                from ragleaklab_core.testing.pytest_plugin import assert_no_leaks
 
                 def test_calibrated(ragleaklab_run):
                     assert_no_leaks(ragleaklab_run("relevance-hijack", tags=["smoke"]))

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragleaklab_core import Case
-from ragleaklab_core.aggregation import rate_interval
-from ragleaklab_core.roc import auc_delong
+from ragleaklab_core.stats.aggregation import rate_interval
+from ragleaklab_core.stats.roc import auc_delong
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,8 +17,8 @@ from scipy.special import ndtr
 from scipy.stats import binomtest, mannwhitneyu
 
 from ragleaklab_core import InputError, RagleaklabError
-from ragleaklab_core.aggregation import rate_interval
-from ragleaklab_core.roc import (
+from ragleaklab_core.stats.aggregation import rate_interval
+from ragleaklab_core.stats.roc import (
     UNDEFINED_VARIANCE_NOTE,
     ZERO_VARIANCE_NOTE,
     AucResult,
@@ -391,7 +391,7 @@ def _plot(
     chosen: tuple[float, float] | None = (0.2, 0.75),
     title: str = "relevance-hijack: poison_rate_at_k",
 ) -> bytes:
-    from ragleaklab_core.plot import write_roc_plot
+    from ragleaklab_core.calibration.plot import write_roc_plot
 
     s, y = _data(POS, NEG)
     fpr, tpr, _ = roc_points(s, y)
@@ -439,7 +439,7 @@ def test_plot_is_byte_identical_in_another_process(tmp_path: Path) -> None:
 
 
 def test_plot_handles_degenerate_intervals(tmp_path: Path) -> None:
-    from ragleaklab_core.plot import write_roc_plot
+    from ragleaklab_core.calibration.plot import write_roc_plot
 
     for pos, neg in (([0.9, 0.8], [0.1, 0.2]), ([0.9], [0.1, 0.2])):
         s, y = _data(pos, neg)
@@ -450,7 +450,7 @@ def test_plot_handles_degenerate_intervals(tmp_path: Path) -> None:
 
 
 def test_plot_rejects_a_bad_curve(tmp_path: Path) -> None:
-    from ragleaklab_core.plot import write_roc_plot
+    from ragleaklab_core.calibration.plot import write_roc_plot
 
     auc = auc_delong(*_data(POS, NEG))
     for fpr, tpr in (([0, 1], [0, 0.5, 1]), ([0, 1.5], [0, 1]), ([0.0], [0.0])):
@@ -462,7 +462,7 @@ def test_plot_rejects_a_bad_curve(tmp_path: Path) -> None:
 def test_plot_without_matplotlib_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragleaklab_core.plot import write_roc_plot
+    from ragleaklab_core.calibration.plot import write_roc_plot
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     auc = auc_delong(*_data(POS, NEG))

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from ragleaklab_core import ConfigError, InputError, Threshold
-from ragleaklab_core.config import load_config
-from ragleaklab_core.runner import RunSettings, load_pack, run_pack
-from ragleaklab_core.suite import run_suite
-from ragleaklab_core.thresholds import (
+from ragleaklab_core.calibration.thresholds import (
     ThresholdsConflictError,
     read_thresholds,
     update_threshold,
 )
-from ragleaklab_core.verdict import evaluate
+from ragleaklab_core.config import load_config
+from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.run.suite import run_suite
+from ragleaklab_core.run.verdict import evaluate
 
 PACKS, METRICS, TARGETS = "ragleaklab.packs", "ragleaklab.metrics", "ragleaklab.targets"
 
@@ -534,7 +534,7 @@ def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
 
 
 def test_progress_bar_counts_every_case_and_epoch(fake, capsys):
-    from ragleaklab_core._progress import ProgressBar
+    from ragleaklab_core.cli._progress import ProgressBar
 
     fake()
     bar = ProgressBar()
@@ -546,7 +546,7 @@ def test_progress_bar_counts_every_case_and_epoch(fake, capsys):
 
 
 def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
-    from ragleaklab_core.manifest import load_manifest
+    from ragleaklab_core.packs.manifest import load_manifest
 
     pack = tmp_path / "pack"
     pack.mkdir()

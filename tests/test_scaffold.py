@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from ragleaklab_core import InputError
-from ragleaklab_core.cli_packs import new_pack_command
-from ragleaklab_core.pack_validation import validate_directory
-from ragleaklab_core.scaffold import PackNames, check_pack_name, new_pack, pack_files, render
+from ragleaklab_core.cli.packs import new_pack_command
+from ragleaklab_core.packs.scaffold import PackNames, check_pack_name, new_pack, pack_files, render
+from ragleaklab_core.packs.validation import validate_directory
 from ragleaklab_core.testing import assert_labels_are_sound, assert_pack_contract
 
 FILES = [

@@ -27,9 +27,9 @@ from ragleaklab_core import (
     check_fit_inputs,
     load_plugin,
 )
-from ragleaklab_core.calibration import negatives_needed
+from ragleaklab_core.calibration.labelling import target_identity
+from ragleaklab_core.calibration.report import negatives_needed
 from ragleaklab_core.inputs import parse_labels
-from ragleaklab_core.labelling import target_identity
 from ragleaklab_core.testing import (
     LabelsMirrorMetricWarning,
     assert_fitter_contract,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ragleaklab_core import METRICS, available_names
-from ragleaklab_core.pack_validation import validate_root
+from ragleaklab_core.packs.validation import validate_root
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIAL = ROOT / "docs" / "tutorial.md"

@@ -40,7 +40,7 @@ def pack_dataset(pack_name: str, tags: Sequence[str] = ()) -> MemoryDataset:
         ConfigError: No case carries any of *tags*.
     """
     from ragleaklab_core.errors import ConfigError
-    from ragleaklab_core.runner import load_pack
+    from ragleaklab_core.run.runner import load_pack
 
     pack = load_pack(pack_name)
     info = pack_info(pack.obj)

@@ -137,7 +137,7 @@ def make_scorer(
         if found is not None:
             return found
         from ragleaklab_core import METRICS, load_plugin
-        from ragleaklab_core.runner import load_pack
+        from ragleaklab_core.run.runner import load_pack
 
         info: PackInfo | None = None
         documents: tuple[Any, ...] = ()

@@ -164,7 +164,7 @@ class _TargetPool:
             session = _Session(plugin)
             documents: tuple[Any, ...] = ()
             if pack is not None:
-                from ragleaklab_core.runner import load_pack
+                from ragleaklab_core.run.runner import load_pack
 
                 documents = tuple(load_pack(pack).obj.documents())
             await session.ingest(documents)

@@ -74,7 +74,7 @@ def pack(
 
     Epochs: ``--epochs N`` (inspect's option).
     """
-    from ragleaklab_core.runner import load_pack
+    from ragleaklab_core.run.runner import load_pack
 
     settings = target_settings(target, target_options, config)
     info: PackInfo = pack_info(load_pack(pack).obj)

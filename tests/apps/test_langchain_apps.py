@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from ragleaklab_plugins.targets.python import PythonTarget
 
-from ragleaklab_core.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from tests.apps.support import no_traceback, report, retrieved_ids, rlk, runs, write_config
 
 pytestmark = pytest.mark.filterwarnings(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from ragleaklab_plugins.targets.python import PythonTarget
 
-from ragleaklab_core.runner import load_pack
+from ragleaklab_core.run.runner import load_pack
 from tests.apps.support import no_traceback, report, retrieved_ids, rlk, runs, write_config
 
 APP = "rlk_app_llama"

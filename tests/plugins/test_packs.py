@@ -27,7 +27,7 @@ from ragleaklab_core import (
     decision_rule,
     load_plugin,
 )
-from ragleaklab_core.roc import auc_delong
+from ragleaklab_core.stats.roc import auc_delong
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS_DIR = ROOT / "plugins" / "ragleaklab_plugins" / "packs"

@@ -33,8 +33,8 @@ from ragleaklab_plugins.targets.python import PythonTarget
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import ConfigError, Document, load_plugin
-from ragleaklab_core.runner import RunSettings, is_transport_failure, load_pack, run_pack
-from ragleaklab_core.suite import isolation_of
+from ragleaklab_core.run.runner import RunSettings, is_transport_failure, load_pack, run_pack
+from ragleaklab_core.run.suite import isolation_of
 from tests.support.fake_rag_server import FakeRagServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from ragleaklab_plugins.targets.openai_compatible import OpenAICompatibleTarget,
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import ConfigError, Document, load_plugin
-from ragleaklab_core.runner import RunSettings, load_pack, run_pack
+from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from tests.support.fake_rag_server import FakeRagServer
 
 TARGETS = "ragleaklab.targets"

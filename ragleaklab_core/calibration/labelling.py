@@ -207,7 +207,7 @@ def run_scores(run_dir: Path, *, pack: str | None = None, value: str | None = No
     A case with an errored or unscored epoch has no score; it is listed in ``unscored``, never
     given a made-up one.
     """
-    from ragleaklab_core.aggregation import reducer as make_reducer
+    from ragleaklab_core.stats.aggregation import reducer as make_reducer
 
     report_path = run_dir / "report.json"
     report = _read_json(report_path)

@@ -10,19 +10,19 @@ from typing import Any
 import attrs
 
 from ragleaklab_core._discovery import pack_info
-from ragleaklab_core.calibration import CalibrationReport, calibrate
-from ragleaklab_core.config import Config
-from ragleaklab_core.errors import InputError
-from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
-from ragleaklab_core.labelling import LabelOrigins, label_origins
-from ragleaklab_core.runner import count_asks, load_pack, run_pack
-from ragleaklab_core.suite import settings_of
-from ragleaklab_core.thresholds import (
+from ragleaklab_core.calibration.labelling import LabelOrigins, label_origins
+from ragleaklab_core.calibration.report import CalibrationReport, calibrate
+from ragleaklab_core.calibration.thresholds import (
     ThresholdsFile,
     read_thresholds,
     update_threshold,
     write_thresholds,
 )
+from ragleaklab_core.config import Config
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
+from ragleaklab_core.run.runner import count_asks, load_pack, run_pack
+from ragleaklab_core.run.suite import settings_of
 
 
 def _labels_and_origins(pack: Any, name: str, path: Path | None) -> tuple[DataFile, LabelOrigins]:

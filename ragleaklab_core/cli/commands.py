@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 
 import click
 
-from ragleaklab_core._cli_errors import handle_errors
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
-from ragleaklab_core.aggregation import COUNTING_REDUCERS, REDUCERS
-from ragleaklab_core.cli_label import label_group
-from ragleaklab_core.cli_packs import new_pack_command, pack_group
+from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli.label import label_group
+from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
+from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,7 +194,7 @@ def calibrate(
     target is infeasible or the threshold flags no positive case; the report says why); 2 bad
     input or a refused --write-thresholds (nothing is written); 3 a plugin could not be used.
     """
-    from ragleaklab_core.calibration import calibrate as run_calibration
+    from ragleaklab_core.calibration.report import calibrate as run_calibration
     from ragleaklab_core.config import load_config, read_config_file
     from ragleaklab_core.inputs import read_labels, read_scores
 
@@ -225,7 +225,7 @@ def calibrate(
     config = full.calibrate
     if scores is None:
         assert pack is not None
-        from ragleaklab_core.pack_calibration import calibrate_pack
+        from ragleaklab_core.run.calibrate_pack import calibrate_pack
 
         report = calibrate_pack(
             pack,
@@ -239,7 +239,7 @@ def calibrate(
             raise click.UsageError("--labels is required with --scores unless --pack is given")
         score_file = read_scores(scores)
         if labels is None:
-            from ragleaklab_core.pack_calibration import pack_labels
+            from ragleaklab_core.run.calibrate_pack import pack_labels
 
             assert pack is not None
             label_file = pack_labels(pack)
@@ -265,7 +265,7 @@ def calibrate(
     # written (no report, no plot, no thresholds file).
     prepared = None
     if write_thresholds:
-        from ragleaklab_core.pack_calibration import prepare_threshold
+        from ragleaklab_core.run.calibrate_pack import prepare_threshold
 
         where = thresholds_path or Path(full.run.thresholds_file)
         labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
@@ -273,7 +273,7 @@ def calibrate(
             _echo_warnings(report.warnings)
         prepared = prepare_threshold(report, where, force=force, labels_source=labels_source)
     if plot:
-        from ragleaklab_core.plot import _matplotlib
+        from ragleaklab_core.calibration.plot import _matplotlib
 
         _matplotlib()  # a missing matplotlib is refused before anything is written
     target = out / "calibration_report.json"
@@ -283,7 +283,7 @@ def calibrate(
     previous = target.read_bytes() if target.is_file() else None
     _write_file(target, report.to_json())
     if prepared is not None:
-        from ragleaklab_core.thresholds import write_thresholds as write_file
+        from ragleaklab_core.calibration.thresholds import write_thresholds as write_file
 
         updated, change = prepared
         try:
@@ -374,7 +374,7 @@ def _progress_callbacks() -> Any:
     """A progress bar on stderr when it is a terminal; None otherwise (CI logs stay clean)."""
     if not sys.stderr.isatty():
         return None
-    from ragleaklab_core._progress import ProgressBar
+    from ragleaklab_core.cli._progress import ProgressBar
 
     return ProgressBar()
 
@@ -466,10 +466,10 @@ def run(
     target became unreachable). 1 wins over 3 when packs end differently.
     """
     from ragleaklab_core.config import load_config, read_config_file
-    from ragleaklab_core.journal import Journal
-    from ragleaklab_core.recording import Recorder, Replay
-    from ragleaklab_core.run_report import build_report, dumps, runs_jsonl, summary_lines
-    from ragleaklab_core.suite import plan_suite, run_fingerprint, run_suite
+    from ragleaklab_core.run.journal import Journal
+    from ragleaklab_core.run.recording import Recorder, Replay
+    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl, summary_lines
+    from ragleaklab_core.run.suite import plan_suite, run_fingerprint, run_suite
 
     if record_dir is not None and replay_dir is not None:
         raise click.UsageError("--record and --replay exclude each other")

@@ -4,7 +4,7 @@ This is what ``ragleaklab run`` and ``calibrate --pack`` call, and what an embed
 calls to get the same results from Python::
 
     from ragleaklab_core.config import Config
-    from ragleaklab_core.suite import run_suite
+    from ragleaklab_core.run.suite import run_suite
 
     outcome = run_suite(Config(), packs=["relevance-hijack"])
     assert outcome.passed, outcome.verdicts[0].reasons
@@ -20,14 +20,14 @@ from typing import Any
 from attrs import frozen
 
 from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
+from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
-from ragleaklab_core.journal import Journal, fingerprint
-from ragleaklab_core.recording import Recorder, Replay
-from ragleaklab_core.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
-from ragleaklab_core.thresholds import ThresholdsFile, read_thresholds
+from ragleaklab_core.run.journal import Journal, fingerprint
+from ragleaklab_core.run.recording import Recorder, Replay
+from ragleaklab_core.run.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
+from ragleaklab_core.run.verdict import PackVerdict, evaluate
 from ragleaklab_core.values import PackInfo, Threshold
-from ragleaklab_core.verdict import PackVerdict, evaluate
 
 
 @frozen

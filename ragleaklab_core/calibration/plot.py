@@ -19,7 +19,7 @@ from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core.errors import InputError, RagleaklabError
 
 if TYPE_CHECKING:
-    from ragleaklab_core.roc import AucResult
+    from ragleaklab_core.stats.roc import AucResult
 
 #: What ``--plot`` says when matplotlib is not installed.
 MISSING_MATPLOTLIB = "--plot needs matplotlib: pip install 'ragleaklab[plot]'"
@@ -72,14 +72,14 @@ def write_roc_plot(
 ) -> None:
     """Write the ROC curve as a PNG to *path*, atomically.
 
-    The plot shows the curve through the points of :func:`ragleaklab_core.roc.roc_points`
+    The plot shows the curve through the points of :func:`ragleaklab_core.stats.roc.roc_points`
     joined by straight lines (steps, and a diagonal across a tie block, so its area is the
     AUC), the chance diagonal, the chosen operating point ``(fpr, tpr)`` when given, and in the
     legend the AUC with its DeLong interval and the class counts.
 
     Args:
         path: The PNG to write; its directory must exist.
-        fpr, tpr: The curve, as from :func:`ragleaklab_core.roc.roc_points`.
+        fpr, tpr: The curve, as from :func:`ragleaklab_core.stats.roc.roc_points`.
         auc: The AUC result to show.
         chosen: The operating point of the fitted threshold, or ``None`` (e.g. flag nothing).
         title: The plot title, e.g. the pack and metric.

@@ -27,7 +27,7 @@ from attrs import frozen
 
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, RagleaklabError
-from ragleaklab_core.manifest import (
+from ragleaklab_core.packs.manifest import (
     LABEL_SOURCES,
     MANIFEST,
     LabelProvenance,

@@ -1,6 +1,6 @@
 """``ragleaklab new-pack``: write a complete, installable pack distribution from templates.
 
-The templates are package data (``ragleaklab_core/templates/new_pack/``, read with
+The templates are package data (``ragleaklab_core/packs/templates/new_pack/``, read with
 importlib.resources, so they work from a wheel). Each file's ``{{token}}`` placeholders are
 replaced with the names derived from the pack's name; a ``.tmpl`` suffix is dropped and the
 ``package`` directory takes the import package's name. The result is written to a temporary
@@ -101,7 +101,7 @@ def check_pack_name(name: str) -> None:
 
 
 def _template_root() -> Traversable:
-    return importlib.resources.files("ragleaklab_core").joinpath(*_TEMPLATES)
+    return importlib.resources.files("ragleaklab_core.packs").joinpath(*_TEMPLATES)
 
 
 def _walk(node: Traversable, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.runner import CaseRecord
+from ragleaklab_core.run.runner import CaseRecord
 
 PARTIAL = "runs.jsonl.partial"
 META = "runs.journal.json"

@@ -27,14 +27,14 @@ from ragleaklab_core._discovery import (
     pack_info,
 )
 from ragleaklab_core._log import get_logger
-from ragleaklab_core.aggregation import Reducer, reducer
 from ragleaklab_core.config import DEFAULT_TARGET
 from ragleaklab_core.errors import ConfigError, PluginContractError, PluginLoadFailure
+from ragleaklab_core.run.wiring import Wiring, check_wiring
+from ragleaklab_core.stats.aggregation import Reducer, reducer
 from ragleaklab_core.values import Case, Document, MetricResult, PackInfo, Response
-from ragleaklab_core.wiring import Wiring, check_wiring
 
 if TYPE_CHECKING:
-    from ragleaklab_core.recording import Recorder, Replay
+    from ragleaklab_core.run.recording import Recorder, Replay
 
 log = get_logger(__name__)
 

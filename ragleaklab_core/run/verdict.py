@@ -18,9 +18,9 @@ from typing import Any
 
 from attrs import frozen
 
-from ragleaklab_core.aggregation import rate_interval, summarize
-from ragleaklab_core.labelling import target_identity
-from ragleaklab_core.runner import NOT_ASKED, PackRun
+from ragleaklab_core.calibration.labelling import target_identity
+from ragleaklab_core.run.runner import NOT_ASKED, PackRun
+from ragleaklab_core.stats.aggregation import rate_interval, summarize
 from ragleaklab_core.values import Threshold
 
 #: How many failing/errored ids a report lists per value (the counts are always complete).

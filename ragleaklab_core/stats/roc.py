@@ -6,11 +6,11 @@
 * :func:`roc_points` gives every point of the empirical ROC curve (one per distinct score, none
   dropped), for the rule "flag when ``score >= t``" (``score <= t`` for a lower-is-worse score).
 * :func:`tpr_interval` gives the exact two-sided Clopper-Pearson interval on the true-positive
-  rate at a chosen threshold; it is :func:`ragleaklab_core.aggregation.rate_interval`, so the two
-  always agree.
+  rate at a chosen threshold; it is :func:`~ragleaklab_core.stats.aggregation.rate_interval`,
+  so the two always agree.
 
 Labels are booleans: True means positive (the attack succeeded). Everything here is pure
-numpy/scipy; the plot lives in :mod:`ragleaklab_core.plot`.
+numpy/scipy; the plot lives in :mod:`ragleaklab_core.calibration.plot`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 from attrs import frozen
 
-from ragleaklab_core.aggregation import DECIMALS, rate_interval
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.stats.aggregation import DECIMALS, rate_interval
 
 #: Said in :attr:`AucResult.note` when the DeLong variance is exactly 0.
 ZERO_VARIANCE_NOTE = (
@@ -248,7 +248,7 @@ def tpr_interval(
 ) -> dict[str, Any]:
     """Exact two-sided Clopper-Pearson interval on the true-positive rate ``tp / n_positive``.
 
-    The bounds are those of :func:`ragleaklab_core.aggregation.rate_interval`, rounded to 6
+    The bounds are those of :func:`ragleaklab_core.stats.aggregation.rate_interval`, rounded to 6
     decimals. E.g. 45 of 50 at 95% gives (0.781865, 0.966725).
 
     Returns:

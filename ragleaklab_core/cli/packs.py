@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ragleaklab_core._cli_errors import handle_errors
+from ragleaklab_core.cli._errors import handle_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,7 +41,7 @@ def new_pack_command(name: str, directory: Path) -> None:
     existing directory is never overwritten (exit 2).
     """
     from ragleaklab_core._discovery import PACKS, available_names
-    from ragleaklab_core.scaffold import PackNames, new_pack
+    from ragleaklab_core.packs.scaffold import PackNames, new_pack
 
     names = PackNames.of(name)
     target, files = new_pack(name, directory)
@@ -81,8 +81,8 @@ def validate_command(pack: str) -> None:
     the pack's data is executed. Exit code: 0 valid, 2 invalid, 3 the named pack cannot be
     loaded.
     """
-    from ragleaklab_core.manifest import MANIFEST
-    from ragleaklab_core.pack_validation import validate_directory, validate_installed
+    from ragleaklab_core.packs.manifest import MANIFEST
+    from ragleaklab_core.packs.validation import validate_directory, validate_installed
 
     path = Path(pack)
     if path.is_dir():

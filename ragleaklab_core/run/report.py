@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core._version import __version__
-from ragleaklab_core.calibration import _generated_at
+from ragleaklab_core.calibration.report import _generated_at
+from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
 from ragleaklab_core.values import Threshold
-from ragleaklab_core.verdict import LISTED, PackVerdict, run_status
 
 
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """``ragleaklab label export`` and ``ragleaklab label import``: labels for your own system.
 
 Registered on the main command group by :mod:`ragleaklab_core.cli`; see
-:mod:`ragleaklab_core.labelling` for the method and the file formats.
+:mod:`ragleaklab_core.calibration.labelling` for the method and the file formats.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from pathlib import Path
 import click
 
 from ragleaklab_core._atomic import write_atomic
-from ragleaklab_core._cli_errors import handle_errors
-from ragleaklab_core.errors import InputError
-from ragleaklab_core.labelling import (
+from ragleaklab_core.calibration.labelling import (
     REVIEW_SOURCES,
     labels_lines,
     read_review,
@@ -23,6 +21,8 @@ from ragleaklab_core.labelling import (
     review_rows,
     run_scores,
 )
+from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.errors import InputError
 
 
 @click.group("label")

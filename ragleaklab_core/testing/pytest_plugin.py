@@ -3,11 +3,11 @@
 Opt-in (it is not registered under ``pytest11``, so it costs nothing unless asked for): in the
 application's top-level ``conftest.py``::
 
-    pytest_plugins = ["ragleaklab_core.pytest_plugin"]
+    pytest_plugins = ["ragleaklab_core.testing.pytest_plugin"]
 
 and in a test::
 
-    from ragleaklab_core.pytest_plugin import assert_no_leaks
+    from ragleaklab_core.testing.pytest_plugin import assert_no_leaks
 
     def test_rag_does_not_leak(ragleaklab_run):
         outcome = ragleaklab_run(
@@ -19,7 +19,7 @@ and in a test::
         assert_no_leaks(outcome)
 
 ``ragleaklab_run`` runs the packs exactly as ``ragleaklab run`` does (same runner, thresholds and
-verdict) and returns the :class:`~ragleaklab_core.suite.SuiteOutcome`; ``assert_no_leaks`` fails
+verdict) and returns the :class:`~ragleaklab_core.run.suite.SuiteOutcome`; ``assert_no_leaks`` fails
 the test with a message that lists each failing pack, the failing values with their thresholds,
 the first failing case ids with their values, and the errored and unscorable cases.
 
@@ -36,9 +36,9 @@ from typing import Any
 import pytest
 
 from ragleaklab_core.config import DEFAULT_TARGET, DEFAULT_THRESHOLDS_FILE
-from ragleaklab_core.suite import SuiteOutcome
+from ragleaklab_core.run.suite import SuiteOutcome
+from ragleaklab_core.run.verdict import PackVerdict
 from ragleaklab_core.values import FLAG_HIGH, Threshold
-from ragleaklab_core.verdict import PackVerdict
 
 #: How many case ids a failure message lists per failing value (and for errors).
 LISTED_CASES = 10
@@ -122,7 +122,7 @@ def run_packs(
             plugin, unreadable thresholds file).
     """
     from ragleaklab_core.config import load_config
-    from ragleaklab_core.suite import run_suite
+    from ragleaklab_core.run.suite import run_suite
 
     names = [packs] if isinstance(packs, str) else list(packs)
     explicit: Path | None = None

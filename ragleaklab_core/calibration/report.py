@@ -23,10 +23,10 @@ from attrs import field, frozen
 from ragleaklab_core._discovery import FITTERS, LoadedPlugin, load_plugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._version import __version__
-from ragleaklab_core.aggregation import cp_upper
 from ragleaklab_core.config import DEFAULT_FITTER, plugin_options
 from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
-from ragleaklab_core.roc import auc_delong, tpr_interval
+from ragleaklab_core.stats.aggregation import cp_upper
+from ragleaklab_core.stats.roc import auc_delong, tpr_interval
 from ragleaklab_core.values import (
     FLAG_ABOVE,
     FLAG_BELOW,
@@ -196,8 +196,8 @@ class CalibrationReport:
 
     def write_plot(self, path: Path) -> None:
         """Write the ROC curve with the chosen point and the AUC as a PNG (needs matplotlib)."""
-        from ragleaklab_core.plot import write_roc_plot
-        from ragleaklab_core.roc import auc_delong, roc_points
+        from ragleaklab_core.calibration.plot import write_roc_plot
+        from ragleaklab_core.stats.roc import auc_delong, roc_points
 
         if self.scores is None or self.labels is None:
             raise InputError("this report carries no scores to plot")

@@ -1,0 +1,1 @@
+"""Statistics with no I/O: epoch reducers and exact rates, AUC with DeLong intervals, fit inputs."""

@@ -1,0 +1,60 @@
+"""Test helpers for plugin authors: an opt-in pytest plugin.
+
+Enable it in your plugin's test suite with ``pytest_plugins = ["ragleaklab_core.testing"]`` in
+the ``conftest.py`` of your tests directory (not in a test module: one that also imports from
+the kit would import it before pytest can register it). It is not registered under
+``pytest11``, so it costs nothing unless asked for. It gives you:
+
+- :func:`assert_plugin_contract`: load an installed plugin by name exactly as ``ragleaklab`` does
+  (same loader, same checks) and return it, failing with the loader's own message;
+- :func:`assert_pack_contract`, :func:`assert_metric_contract`, :func:`assert_fitter_contract`
+  and :func:`assert_target_contract`: the checks ragleaklab applies to each kind of plugin when
+  it loads and runs it (``pack validate``, the runner's result checks, calibration's recount),
+  run on your plugin so your CI fails where a user's run would;
+- :func:`assert_labels_are_sound`: check a pack's labels without defining them by its metric
+  (one label per case, both classes, enough negatives for the fitter, a declared
+  ``label_source``), and warn (:class:`LabelsMirrorMetricWarning`) when they agree with the
+  metric on every case of a run;
+- :func:`assert_labels_are_outcomes` (deprecated): labels equal to the metric's outcome, a
+  circular check kept for the packs that use it;
+- the ``rlk_fake_dist`` fixture: a factory that fakes an installed distribution with entry points
+  and modules, for tests of discovery that must not pip-install anything.
+
+Every assertion accepts an installed plugin's *name* (loaded through the entry point, as a run
+loads it) or a plugin *object*, fails the test with a readable message (``pytest.fail``), and
+returns what it checked so a test can assert more.
+"""
+
+from __future__ import annotations
+
+from ragleaklab_core.testing.contracts import (
+    assert_fitter_contract,
+    assert_metric_contract,
+    assert_pack_contract,
+    assert_plugin_contract,
+    assert_target_contract,
+)
+from ragleaklab_core.testing.fake_dist import rlk_fake_dist
+from ragleaklab_core.testing.labels import (
+    SOUND_FITTERS,
+    LabelCheck,
+    LabelsMirrorMetricWarning,
+    assert_labels_are_outcomes,
+    assert_labels_are_sound,
+    negatives_for_fitter,
+)
+
+__all__ = [
+    "SOUND_FITTERS",
+    "LabelCheck",
+    "LabelsMirrorMetricWarning",
+    "assert_fitter_contract",
+    "assert_labels_are_outcomes",
+    "assert_labels_are_sound",
+    "assert_metric_contract",
+    "assert_pack_contract",
+    "assert_plugin_contract",
+    "assert_target_contract",
+    "negatives_for_fitter",
+    "rlk_fake_dist",
+]
