@@ -298,7 +298,8 @@ def calibrate(
         fitter_options: Options for a fitter given by name.
         target_fpr: The false-positive rate to meet, in [0, 1].
         higher_is_worse: Direction of the score.
-        pack_name, metric_name: Recorded in the report.
+        pack_name: Recorded in the report.
+        metric_name: Recorded in the report.
         inputs: Provenance of the input files (path, sha256), recorded as given.
         roc_table_max_rows: Cap on ``roc_table`` rows (>= 3).
 
