@@ -538,14 +538,14 @@ def test_a_file_over_the_size_limit_is_not_read(tmp_path, monkeypatch):
     docs = [*DOCS, {"doc_id": "d3", "text": "long " * 200}]
     root = write(tmp_path / "p", documents=docs)
     size = (root / "documents.jsonl").stat().st_size
-    monkeypatch.setattr(pv, "MAX_FILE_BYTES", size - 1)
+    monkeypatch.setattr(pv.limits, "MAX_FILE_BYTES", size - 1)
     assert problems(root) == [
         f"p/documents.jsonl:1: $: file is {size} bytes, over the limit of {size - 1}"
     ]
 
 
 def test_a_document_over_the_size_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(pv, "MAX_DOCUMENT_BYTES", 40)
+    monkeypatch.setattr(pv.limits, "MAX_DOCUMENT_BYTES", 40)
     docs = [DOCS[0], {"doc_id": "d2", "text": "é" * 21, "kind": "poison"}]
     assert problems(write(tmp_path / "p", documents=docs)) == [
         "p/documents.jsonl:2: $.text: document text is 42 bytes, over the limit of 40"
@@ -553,8 +553,8 @@ def test_a_document_over_the_size_limit(tmp_path, monkeypatch):
 
 
 def test_too_many_cases_and_documents(tmp_path, monkeypatch):
-    monkeypatch.setattr(pv, "MAX_CASES", 1)
-    monkeypatch.setattr(pv, "MAX_DOCUMENTS", 1)
+    monkeypatch.setattr(pv.limits, "MAX_CASES", 1)
+    monkeypatch.setattr(pv.limits, "MAX_DOCUMENTS", 1)
     assert problems(write(tmp_path / "p")) == [
         "p/documents.jsonl:2: $: more than 1 documents",
         "p/cases.jsonl:2: $: more than 1 cases",
