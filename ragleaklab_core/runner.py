@@ -24,6 +24,7 @@ from ragleaklab_core._discovery import (
     TARGETS,
     LoadedPlugin,
     load_plugin,
+    metric_values,
     pack_info,
 )
 from ragleaklab_core._log import get_logger
@@ -393,13 +394,8 @@ def _declared_values(metrics: tuple[LoadedPlugin, ...]) -> dict[str, str]:
     produced (every case unscorable) is still attributed to its metric."""
     declared: dict[str, str] = {}
     for m in metrics:
-        names = getattr(m.obj, "values", None) or getattr(type(m.obj), "VALUES", None) or ()
-        if isinstance(names, Mapping):
-            names = tuple(names)
-        if isinstance(names, tuple | list | frozenset | set):
-            for name in names:
-                if isinstance(name, str):
-                    declared.setdefault(name, m.name)
+        for name in metric_values(m.obj):
+            declared.setdefault(name, m.name)
     return dict(sorted(declared.items()))
 
 
