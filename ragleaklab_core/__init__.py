@@ -1,4 +1,4 @@
-"""ragleaklab's public API: value types, plugin interfaces, plugin loading and calibration.
+"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, calibration.
 
 Everything a plugin or an embedding harness may use is importable from here and listed in
 ``__all__``. Importing this package imports no plugin module and no numpy: the names that need
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         check_contract,
         discover_plugins,
         load_plugin,
+        metric_values,
         pack_info,
         primary_metric_for,
     )
@@ -79,8 +80,17 @@ if TYPE_CHECKING:
         clopper_pearson_upper,
         negatives_needed,
     )
+    from ragleaklab_core.embedding import (
+        MetricSession,
+        TargetSession,
+        pack_cases,
+        pack_labels,
+        read_config,
+        score_case,
+    )
     from ragleaklab_core.fitting import check_fit_inputs, max_false_positives
     from ragleaklab_core.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.runner import load_pack
 
 # name -> module that defines it; imported lazily (PEP 562) to keep `import ragleaklab_core` light.
 _LAZY = {
@@ -95,6 +105,7 @@ _LAZY = {
     "check_contract": "_discovery",
     "discover_plugins": "_discovery",
     "load_plugin": "_discovery",
+    "metric_values": "_discovery",
     "pack_info": "_discovery",
     "primary_metric_for": "_discovery",
     # Secrets: what a target plugin needs to keep credentials out of reports and log lines.
@@ -113,6 +124,14 @@ _LAZY = {
     "rate_interval": "aggregation",
     "reducer": "aggregation",
     "summarize": "aggregation",
+    # Embedding: a harness drives targets and metrics itself, one case at a time.
+    "MetricSession": "embedding",
+    "TargetSession": "embedding",
+    "pack_cases": "embedding",
+    "pack_labels": "embedding",
+    "read_config": "embedding",
+    "score_case": "embedding",
+    "load_pack": "runner",
     "CalibrationReport": "calibration",
     "calibrate": "calibration",
     "clopper_pearson_upper": "calibration",
@@ -160,6 +179,7 @@ __all__ = [
     "ManifestPack",
     "Metric",
     "MetricResult",
+    "MetricSession",
     "Pack",
     "PackInfo",
     "PluginContractError",
@@ -174,6 +194,7 @@ __all__ = [
     "RetrievedDocument",
     "Summary",
     "Target",
+    "TargetSession",
     "Threshold",
     "ThresholdFitter",
     "__version__",
@@ -188,16 +209,22 @@ __all__ = [
     "is_env_reference",
     "is_secret_name",
     "load_manifest",
+    "load_pack",
     "load_plugin",
     "max_false_positives",
+    "metric_values",
     "negatives_needed",
+    "pack_cases",
     "pack_info",
+    "pack_labels",
     "primary_metric_for",
     "rate_interval",
+    "read_config",
     "redact_forms",
     "redact_url",
     "reducer",
     "register_secrets",
+    "score_case",
     "secret_forms",
     "summarize",
 ]

@@ -234,6 +234,23 @@ def _bind(metric: LoadedPlugin, documents: Sequence[Document]) -> LoadedPlugin:
     return attrs.evolve(metric, obj=bind(documents))
 
 
+def load_metric(
+    name: str,
+    info: PackInfo,
+    documents: Sequence[Document],
+    options: Mapping[str, Any] | None = None,
+) -> LoadedPlugin:
+    """Metric plugin *name* as a run of the pack *info* scores with it: built from the pack's
+    options for it with *options* over them, and bound to the pack's *documents*."""
+    plugin = load_plugin(
+        METRICS,
+        name,
+        {**info.metric_options.get(name, {}), **(options or {})},
+        path=f"$.metrics.{name}",
+    )
+    return _bind(plugin, documents)
+
+
 def run_pack(
     pack: LoadedPlugin,
     *,
@@ -308,16 +325,7 @@ async def arun_pack(
     all_cases = tuple(pack.obj.cases())
     cases = _select(all_cases, settings.tags, info.name)
     metrics = tuple(
-        _bind(
-            load_plugin(
-                METRICS,
-                name,
-                {**info.metric_options.get(name, {}), **overrides.get(name, {})},
-                path=f"$.metrics.{name}",
-            ),
-            documents,
-        )
-        for name in info.metrics
+        load_metric(name, info, documents, overrides.get(name)) for name in info.metrics
     )
     if replay is not None:
         target = replay.target_for(info.name)
@@ -672,6 +680,7 @@ __all__ = [
     "count_asks",
     "describe",
     "is_transport_failure",
+    "load_metric",
     "load_pack",
     "run_pack",
 ]
