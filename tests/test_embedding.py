@@ -2,11 +2,12 @@
 
 Every answer and value is compared with what ``run_pack`` records for the same case, so the
 API cannot drift from the runner. No inspect_ai here: the adapter's own tests are in
-test_inspect.py.
+test_inspect.py; the last test checks that the adapter uses nothing but this public API.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib
 import json
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import ragleaklab_core
 from ragleaklab_core import (
     METRICS,
     TARGETS,
@@ -473,3 +475,63 @@ def test_importing_the_core_stays_light_and_the_api_is_lazy():
     before, after = done.stdout.splitlines()
     assert before == "[]"
     assert after == "['ragleaklab_core.embedding']"
+
+
+def _private_imports(path: Path) -> tuple[int, list[str]]:
+    """How many imports of ragleaklab_core *path* has (module-level or deferred), and those that
+    are not of a name in ``ragleaklab_core.__all__`` from the top-level package."""
+    public = set(ragleaklab_core.__all__)
+    seen, problems = 0, []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names if a.name.split(".")[0] == "ragleaklab_core"]
+            names: list[str] = []
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            modules = [module] if module.split(".")[0] == "ragleaklab_core" else []
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for module in modules:
+            seen += 1
+            if module != "ragleaklab_core" or not names:
+                problems.append(f"line {node.lineno} imports {module}")
+            problems.extend(
+                f"line {node.lineno} imports {n}, not in ragleaklab_core.__all__"
+                for n in names
+                if n not in public
+            )
+    return seen, problems
+
+
+def test_the_inspect_adapter_uses_only_the_public_api():
+    adapter = ROOT / "ragleaklab" / "_inspect"
+    files = sorted(adapter.rglob("*.py"))
+    assert len(files) >= 10
+    seen, problems = 0, []
+    for path in files:
+        count, found = _private_imports(path)
+        seen += count
+        problems.extend(f"{path.relative_to(ROOT)}: {p}" for p in found)
+    assert seen > 5  # the scan sees the adapter's imports at all
+    assert not problems, problems
+
+
+@pytest.mark.parametrize(
+    ("source", "private"),
+    [
+        ("from ragleaklab_core import TargetSession, score_case\n", False),
+        ("from ragleaklab_core.runner import load_pack\n", True),
+        ("def f():\n    from ragleaklab_core.errors import ConfigError\n", True),
+        ("import ragleaklab_core.config\n", True),
+        ("import ragleaklab_core\n", True),
+        ("from ragleaklab_core import runner\n", True),
+        ("from ragleaklab_core import _discovery as d\n", True),
+    ],
+)
+def test_the_public_api_scan_catches_private_imports(tmp_path, source, private):
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    seen, problems = _private_imports(path)
+    assert seen == 1
+    assert bool(problems) is private
