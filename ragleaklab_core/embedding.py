@@ -1,14 +1,4 @@
-"""ragleaklab inside another harness: a target session and metric scoring, one case at a time.
-
-What ``ragleaklab run`` does per pack, in pieces a harness drives itself (an evaluation
-framework's solver and scorer, a notebook, a service's own tests): :class:`TargetSession`
-builds a target plugin, feeds it a pack's documents once and answers cases, then resets and
-closes it; :class:`MetricSession` builds a metric plugin as a run of that pack does and
-scores answers with :func:`score_case`, which checks results as the runner does. Each calls
-the runner's own code, so the answers and values are a run's (``runs.jsonl``), and a plugin
-that fails raises :class:`~ragleaklab_core.PluginRuntimeError` with the message the run
-records.
-"""
+"""ragleaklab inside another harness: a target session and metric scoring, case by case."""
 
 from __future__ import annotations
 
@@ -134,12 +124,12 @@ class _PrivateLoop:
             self._thread.shutdown()
 
 
-@define
+@define(eq=False)
 class _Lifecycle:
     closed: bool = False
 
 
-@frozen
+@frozen(eq=False)  # a session is a resource: equal only to itself
 class TargetSession:
     """A target plugin fed one pack's documents, answering cases as a run asks them.
 
