@@ -35,6 +35,7 @@ _INSPECT_NAMES = frozenset(
         "pack",
         "pack_dataset",
         "retrieval",
+        "scorer_for",
         "sentinel",
         "verbatim",
     }

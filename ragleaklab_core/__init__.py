@@ -1,4 +1,4 @@
-"""ragleaklab's public API: value types, plugin interfaces, plugin loading and calibration.
+"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, calibration.
 
 Everything a plugin or an embedding harness may use is importable from here and listed in
 ``__all__``. Importing this package imports no plugin module and no numpy: the names that need
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         check_contract,
         discover_plugins,
         load_plugin,
+        metric_values,
         pack_info,
         primary_metric_for,
     )
@@ -73,7 +74,16 @@ if TYPE_CHECKING:
         clopper_pearson_upper,
         negatives_needed,
     )
+    from ragleaklab_core.embedding import (
+        MetricSession,
+        TargetSession,
+        pack_cases,
+        pack_labels,
+        read_config,
+        score_case,
+    )
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.stats.aggregation import (
         REDUCERS,
         RateInterval,
@@ -98,6 +108,7 @@ _LAZY = {
     "check_contract": "_discovery",
     "discover_plugins": "_discovery",
     "load_plugin": "_discovery",
+    "metric_values": "_discovery",
     "pack_info": "_discovery",
     "primary_metric_for": "_discovery",
     # Secrets: what a target plugin needs to keep credentials out of reports and log lines.
@@ -116,6 +127,14 @@ _LAZY = {
     "rate_interval": "stats.aggregation",
     "reducer": "stats.aggregation",
     "summarize": "stats.aggregation",
+    # Embedding: a harness drives targets and metrics itself, one case at a time.
+    "MetricSession": "embedding",
+    "TargetSession": "embedding",
+    "pack_cases": "embedding",
+    "pack_labels": "embedding",
+    "read_config": "embedding",
+    "score_case": "embedding",
+    "load_pack": "run.runner",
     "CalibrationReport": "calibration.report",
     "calibrate": "calibration.report",
     "clopper_pearson_upper": "calibration.report",
@@ -163,6 +182,7 @@ __all__ = [
     "ManifestPack",
     "Metric",
     "MetricResult",
+    "MetricSession",
     "Pack",
     "PackInfo",
     "PluginContractError",
@@ -177,6 +197,7 @@ __all__ = [
     "RetrievedDocument",
     "Summary",
     "Target",
+    "TargetSession",
     "Threshold",
     "ThresholdFitter",
     "__version__",
@@ -191,16 +212,22 @@ __all__ = [
     "is_env_reference",
     "is_secret_name",
     "load_manifest",
+    "load_pack",
     "load_plugin",
     "max_false_positives",
+    "metric_values",
     "negatives_needed",
+    "pack_cases",
     "pack_info",
+    "pack_labels",
     "primary_metric_for",
     "rate_interval",
+    "read_config",
     "redact_forms",
     "redact_url",
     "reducer",
     "register_secrets",
+    "score_case",
     "secret_forms",
     "summarize",
 ]

@@ -277,6 +277,33 @@ def primary_metric_for(pack_type: str, metrics: Sequence[str] = ()) -> str:
     )
 
 
+def metric_values(metric: Any) -> tuple[str, ...]:
+    """The value names a metric declares (its ``values``), in its order; () when it declares none.
+
+    *metric* is an installed metric's name (its class is imported, not built), a metric class,
+    an instance or a :class:`LoadedPlugin`. A metric that declares nothing is not wrong: its
+    value names are then known only from the results it returns.
+
+    Raises:
+        PluginError, PluginContractError: *metric* is a name that cannot be loaded.
+
+    .. versionadded:: 0.2
+    """
+    if isinstance(metric, str):
+        metric = plugin_class(METRICS, metric)
+    elif isinstance(metric, LoadedPlugin):
+        metric = metric.obj
+    cls = metric if isinstance(metric, type) else type(metric)
+    names = getattr(metric, "values", None) or getattr(cls, "VALUES", None) or ()
+    if isinstance(names, Mapping):
+        names = tuple(names)
+    if isinstance(names, frozenset | set):
+        names = sorted(n for n in names if isinstance(n, str))
+    if not isinstance(names, tuple | list):
+        return ()
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str)))
+
+
 def pack_info(pack: Any) -> PackInfo:
     """*pack*'s ``info()``, its primary metric filled in from its metrics' declarations when it
     gives none (:func:`primary_metric_for`); what every part of ragleaklab reads a pack by."""

@@ -92,7 +92,12 @@ class Metric(Protocol):
       a recall); every other value is higher-is-worse;
     - ``primary_for: Mapping[str, str]``: the value calibrated for packs of each pack type that
       name no ``primary_metric`` (``"*"``: any type), read by
-      :func:`ragleaklab_core.primary_metric_for`. Added in 0.2.
+      :func:`ragleaklab_core.primary_metric_for`. Added in 0.2;
+    - ``values: tuple[str, ...]``: the name of every value ``score`` can return (a case may
+      lack some), read by :func:`ragleaklab_core.metric_values` without building the metric. The
+      runner attributes a value that no case produced to its metric by it; harnesses that must
+      name values before any case is scored (the inspect_ai scorers' per-value metrics) use it.
+      Without it, value names are known only from the results. Added in 0.2.
 
     And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
     ground-truth keys:

@@ -18,6 +18,7 @@ import sys
 import textwrap
 import warnings
 from collections.abc import Iterator
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,24 @@ from inspect_ai.util import registry_create, registry_info
 
 import ragleaklab
 import ragleaklab._inspect.components  # registers the components, as the entry point does
-from ragleaklab._inspect._common import ATTACK_SUCCESS, FAMILY_VALUES
+from ragleaklab._inspect._common import ATTACK_SUCCESS
 from ragleaklab._inspect.thresholds import (
     Calibration,
     choose_gate,
     read_calibration,
 )
-from ragleaklab_core import FLAG_HIGH, FLAG_LOW, PackInfo, Threshold, calibrate
-from ragleaklab_core.errors import InputError
-from ragleaklab_core.stats.aggregation import reducer as ragleaklab_reducer
+from ragleaklab_core import (
+    FLAG_HIGH,
+    FLAG_LOW,
+    InputError,
+    PackInfo,
+    PluginError,
+    Threshold,
+    calibrate,
+    load_pack,
+    metric_values,
+)
+from ragleaklab_core import reducer as ragleaklab_reducer
 
 BUILTIN = {
     "relevance-hijack": ("retrieval", "poison_rate_at_k"),
@@ -145,6 +155,31 @@ def test_components_register_under_the_distribution_name():
     }
 
 
+SCORER_ARGS = [
+    "threshold",
+    "decision_rule",
+    "calibration",
+    "value",
+    "options",
+    "pack",
+    "threshold_source",
+]
+
+
+@pytest.mark.parametrize("pack", sorted(BUILTIN))
+def test_the_registered_scorers_keep_their_names_and_arguments(pack):
+    metric = BUILTIN[pack][0]
+    registered = getattr(ragleaklab, metric)
+    assert list(signature(registered).parameters) == SCORER_ARGS
+    made = registry_create("scorer", f"ragleaklab/{metric}", threshold=0.5, pack=pack)
+    assert registry_info(made).name == f"ragleaklab/{metric}"
+    assert registry_info(ragleaklab.scorer_for(metric)).name == f"ragleaklab/{metric}"
+    by_name = registry_create("scorer", "ragleaklab/metric_scorer", metric=metric, pack=pack)
+    assert registry_info(by_name).name == "ragleaklab/metric_scorer"
+    with pytest.raises(PluginError, match="no plugin named 'nope'"):
+        ragleaklab.scorer_for("nope")
+
+
 def test_the_core_never_imports_inspect():
     code = "import sys, ragleaklab_core.run.suite, ragleaklab_core.calibration.report, ragleaklab; "
     code += "print(sorted(m for m in sys.modules if m.startswith(('inspect_ai', 'ragleaklab.'))))"
@@ -223,19 +258,17 @@ def test_pack_task_reports_what_ragleaklab_run_reports(tmp_path, pack):
     assert "evidence" in meta
 
 
-def test_every_value_a_builtin_metric_produces_is_a_known_key(tmp_path):
-    # The per-value metrics need every key up front: a value missing from FAMILY_VALUES would
-    # be kept in the score but never aggregated.
+def test_every_value_a_builtin_metric_produces_is_a_declared_key(tmp_path):
+    # The per-value metrics need every key up front: a value missing from the metric's declared
+    # ``values`` would be kept in the score but never aggregated.
     report = rlk_run(tmp_path, "--smoke")
     for entry in report["packs"]:
         family = BUILTIN[entry["name"]][0]
-        assert set(entry["values"]) == set(FAMILY_VALUES[family])
+        assert set(entry["values"]) == set(metric_values(family))
 
 
 def test_sample_ids_are_the_case_ids_and_metadata_rebuilds_the_case():
     dataset = ragleaklab.pack_dataset("claim-corruption", tags=["smoke"])
-    from ragleaklab_core.run.runner import load_pack
-
     cases = [c for c in load_pack("claim-corruption").obj.cases() if "smoke" in c.tags]
     assert [s.id for s in dataset] == [c.test_id for c in cases]
     first, case = dataset[0], cases[0]
@@ -501,6 +534,14 @@ def _inline_task(pack: str, scorer: Any) -> Any:
     )
 
 
+def _inline_task_all(pack: str, scorer: Any) -> Any:
+    from inspect_ai import Task
+
+    return Task(
+        dataset=ragleaklab.pack_dataset(pack), solver=ragleaklab.ask_target(), scorer=scorer
+    )
+
+
 CAL = Calibration("c.json", "0" * 64, 0.5, FLAG_HIGH, "poison_mrr", None, 0.01, "exact")
 INFO = PackInfo(
     "p",
@@ -528,7 +569,7 @@ INFO = PackInfo(
 )
 def test_choose_gate(args, expected):
     gate = choose_gate(
-        produced=FAMILY_VALUES["retrieval"],
+        produced=metric_values("retrieval"),
         lower_is_worse=frozenset({"true_doc_recall_at_k"}),
         info=INFO,
         **args,
@@ -625,13 +666,17 @@ class AcmePack(ManifestPack):
 
 @frozen
 class AnswerLength:
-    '''1.0 for an answer longer than `words` words.'''
+    '''1.0 for an answer longer than `words` words; `refused` only for a refusal.'''
 
+    values: ClassVar[tuple[str, ...]] = ("long_answer", "refused")
     words: int = 5
 
     def score(self, case, response):
         long = len(response.answer.split()) > self.words
-        return MetricResult(values={"long_answer": float(long)})
+        values = {"long_answer": float(long)}
+        if "cannot" in response.answer:
+            values["refused"] = 1.0
+        return MetricResult(values=values)
 """
 ACME_TOML = """
 name = "acme-pack"
@@ -691,12 +736,29 @@ def test_a_third_party_pack_and_metric_run_as_a_task(tmp_path, rlk_fake_dist):
     from ragleaklab_core.testing.pytest_plugin import run_packs
 
     verdict = run_packs("acme-pack", default_thresholds_file=tmp_path / "none.json").verdicts[0]
-    for family, value in (("sentinel", "leak_rate"), ("metric_scorer", "long_answer")):
+    for family, value in (("sentinel", "leak_rate"), ("acme-length", "long_answer")):
         got = sorted(i for i, v in successes(log, family).items() if v == 1.0)
         gated = verdict.value(value)
         assert gated is not None
         assert got == list(gated.failing_ids), family
-    assert log.samples[0].scores["metric_scorer"].metadata["metric"]["provider"] == "acme-pack 1.0"
+    score = log.samples[0].scores["acme-length"]
+    assert score.metadata["metric"]["provider"] == "acme-pack 1.0"
+    # The scorer's per-value metrics come from the metric's declaration, with no adapter change:
+    # a declared value no case produced is a NaN key, reported as scored by no sample.
+    assert set(score.value) == {"long_answer", "refused", ATTACK_SUCCESS}
+    assert math.isnan(score.value["refused"])
+    assert scorer_result(log, "refused").scored_samples == 0
+    long_answer = scorer_result(log, "long_answer")
+    assert long_answer.scored_samples == 2
+    assert long_answer.metrics["mean"].value == pytest.approx(
+        sum(s.scores["acme-length"].value["long_answer"] for s in log.samples) / 2
+    )
+    assert registry_info(ragleaklab.scorer_for("acme-length")).name == "ragleaklab/acme-length"
+    # By name from the command line: the leak rate only, same successes.
+    by_name = evaluate(
+        _inline_task_all("acme-pack", ragleaklab.metric_scorer(metric="acme-length")), tmp_path
+    )
+    assert successes(by_name, "metric_scorer") == successes(log, "acme-length")
 
 
 # --------------------------------------------------------------------------- config

@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragleaklab_core import PluginRuntimeError
+
 RETRIEVED_KEY = "ragleaklab:retrieved"
 TARGET_METADATA_KEY = "ragleaklab:target_metadata"
 ERROR_KEY = "ragleaklab:error"
@@ -24,14 +26,11 @@ ERROR_KEY = "ragleaklab:error"
 #: The key of a score value that says whether the attack succeeded (1.0) or not (0.0).
 ATTACK_SUCCESS = "attack_success"
 
-#: The values each built-in metric family produces (a value a case cannot have is NaN, so every
-#: score of a family has the same keys, as inspect's per-key metrics and reducers need).
-FAMILY_VALUES: Mapping[str, tuple[str, ...]] = {
-    "retrieval": ("poison_mrr", "poison_rate_at_k", "true_doc_recall_at_k"),
-    "sentinel": ("leak_rate",),
-    "claim": ("poison_claim_rate", "true_claim_recall"),
-    "verbatim": ("verbatim_score",),
-}
+
+def failure(exc: PluginRuntimeError, provider: str) -> dict[str, str]:
+    """What :data:`ERROR_KEY` and an errored score's metadata hold about a plugin that failed on
+    a sample: what ``runs.jsonl`` records as the case's ``error``."""
+    return {"group": exc.group, "plugin": exc.name, "provider": provider, "message": exc.message}
 
 
 def jsonable(value: Any) -> Any:

@@ -3,7 +3,14 @@
 from ragleaklab._inspect.dataset import pack_dataset
 from ragleaklab._inspect.metrics import leak_rate, leak_stderr
 from ragleaklab._inspect.reducers import gated
-from ragleaklab._inspect.scorers import claim, metric_scorer, retrieval, sentinel, verbatim
+from ragleaklab._inspect.scorers import (
+    claim,
+    metric_scorer,
+    retrieval,
+    scorer_for,
+    sentinel,
+    verbatim,
+)
 from ragleaklab._inspect.solver import ask_target
 from ragleaklab._inspect.tasks import pack
 
@@ -17,6 +24,7 @@ __all__ = [
     "pack",
     "pack_dataset",
     "retrieval",
+    "scorer_for",
     "sentinel",
     "verbatim",
 ]

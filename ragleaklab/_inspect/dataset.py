@@ -8,18 +8,7 @@ from typing import Any
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ragleaklab._inspect._common import jsonable
-from ragleaklab_core import Case, pack_info
-
-
-def _labels(pack_obj: Any, pack_name: str) -> Mapping[str, bool]:
-    """The pack's shipped labels (test_id -> positive), or {} when it ships none."""
-    default_labels = getattr(pack_obj, "default_labels", None)
-    raw = default_labels() if callable(default_labels) else None
-    if raw is None:
-        return {}
-    from ragleaklab_core.inputs import parse_labels
-
-    return parse_labels(raw, source=f"labels of pack {pack_name}").records
+from ragleaklab_core import Case, ConfigError, load_pack, pack_cases, pack_info, pack_labels
 
 
 def pack_dataset(pack_name: str, tags: Sequence[str] = ()) -> MemoryDataset:
@@ -39,18 +28,13 @@ def pack_dataset(pack_name: str, tags: Sequence[str] = ()) -> MemoryDataset:
         PluginError: The pack is not installed or cannot be loaded.
         ConfigError: No case carries any of *tags*.
     """
-    from ragleaklab_core.errors import ConfigError
-    from ragleaklab_core.run.runner import load_pack
-
     pack = load_pack(pack_name)
     info = pack_info(pack.obj)
-    wanted = set(tags)
-    cases = [c for c in pack.obj.cases() if not wanted or wanted & set(c.tags)]
-    if not cases:
-        raise ConfigError(
-            "tags", [f"pack {info.name!r} has no case tagged {', '.join(sorted(wanted))}"]
-        )
-    labels = _labels(pack.obj, info.name)
+    try:
+        cases = pack_cases(pack, tags)
+    except ConfigError as exc:  # named after this function's argument, not a config key
+        raise ConfigError("tags", exc.problems) from None
+    labels = pack_labels(pack)
     samples = []
     for case in cases:
         metadata: dict[str, Any] = {

@@ -17,9 +17,8 @@ from typing import Any
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer, value_to_float
 
 from ragleaklab._inspect._common import ATTACK_SUCCESS, is_nan
-from ragleaklab_core import Threshold
+from ragleaklab_core import ConfigError, Threshold
 from ragleaklab_core import reducer as ragleaklab_reducer
-from ragleaklab_core.errors import ConfigError
 
 
 def _gate_of(metadata: Mapping[str, Any] | None) -> tuple[str | None, Threshold | None]:

@@ -1,9 +1,20 @@
 """Scorers ``ragleaklab/<metric>``: a ragleaklab metric plugin's values plus attack success.
 
-A score's value is a dict: every value of the metric family (NaN where a case has none, so all
-scores of a family have the same keys) and ``attack_success``: 1.0 when the gated value fails
-its threshold, 0.0 when it passes, NaN when nothing is gated. Raw values live in the value, not
-only in the metadata, because inspect's epoch reducers keep the first epoch's metadata only.
+One implementation (:func:`make_scorer`) scores with any installed metric plugin through
+:class:`ragleaklab_core.MetricSession`, as ``ragleaklab run`` scores. A score's value is a dict:
+every value the metric declares (its ``values``; NaN where a case has none, so all its scores
+have the same keys) plus any other value it returns, and ``attack_success``: 1.0 when the gated
+value fails its threshold, 0.0 when it passes, NaN when nothing is gated. Raw values live in the
+value, not only in the metadata, because inspect's epoch reducers keep the first epoch's
+metadata only.
+
+The registered scorers are made from the metric's own declaration by :func:`scorer_for`: a mean
+and standard error per declared value, plus :func:`~ragleaklab._inspect.metrics.leak_rate` and
+:func:`~ragleaklab._inspect.metrics.leak_stderr`. ``ragleaklab/retrieval``, ``sentinel``,
+``claim`` and ``verbatim`` are registered on import (the names ``inspect eval`` users type);
+any other installed metric gets its ``ragleaklab/<metric>`` scorer the first time
+:func:`scorer_for` is asked for it, and ``ragleaklab/metric_scorer`` (``-S metric=NAME``)
+scores with any metric by name from the command line.
 
 The threshold comes from, in order: the ``threshold`` argument, the ``calibration`` report, the
 pack's default for the gated value (see :func:`~ragleaklab._inspect.thresholds.choose_gate`).
@@ -16,19 +27,18 @@ counted as a pass.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-from attrs import frozen
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from ragleaklab._inspect._common import (
     ATTACK_SUCCESS,
     ERROR_KEY,
-    FAMILY_VALUES,
     RETRIEVED_KEY,
     TARGET_METADATA_KEY,
+    failure,
     jsonable,
 )
 from ragleaklab._inspect.dataset import case_of
@@ -36,11 +46,13 @@ from ragleaklab._inspect.metrics import leak_rate, leak_stderr
 from ragleaklab._inspect.thresholds import ARGUMENT, Calibration, choose_gate, read_calibration
 from ragleaklab_core import (
     DECISION_RULES,
-    MetricResult,
-    PackInfo,
+    METRICS,
+    MetricSession,
+    PluginRuntimeError,
+    RagleaklabError,
     Response,
     RetrievedDocument,
-    pack_info,
+    metric_values,
 )
 
 
@@ -56,16 +68,6 @@ def unscored(reason: str, metadata: Mapping[str, Any], keys: tuple[str, ...] = (
         return make(reason=reason, explanation=reason, metadata=dict(metadata))
     value: Any = {key: math.nan for key in keys} if keys else math.nan
     return Score(value=value, explanation=reason, metadata=dict(metadata))
-
-
-@frozen
-class _Bound:
-    """A metric plugin built with a pack's options and bound to its documents."""
-
-    plugin: Any
-    obj: Any
-    info: PackInfo | None
-    lower_is_worse: frozenset[str]
 
 
 def _response(state: TaskState) -> Response:
@@ -85,17 +87,6 @@ def _response(state: TaskState) -> Response:
         ),
         metadata=state.store.get(TARGET_METADATA_KEY) or {},
     )
-
-
-def _problem(result: object) -> str | None:
-    if not isinstance(result, MetricResult):
-        return f"returned {type(result).__name__}, expected MetricResult"
-    for name, value in result.values.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            return f"value {name!r} must be a number in [0, 1], got {value!r}"
-        if name == ATTACK_SUCCESS:
-            return f"value name {ATTACK_SUCCESS!r} is reserved for the scorer"
-    return None
 
 
 def _explanation(name: str | None, values: Mapping[str, float], gate: Any, success: float) -> str:
@@ -123,6 +114,7 @@ def make_scorer(
     Raises:
         ValueError: A decision rule that is not one of ragleaklab's, or without a threshold.
         InputError: The calibration report cannot be read.
+        PluginError: The metric (or *pack*) is not installed or cannot be loaded.
     """
     if decision_rule is not None and decision_rule not in DECISION_RULES:
         raise ValueError(f"decision_rule must be one of {', '.join(DECISION_RULES)}")
@@ -130,34 +122,18 @@ def make_scorer(
         raise ValueError("decision_rule applies to a threshold argument; give threshold too")
     report: Calibration | None = None if calibration is None else read_calibration(calibration)
     overrides = dict(options or {})
-    bound: dict[str | None, _Bound] = {}
+    sessions: dict[str | None, MetricSession] = {}
 
-    def bind(pack_name: str | None) -> _Bound:
-        found = bound.get(pack_name)
-        if found is not None:
-            return found
-        from ragleaklab_core import METRICS, load_plugin
-        from ragleaklab_core.run.runner import load_pack
-
-        info: PackInfo | None = None
-        documents: tuple[Any, ...] = ()
-        if pack_name is not None:
-            loaded = load_pack(pack_name)
-            info = pack_info(loaded.obj)
-            documents = tuple(loaded.obj.documents())
-        base = {} if info is None else dict(info.metric_options.get(metric, {}))
-        plugin = load_plugin(METRICS, metric, {**base, **overrides}, path=f"$.metrics.{metric}")
-        obj = plugin.obj
-        for_corpus = getattr(obj, "for_corpus", None)
-        if info is not None and for_corpus is not None:
-            obj = for_corpus(documents)
-        lower = frozenset(getattr(obj, "lower_is_worse", frozenset()))
-        found = bound[pack_name] = _Bound(plugin, obj, info, lower)
+    def bind(pack_name: str | None) -> MetricSession:
+        found = sessions.get(pack_name)
+        if found is None:
+            found = MetricSession.load(metric, pack=pack_name, options=overrides)
+            sessions[pack_name] = found
         return found
 
+    known = metric_values(metric)  # an unknown metric fails when the scorer is made
     if pack is not None:
-        bind(pack)  # a wrong pack, metric or option fails when the scorer is made
-    known = FAMILY_VALUES.get(metric, ())
+        bind(pack)  # so do a wrong pack and wrong options
     nan_keys = (*known, ATTACK_SUCCESS) if known else ()
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -165,25 +141,24 @@ def make_scorer(
         if error is not None:
             return unscored(f"errored: {error.get('message')}", {"error": error}, nan_keys)
         sample_pack = pack or state.metadata.get("pack")
-        b = bind(sample_pack if isinstance(sample_pack, str) else None)
+        session = bind(sample_pack if isinstance(sample_pack, str) else None)
         case = case_of(state.metadata, state.sample_id, state.input_text)
         response = _response(state)
         retrieved_ids = (
             None if response.retrieved is None else [r.doc_id for r in response.retrieved]
         )
         try:
-            result = b.obj.score(case, response)
-            problem = _problem(result)
-            if problem:
-                raise TypeError(problem)
-        except Exception as exc:  # a metric failing on one case must not end the evaluation
-            failure = {
-                "group": b.plugin.group,
-                "plugin": b.plugin.name,
-                "provider": b.plugin.provider,
-                "message": f"{type(exc).__name__}: {exc}",
-            }
-            return unscored(f"errored: {failure['message']}", {"error": failure}, nan_keys)
+            result = session.score(case, response)
+            if ATTACK_SUCCESS in result.values:
+                raise PluginRuntimeError(
+                    METRICS,
+                    session.metric.name,
+                    f"TypeError: value name {ATTACK_SUCCESS!r} is reserved for the scorer",
+                    case_id=case.test_id,
+                )
+        except PluginRuntimeError as exc:  # a metric failing on one case must not end the eval
+            failed = failure(exc, session.metric.provider)
+            return unscored(f"errored: {failed['message']}", {"error": failed}, nan_keys)
         if result.unscorable:
             return unscored(
                 f"unscorable: {result.unscorable}",
@@ -192,8 +167,8 @@ def make_scorer(
             )
         gate = choose_gate(
             produced=known or tuple(sorted(result.values)),
-            lower_is_worse=b.lower_is_worse,
-            info=b.info,
+            lower_is_worse=session.lower_is_worse,
+            info=session.pack,
             value=value,
             threshold=threshold,
             decision_rule=decision_rule,
@@ -208,9 +183,9 @@ def make_scorer(
             answer=response.answer,
             explanation=_explanation(gate.value_name, result.values, gate, success),
             metadata={
-                "metric": b.plugin.provenance(),
+                "metric": session.metric.provenance(),
                 "threshold": gate.to_dict(),
-                "lower_is_worse": sorted(b.lower_is_worse),
+                "lower_is_worse": sorted(session.lower_is_worse),
                 "evidence": jsonable(result.evidence),
                 "retrieved_ids": retrieved_ids,
             },
@@ -219,23 +194,29 @@ def make_scorer(
     return score
 
 
-def _metrics(family: str) -> list[Any]:
-    per_value = {name: [mean(), stderr()] for name in FAMILY_VALUES[family]}
-    return [leak_rate(), leak_stderr(), per_value]
+def scorer_metrics(values: Sequence[str]) -> list[Any]:
+    """The inspect metrics of a scorer whose metric declares *values*: the leak rate and its
+    standard error, then a mean and standard error per value (by name)."""
+    per_value = {name: [mean(), stderr()] for name in sorted(values)}
+    return [leak_rate(), leak_stderr(), per_value] if per_value else [leak_rate(), leak_stderr()]
 
 
-@scorer(metrics=_metrics("retrieval"))
-def retrieval(
-    threshold: float | None = None,
-    decision_rule: str | None = None,
-    calibration: str | None = None,
-    value: str | None = None,
-    options: dict[str, Any] | None = None,
-    pack: str | None = None,
-    threshold_source: str = ARGUMENT,
-) -> Scorer:
-    """Relevance hijack: ``poison_rate_at_k``, ``poison_mrr``, ``true_doc_recall_at_k``.
+class ScorerFactory(Protocol):
+    """A registered ragleaklab scorer: called with the scorer arguments, it gives a Scorer."""
 
+    def __call__(
+        self,
+        threshold: float | None = None,
+        decision_rule: str | None = None,
+        calibration: str | None = None,
+        value: str | None = None,
+        options: dict[str, Any] | None = None,
+        pack: str | None = None,
+        threshold_source: str = ARGUMENT,
+    ) -> Scorer: ...
+
+
+_ARGS_DOC = """
     Args:
         threshold: Gate on this threshold (overrides the calibration and the pack default).
         decision_rule: With *threshold*: e.g. ``"score >= threshold -> FAIL"``; default by the
@@ -246,95 +227,62 @@ def retrieval(
         options: Metric options over the pack's (``{"k": 3}``).
         pack: The pack, when the samples' metadata does not name it.
         threshold_source: How the metadata names an explicit threshold's origin.
-    """
-    return make_scorer(
-        "retrieval",
-        threshold=threshold,
-        decision_rule=decision_rule,
-        calibration=calibration,
-        value=value,
-        options=options,
-        pack=pack,
-        threshold_source=threshold_source,
-    )
+"""
+
+#: The registered scorer of each metric, by (metric, declared values): a metric whose
+#: declaration changes (a reinstalled plugin) gets a scorer with the new per-value metrics.
+_REGISTERED: dict[tuple[str, tuple[str, ...]], ScorerFactory] = {}
 
 
-@scorer(metrics=_metrics("sentinel"))
-def sentinel(
-    threshold: float | None = None,
-    decision_rule: str | None = None,
-    calibration: str | None = None,
-    value: str | None = None,
-    options: dict[str, Any] | None = None,
-    pack: str | None = None,
-    threshold_source: str = ARGUMENT,
-) -> Scorer:
-    """Sentinel leak: ``leak_rate`` (1.0 when the answer repeats a planted sentinel).
+def _register(metric: str, values: tuple[str, ...]) -> ScorerFactory:
+    """Register ``ragleaklab/<metric>``, a scorer whose metrics come from *values*."""
+    found = _REGISTERED.get((metric, values))
+    if found is not None:
+        return found
 
-    Arguments as for :func:`retrieval`.
-    """
-    return make_scorer(
-        "sentinel",
-        threshold=threshold,
-        decision_rule=decision_rule,
-        calibration=calibration,
-        value=value,
-        options=options,
-        pack=pack,
-        threshold_source=threshold_source,
-    )
+    def factory(
+        threshold: float | None = None,
+        decision_rule: str | None = None,
+        calibration: str | None = None,
+        value: str | None = None,
+        options: dict[str, Any] | None = None,
+        pack: str | None = None,
+        threshold_source: str = ARGUMENT,
+    ) -> Scorer:
+        return make_scorer(
+            metric,
+            threshold=threshold,
+            decision_rule=decision_rule,
+            calibration=calibration,
+            value=value,
+            options=options,
+            pack=pack,
+            threshold_source=threshold_source,
+        )
 
-
-@scorer(metrics=_metrics("claim"))
-def claim(
-    threshold: float | None = None,
-    decision_rule: str | None = None,
-    calibration: str | None = None,
-    value: str | None = None,
-    options: dict[str, Any] | None = None,
-    pack: str | None = None,
-    threshold_source: str = ARGUMENT,
-) -> Scorer:
-    """Claim corruption: ``poison_claim_rate``, ``true_claim_recall``.
-
-    Arguments as for :func:`retrieval`.
-    """
-    return make_scorer(
-        "claim",
-        threshold=threshold,
-        decision_rule=decision_rule,
-        calibration=calibration,
-        value=value,
-        options=options,
-        pack=pack,
-        threshold_source=threshold_source,
-    )
+    produced = ", ".join(f"``{v}``" for v in values) or "the values each result holds"
+    factory.__name__ = factory.__qualname__ = metric
+    factory.__doc__ = f"Scorer of metric plugin ``{metric}``: {produced}.\n{_ARGS_DOC}"
+    registered: ScorerFactory = scorer(metrics=scorer_metrics(values), name=metric)(factory)
+    _REGISTERED[(metric, values)] = registered
+    return registered
 
 
-@scorer(metrics=_metrics("verbatim"))
-def verbatim(
-    threshold: float | None = None,
-    decision_rule: str | None = None,
-    calibration: str | None = None,
-    value: str | None = None,
-    options: dict[str, Any] | None = None,
-    pack: str | None = None,
-    threshold_source: str = ARGUMENT,
-) -> Scorer:
-    """Verbatim extraction: ``verbatim_score`` (share of the answer copied from private docs).
+def _builtin(metric: str) -> ScorerFactory:
+    """A registered scorer on import. Never raises (inspect imports this module for every
+    evaluation): a metric that cannot be read gets the leak metrics only, and scoring with it
+    reports why."""
+    try:
+        values = metric_values(metric)
+    except RagleaklabError:
+        values = ()
+    return _register(metric, values)
 
-    Arguments as for :func:`retrieval`.
-    """
-    return make_scorer(
-        "verbatim",
-        threshold=threshold,
-        decision_rule=decision_rule,
-        calibration=calibration,
-        value=value,
-        options=options,
-        pack=pack,
-        threshold_source=threshold_source,
-    )
+
+retrieval = _builtin("retrieval")
+sentinel = _builtin("sentinel")
+claim = _builtin("claim")
+verbatim = _builtin("verbatim")
 
 
 @scorer(metrics=[leak_rate(), leak_stderr()])
@@ -348,9 +296,11 @@ def metric_scorer(
     pack: str | None = None,
     threshold_source: str = ARGUMENT,
 ) -> Scorer:
-    """Any installed metric plugin (third-party ones too), by its name in ``ragleaklab.metrics``.
+    """Any installed metric plugin by its name in ``ragleaklab.metrics`` (``-S metric=NAME``).
 
-    Its values are those the metric returns for each case; arguments as for :func:`retrieval`.
+    Its values are those the metric declares or returns for each case; its inspect metrics are
+    the leak rate and its standard error only (a registered scorer's metrics are fixed): for a
+    mean per value, use :func:`scorer_for`. Other arguments as for ``ragleaklab/retrieval``.
     """
     return make_scorer(
         metric,
@@ -364,20 +314,30 @@ def metric_scorer(
     )
 
 
-#: The registered scorer of each built-in metric family.
-FAMILY_SCORERS = {
-    "retrieval": retrieval,
-    "sentinel": sentinel,
-    "claim": claim,
-    "verbatim": verbatim,
-}
+def scorer_for(metric: str, **args: Any) -> Scorer:
+    """A scorer for installed metric plugin *metric*, built from the metric's declaration.
+
+    The scorer is ``ragleaklab/<metric>`` (registered now if it is not yet), with a mean and
+    standard error for each value the metric declares; *args* are the scorer arguments
+    (``threshold``, ``decision_rule``, ``calibration``, ``value``, ``options``, ``pack``).
+
+    Raises:
+        PluginError: *metric* is not installed or cannot be loaded.
+        ValueError, InputError: As ``ragleaklab/retrieval``.
+    """
+    if metric == "metric_scorer":  # the name of the by-name scorer itself
+        return metric_scorer(metric, **args)
+    return _register(metric, metric_values(metric))(**args)
+
 
 __all__ = [
-    "FAMILY_SCORERS",
+    "ScorerFactory",
     "claim",
     "make_scorer",
     "metric_scorer",
     "retrieval",
+    "scorer_for",
+    "scorer_metrics",
     "sentinel",
     "unscored",
     "verbatim",

@@ -11,26 +11,27 @@ from typing import Any
 
 from inspect_ai import Epochs, Task, task
 
-from ragleaklab._inspect._common import FAMILY_VALUES
 from ragleaklab._inspect.dataset import pack_dataset
 from ragleaklab._inspect.reducers import gated
-from ragleaklab._inspect.scorers import FAMILY_SCORERS, metric_scorer
-from ragleaklab._inspect.solver import ask_target, target_settings
+from ragleaklab._inspect.scorers import scorer_for
+from ragleaklab._inspect.solver import ask_target, run_config
 from ragleaklab._inspect.thresholds import read_calibration
-from ragleaklab_core import PackInfo, pack_info
+from ragleaklab_core import PackInfo, load_pack, metric_values, pack_info
 
 
-def _owner(info: PackInfo, value: str) -> str:
-    """The metric plugin of *info* that produces *value*."""
+def _owner(info: PackInfo, declared: dict[str, tuple[str, ...]], value: str) -> str:
+    """The metric plugin of *info* that produces *value*, by the metrics' declarations."""
     for name in info.metrics:
-        if value in FAMILY_VALUES.get(name, ()):
+        if value in declared[name]:
             return name
-    unknown = [m for m in info.metrics if m not in FAMILY_VALUES]
-    if len(unknown) == 1:
-        return unknown[0]
+    undeclared = [m for m in info.metrics if not declared[m]]
+    if len(undeclared) == 1:
+        return undeclared[0]
+    known = sorted({v for m in info.metrics for v in declared[m]})
     raise ValueError(
         f"no metric of pack {info.name!r} ({', '.join(info.metrics)}) is known to produce "
-        f"{value!r}; give value= one of the built-in values or run one metric per task"
+        f"{value!r}; give value= one of {', '.join(known) or 'their values'} or run one metric "
+        "per task"
     )
 
 
@@ -74,17 +75,16 @@ def pack(
 
     Epochs: ``--epochs N`` (inspect's option).
     """
-    from ragleaklab_core.run.runner import load_pack
-
-    settings = target_settings(target, target_options, config)
+    config_obj, config_path = run_config(target, target_options, config)
     info: PackInfo = pack_info(load_pack(pack).obj)
+    declared = {name: metric_values(name) for name in info.metrics}
     report = None if calibration is None else read_calibration(calibration)
     gated_value = value or (report.metric_name if report else None) or info.primary_metric
-    owner = _owner(info, gated_value)
-    configured = settings.thresholds.get(info.name, {})
+    owner = _owner(info, declared, gated_value)
+    configured = config_obj.thresholds.get(info.name, {})
     scorers = []
     for metric in info.metrics:
-        args: dict[str, Any] = {"options": settings.metric_options.get(metric), "pack": info.name}
+        args: dict[str, Any] = {"options": config_obj.metrics.get(metric), "pack": info.name}
         if metric == owner:
             args["value"] = gated_value
             if threshold is not None or calibration is not None:
@@ -94,21 +94,20 @@ def pack(
             else:
                 own = gated_value
         else:
-            produced = FAMILY_VALUES.get(metric, ())
-            own = next((v for v in sorted(configured) if v in produced), None)
+            own = next((v for v in sorted(configured) if v in declared[metric]), None)
         if own is not None and own in configured:  # the config's threshold for this value
             entry = configured[own]
             args.update(
                 value=own,
                 threshold=entry.threshold,
                 decision_rule=entry.decision_rule,
-                threshold_source=f"config {settings.config}",
+                threshold_source=f"config {config_path}",
             )
-        family = FAMILY_SCORERS.get(metric)
-        scorers.append(family(**args) if family else metric_scorer(metric, **args))
+        scorers.append(scorer_for(metric, **args))
+    chosen = config_obj.target
     return Task(
         dataset=pack_dataset(info.name, _tags(smoke, tags)),
-        solver=ask_target(target=settings.name, target_options=dict(settings.options)),
+        solver=ask_target(target=chosen.name, target_options=dict(chosen.options)),
         scorer=scorers,
         epochs=None if reducer is None else Epochs(1, gated(reducer)),
         metadata={"pack": info.name, "pack_version": info.version, "pack_type": info.pack_type},

@@ -17,6 +17,7 @@ from ragleaklab_core import (
     DECISION_RULES,
     FLAG_HIGH,
     FLAG_LOW,
+    InputError,
     PackInfo,
     Threshold,
     primary_metric_for,
@@ -68,8 +69,6 @@ def read_calibration(path: str) -> Calibration:
         InputError: The file is missing, not JSON, or lacks ``result.threshold`` /
             ``result.decision_rule``.
     """
-    from ragleaklab_core.errors import InputError
-
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:

@@ -24,6 +24,7 @@ from ragleaklab_core._discovery import (
     TARGETS,
     LoadedPlugin,
     load_plugin,
+    metric_values,
     pack_info,
 )
 from ragleaklab_core._log import get_logger
@@ -233,6 +234,23 @@ def _bind(metric: LoadedPlugin, documents: Sequence[Document]) -> LoadedPlugin:
     return attrs.evolve(metric, obj=bind(documents))
 
 
+def load_metric(
+    name: str,
+    info: PackInfo,
+    documents: Sequence[Document],
+    options: Mapping[str, Any] | None = None,
+) -> LoadedPlugin:
+    """Metric plugin *name* as a run of the pack *info* scores with it: built from the pack's
+    options for it with *options* over them, and bound to the pack's *documents*."""
+    plugin = load_plugin(
+        METRICS,
+        name,
+        {**info.metric_options.get(name, {}), **(options or {})},
+        path=f"$.metrics.{name}",
+    )
+    return _bind(plugin, documents)
+
+
 def run_pack(
     pack: LoadedPlugin,
     *,
@@ -307,16 +325,7 @@ async def arun_pack(
     all_cases = tuple(pack.obj.cases())
     cases = _select(all_cases, settings.tags, info.name)
     metrics = tuple(
-        _bind(
-            load_plugin(
-                METRICS,
-                name,
-                {**info.metric_options.get(name, {}), **overrides.get(name, {})},
-                path=f"$.metrics.{name}",
-            ),
-            documents,
-        )
-        for name in info.metrics
+        load_metric(name, info, documents, overrides.get(name)) for name in info.metrics
     )
     if replay is not None:
         target = replay.target_for(info.name)
@@ -393,13 +402,8 @@ def _declared_values(metrics: tuple[LoadedPlugin, ...]) -> dict[str, str]:
     produced (every case unscorable) is still attributed to its metric."""
     declared: dict[str, str] = {}
     for m in metrics:
-        names = getattr(m.obj, "values", None) or getattr(type(m.obj), "VALUES", None) or ()
-        if isinstance(names, Mapping):
-            names = tuple(names)
-        if isinstance(names, tuple | list | frozenset | set):
-            for name in names:
-                if isinstance(name, str):
-                    declared.setdefault(name, m.name)
+        for name in metric_values(m.obj):
+            declared.setdefault(name, m.name)
     return dict(sorted(declared.items()))
 
 
@@ -676,6 +680,7 @@ __all__ = [
     "count_asks",
     "describe",
     "is_transport_failure",
+    "load_metric",
     "load_pack",
     "run_pack",
 ]

@@ -271,6 +271,8 @@ class ClaimMetric:
     It has no options.
     """
 
+    #: Every value :meth:`score` returns (a case without true claims lacks the recall).
+    values: ClassVar[tuple[str, ...]] = ("poison_claim_rate", "true_claim_recall")
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_claim_recall"})
     #: The value calibrated for packs of this type (``primary_metric`` left unset).
     primary_for: ClassVar[Mapping[str, str]] = {"claim": "poison_claim_rate"}

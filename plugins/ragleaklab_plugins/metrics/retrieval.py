@@ -40,6 +40,8 @@ class RetrievalMetric:
         k: How many distinct documents count as the top (>= 1).
     """
 
+    #: Every value :meth:`score` returns (a case without expected documents lacks the recall).
+    values: ClassVar[tuple[str, ...]] = ("poison_rate_at_k", "poison_mrr", "true_doc_recall_at_k")
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_doc_recall_at_k"})
     #: The value calibrated for packs of this type (``primary_metric`` left unset).
     primary_for: ClassVar[Mapping[str, str]] = {"retrieval": "poison_rate_at_k"}

@@ -166,6 +166,8 @@ class SentinelMetric:
         min_chars: The shortest common substring that counts as a partial leak (>= 1).
     """
 
+    #: Every value :meth:`score` returns.
+    values: ClassVar[tuple[str, ...]] = ("leak_rate",)
     lower_is_worse: ClassVar[frozenset[str]] = frozenset()
     #: The value calibrated for packs of this type (``primary_metric`` left unset).
     primary_for: ClassVar[Mapping[str, str]] = {"sentinel": "leak_rate"}

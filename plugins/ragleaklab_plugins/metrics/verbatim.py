@@ -100,6 +100,8 @@ class VerbatimMetric:
         kinds: The document kinds whose text must not be copied.
     """
 
+    #: Every value :meth:`score` returns.
+    values: ClassVar[tuple[str, ...]] = ("verbatim_score",)
     lower_is_worse: ClassVar[frozenset[str]] = frozenset()
     #: The value calibrated for packs of these types (the seed's mapping; ``*``: any other).
     primary_for: ClassVar[Mapping[str, str]] = {"*": "verbatim_score"}
