@@ -30,6 +30,7 @@ What is checked (the rules are also in README.md, "Development"):
   the file), compared as data: objects must have the same keys; the string ``"..."`` matches
   any value, a list ending in ``"..."`` any list that starts with the items shown, and a string
   with ``...`` in it a string as a line would (floats are compared as shown, to the digits shown).
+  ``json FILE except KEY...`` does not compare the values of those keys (a time measured, say).
 
 Every document runs in a fresh temporary working directory with ``SOURCE_DATE_EPOCH`` and
 ``PYTHONHASHSEED`` pinned, ``COLUMNS=80``, and the ``ragleaklab`` of the interpreter running the
@@ -328,8 +329,11 @@ def install(path: str, state: DocState) -> None:
 _ELLIPSIS = "..."
 
 
-def json_matches(shown: Any, actual: Any, where: str = "$") -> list[str]:
-    """Where *actual* differs from *shown* (see the module docstring for the rules)."""
+def json_matches(
+    shown: Any, actual: Any, where: str = "$", unchecked: frozenset[str] = frozenset()
+) -> list[str]:
+    """Where *actual* differs from *shown* (see the module docstring for the rules); the values
+    of the keys in *unchecked* are not compared."""
     if shown == _ELLIPSIS:
         return []
     if isinstance(shown, dict):
@@ -344,8 +348,8 @@ def json_matches(shown: Any, actual: Any, where: str = "$") -> list[str]:
             else:
                 problems.append(f"{where}: keys in another order: {list(actual)}")
         for key in shown:
-            if key in actual:
-                problems += json_matches(shown[key], actual[key], f"{where}.{key}")
+            if key in actual and key not in unchecked:
+                problems += json_matches(shown[key], actual[key], f"{where}.{key}", unchecked)
         return problems
     if isinstance(shown, list):
         if not isinstance(actual, list):
@@ -360,7 +364,7 @@ def json_matches(shown: Any, actual: Any, where: str = "$") -> list[str]:
             return [f"{where}: {len(actual)} items, {len(shown)} shown"]
         problems = []
         for i, (s, a) in enumerate(zip(shown, actual, strict=True)):
-            problems += json_matches(s, a, f"{where}[{i}]")
+            problems += json_matches(s, a, f"{where}[{i}]", unchecked)
         return problems
     if isinstance(shown, str) and isinstance(actual, str):
         return [] if _line_matches(shown, actual) else [f"{where}: shown {shown!r}, is {actual!r}"]
@@ -373,7 +377,9 @@ def json_matches(shown: Any, actual: Any, where: str = "$") -> list[str]:
     return [f"{where}: shown {json.dumps(shown)}, is {json.dumps(actual)}"]
 
 
-def check_json(file: str, body: str, state: DocState) -> str | None:
+def check_json(
+    file: str, body: str, state: DocState, unchecked: frozenset[str] = frozenset()
+) -> str | None:
     path = state.cwd / file
     if not path.is_file():
         return f"{file} does not exist (an earlier block writes it)"
@@ -383,12 +389,12 @@ def check_json(file: str, body: str, state: DocState) -> str | None:
         problems = []
         for n, line in enumerate(body.splitlines(), 1):
             shown = json.loads(line)
-            attempts = [json_matches(shown, row) for row in rows]
+            attempts = [json_matches(shown, row, unchecked=unchecked) for row in rows]
             if not any(not a for a in attempts):
                 best = min(attempts, key=len)
                 problems.append(f"block line {n} matches no line of {file}: {'; '.join(best)}")
         return "\n".join(problems) or None
-    problems = json_matches(json.loads(body), json.loads(text))
+    problems = json_matches(json.loads(body), json.loads(text), unchecked=unchecked)
     return "\n".join(f"{file}: {p}" for p in problems) or None
 
 
@@ -402,7 +408,9 @@ class DirectiveParser:
                 block = NEXT_BLOCK.match(document.text, m.end())
                 if (
                     block is None
-                    or len(args) != 1
+                    or not args
+                    or (verb == "write" and len(args) != 1)
+                    or (len(args) > 1 and args[1] != "except")
                     or (verb == "json") != (block["language"] == "json")
                 ):
                     raise ValueError(f"{m.group().strip()!r} must come right before a code block")
@@ -426,7 +434,7 @@ def _directive(example: Example) -> str | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body + "\n", encoding="utf-8")
     else:
-        return check_json(args[0], body, state)
+        return check_json(args[0], body, state, frozenset(args[2:]))
     return None
 
 
