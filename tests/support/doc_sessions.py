@@ -94,6 +94,8 @@ class DocState:
         env.pop("PYTHONPATH", None)
         if self.pythonpath:
             env["PYTHONPATH"] = os.pathsep.join(self.pythonpath)
+            # stevedore caches entry points per sys.path: keep this one's out of ~/.cache
+            env["XDG_CACHE_HOME"] = str(self.site / "cache")
         return env
 
 
