@@ -94,7 +94,12 @@ def _apply_overrides(
 
 
 @cli.command()
-@click.option("-p", "--pack", help="Pack to calibrate (names the report and the default labels).")
+@click.option(
+    "-p",
+    "--pack",
+    help="Pack to run and calibrate; with --scores it is not run, it names the report and "
+    "the default labels.",
+)
 @click.option(
     "-o",
     "--out",
@@ -128,8 +133,9 @@ def _apply_overrides(
 @click.option(
     "--metric",
     default=None,
-    help="With --pack: the metric value to calibrate (e.g. poison_mrr) [default: the pack's "
-    "primary value]; with --scores: the name recorded in the report.",
+    help="The metric value calibrated: with --pack, which of the pack's values is fitted "
+    "(e.g. poison_mrr) [default: the pack's primary value]; with --scores, only the name "
+    "recorded in the report.",
 )
 @click.option(
     "--roc-max-rows", type=int, default=None, help="Cap on roc_table rows [default: 1001]."
@@ -187,8 +193,9 @@ def calibrate(
     """Fit the threshold that meets a target false-positive rate on labelled cases.
 
     With --pack (and no --scores) the pack is run against the configured target (default: the
-    embedded reference RAG) and each case's primary metric is calibrated against the labels
-    (default: the pack's own). Writes <out>/calibration_report.json atomically.
+    embedded reference RAG) and the cases' values of its primary metric (or of --metric) are
+    calibrated against the labels (default: the pack's own). Writes
+    <out>/calibration_report.json atomically.
 
     Exit code: 0 a threshold that flags positive cases was fitted; 1 no usable threshold (the
     target is infeasible or the threshold flags no positive case; the report says why); 2 bad
