@@ -495,3 +495,103 @@ def test_an_old_thresholds_file_without_the_record_still_loads(tmp_path):
     loaded = read_thresholds(path).thresholds_for("p")
     assert (loaded["v"].value, loaded["v"].source) == (0.4, f"{path} (p)")
     assert loaded["w"].value is None and loaded["w"].source == f"{path} (labels l.jsonl)"
+
+
+# -- a fitter whose threshold misses the target on the labelled data ---------------------------
+
+LOOSE_FITTER = """
+import attrs
+from ragleaklab_core import FLAG_HIGH, FitResult
+
+
+@attrs.define
+class Loose:
+    threshold: float = 0.5
+
+    def fit(self, scores, labels, *, target_fpr, higher_is_worse=True):
+        flags = [s >= self.threshold for s in scores]
+        fp = sum(f and not y for f, y in zip(flags, labels))
+        tp = sum(f and y for f, y in zip(flags, labels))
+        n_pos = sum(bool(y) for y in labels)
+        n_neg = len(labels) - n_pos
+        return FitResult(self.threshold, fp / n_neg, tp / n_pos, n_pos, n_neg, FLAG_HIGH,
+                         false_positives=fp, true_positives=tp)
+"""
+
+
+def test_a_threshold_that_misses_the_target_on_the_sample_is_never_said_to_meet_it():
+    class Loose:
+        def fit(self, scores, labels, *, target_fpr, higher_is_worse=True):
+            return FitResult(0.5, 0.5, 1.0, 2, 4, FLAG_HIGH, false_positives=2, true_positives=2)
+
+    scores = {"n1": 0.9, "n2": 0.8, "n3": 0.1, "n4": 0.2, "p1": 0.95, "p2": 0.7}
+    labels = {k: k.startswith("p") for k in scores}
+    report = calibrate(scores, labels, fitter=Loose(), target_fpr=0.25)
+    assert report.misses_target
+    assert any("misses the target false-positive rate 0.25" in w for w in report.warnings)
+    assert any("flags 2 of 4 negatives" in w and "at most 1" in w for w in report.warnings)
+    assert not any("meets the target" in w for w in report.warnings)
+    # One false positive of four is exactly the target: met.
+    met = calibrate(scores, labels, fitter=Loose(), target_fpr=0.5)
+    assert not met.misses_target
+
+
+def test_calibrate_exits_1_when_the_fitted_threshold_misses_the_target(tmp_path, rlk_fake_dist):
+    root = rlk_fake_dist(
+        "ragleaklab-loose",
+        entry_points={"ragleaklab.fitters": {"loose": "rlk_loose:Loose"}},
+        modules={"rlk_loose.py": LOOSE_FITTER},
+    )
+    args = scored(tmp_path, [0.9, 0.8, 0.1, 0.2], [0.95, 0.7])
+    environ = {"PYTHONPATH": str(root)}
+    done = _rlk_env(
+        environ,
+        "calibrate",
+        *args,
+        "--fitter",
+        "loose",
+        "--target-fpr",
+        "0.25",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "error: the fitted threshold misses the target false-positive rate 0.25" in done.stderr
+    assert "flags 2 of 4 negatives" in done.stderr
+    assert (tmp_path / "out" / REPORT).is_file()
+    # Storing it is refused, and nothing is written at all.
+    before = tree(tmp_path)
+    refused = _rlk_env(
+        environ,
+        "calibrate",
+        *args,
+        "--fitter",
+        "loose",
+        "--target-fpr",
+        "0.25",
+        "--out",
+        "out2",
+        *PACK_ARGS,
+        "--write-thresholds",
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "--write-thresholds refused: the fitted threshold 0.5 flags 2 of 4 negatives" in (
+        refused.stderr
+    )
+    assert "Traceback" not in refused.stderr and refused.stdout == ""
+    assert tree(tmp_path) == before
+
+
+def _rlk_env(environ: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "0", **environ}
+    env.pop("PYTHONWARNINGS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

@@ -26,6 +26,7 @@ from ragleaklab_core._version import __version__
 from ragleaklab_core.config import DEFAULT_FITTER, plugin_options
 from ragleaklab_core.errors import InputError, PluginContractError, PluginRuntimeError
 from ragleaklab_core.stats.aggregation import cp_upper
+from ragleaklab_core.stats.fitting import max_false_positives
 from ragleaklab_core.stats.roc import auc_delong, tpr_interval
 from ragleaklab_core.values import (
     FLAG_ABOVE,
@@ -193,6 +194,15 @@ class CalibrationReport:
         """
         guarantee = self.result.details.get("guarantee")
         return isinstance(guarantee, Mapping) and guarantee.get("feasible") is False
+
+    @property
+    def misses_target(self) -> bool:
+        """True when the fitted threshold flags more negatives of the labelled data than the
+        target allows (a fitter's threshold is checked, never trusted): ``calibrate`` exits 1.
+
+        .. versionadded:: 0.2
+        """
+        return _misses_target(self.result, self.target_fpr)
 
     def write_plot(self, path: Path) -> None:
         """Write the ROC curve with the chosen point and the AUC as a PNG (needs matplotlib)."""
@@ -414,6 +424,13 @@ def calibrate(
     )
 
 
+def _misses_target(result: FitResult, target_fpr: float) -> bool:
+    if result.threshold is None or not result.n_negative:
+        return False
+    allowed = max_false_positives(target_fpr, result.n_negative)
+    return (result.false_positives or 0) > allowed
+
+
 def _warnings(result: FitResult, bound: Mapping[str, Any], target_fpr: float) -> list[str]:
     """What a reader must not miss: a threshold that catches nothing, an untrustworthy FPR."""
     warnings = []
@@ -430,7 +447,15 @@ def _warnings(result: FitResult, bound: Mapping[str, Any], target_fpr: float) ->
             f"{n_neg} negatives: {need} are needed for {level} confidence that the true rate "
             "of any threshold is within it"
         )
-    if result.threshold is not None and upper > target_fpr:
+    if _misses_target(result, target_fpr):
+        allowed = max_false_positives(target_fpr, n_neg)
+        text = (
+            f"the threshold misses the target false-positive rate {target_fpr:g} on the "
+            f"calibration sample: it flags {result.false_positives} of {n_neg} negatives "
+            f"(achieved {result.achieved_fpr:.4g}), at most {allowed} are allowed"
+        )
+        warnings.append(f"{text}; {support}" if support else text)
+    elif result.threshold is not None and upper > target_fpr:
         text = (
             f"the threshold meets the target false-positive rate {target_fpr:g} on the "
             f"calibration sample (achieved {result.achieved_fpr:.4g}) but cannot be trusted to "

@@ -276,7 +276,7 @@ def calibrate(
 
         where = thresholds_path or Path(full.run.thresholds_file)
         labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
-        if r.flags_nothing and not force:
+        if (r.flags_nothing or report.misses_target) and not force:
             _echo_warnings(report.warnings)
         prepared = prepare_threshold(report, where, force=force, labels_source=labels_source)
     if plot:
@@ -326,6 +326,13 @@ def calibrate(
         click.echo(
             "error: no usable threshold: it flags no positive case, so a gate using it would "
             "pass every attack (see the warning above)",
+            err=True,
+        )
+        sys.exit(1)
+    if report.misses_target:
+        click.echo(
+            f"error: the fitted threshold misses the target false-positive rate "
+            f"{report.target_fpr:g} on the labelled data (see the warning above)",
             err=True,
         )
         sys.exit(1)

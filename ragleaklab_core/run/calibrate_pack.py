@@ -155,8 +155,16 @@ def _declared(provenance: LabelOrigins, mismatch: bool) -> dict[str, Any]:
 
 
 def refuse_flag_nothing(report: CalibrationReport) -> None:
-    """Raise when the report's threshold would switch the gate off (it flags no positive case)."""
+    """Raise when the report's threshold would switch the gate off (it flags no positive case)
+    or flags more negatives than the target allows on the labelled data."""
     r = report.result
+    if report.misses_target:
+        raise InputError(
+            f"--write-thresholds refused: the fitted threshold {r.threshold!r} flags "
+            f"{r.false_positives} of {r.n_negative} negatives, more than the target "
+            f"false-positive rate {report.target_fpr:g} allows on the labelled data. Nothing "
+            "was written; pass --force to store it anyway"
+        )
     if not r.flags_nothing:
         return
     if r.threshold is None:
