@@ -107,7 +107,9 @@ class _PrivateLoop:
             self._thread = None
         else:
             self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._runner = asyncio.Runner()
+        # A loop factory: the Runner then leaves the thread's current event loop alone (a
+        # library must not replace, or drop, the one its caller set).
+        self._runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._thread is None:

@@ -7,6 +7,7 @@ through a subprocess.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import importlib
 import importlib.metadata
@@ -72,9 +73,20 @@ def _quiet_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     yield
-    # collect inspect's leftovers now, while ResourceWarning is ignored, not in a later test
+    # collect inspect's leftovers now, while ResourceWarning is ignored, not in a later test;
+    # that includes an event loop left set as the thread's current one and never closed, which
+    # the next asyncio.run (or asyncio.Runner) would otherwise drop, unclosed, in another test.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        policy = asyncio.get_event_loop_policy()
+        try:
+            left = policy.get_event_loop()
+        except RuntimeError:
+            left = None
+        if left is not None and not left.is_running():
+            left.close()
+        policy.set_event_loop(None)
         gc.collect()
 
 
