@@ -26,7 +26,9 @@ keys = st.one_of(
 )
 # Strings that look like TOML lines, headers and comments, some on several lines.
 tricky = st.sampled_from(["x = 1", "[a]", "[[b]]", "# c", 'k = "v"', "'''", '"""', "a.b = 2"])
-strings = st.lists(st.one_of(tricky, st.text(max_size=8)), max_size=4).map("\n".join)
+# (No "\r": a TOML multi-line string reads "\r\n" as "\n", so the document would not round-trip.)
+plain = st.text(st.characters(exclude_characters="\r"), max_size=8)
+strings = st.lists(st.one_of(tricky, plain), max_size=4).map("\n".join)
 scalars = st.one_of(st.integers(), st.booleans(), strings, st.lists(st.integers(), max_size=3))
 tables = st.recursive(
     st.dictionaries(keys, scalars, min_size=1, max_size=4),
@@ -63,22 +65,18 @@ def test_the_line_of_a_leaf_key_is_the_line_that_defines_it(table, multiline):
     lines = text.split("\n")
     for path in _leaves(table):
         number = _toml_line(index, list(path))
-        value = table
-        for key in path:
-            value = value[key]
-        # A value written on several lines (a multi-line string) is removed with its lines.
-        span = text.split("\n")[number - 1 :]
-        end = next(
-            (
-                i
-                for i in range(1, len(span) + 1)
-                if _parses("\n".join(lines[: number - 1] + lines[number - 1 + i :]))
-            ),
-            None,
+        # The key's line starts a block whose removal takes away that key and nothing else (a
+        # value written on several lines, a multi-line string, goes with its lines).
+        expected = _without(table, path)
+        removed = [
+            "\n".join(lines[: number - 1] + lines[number - 1 + n :])
+            for n in range(1, len(lines) - number + 2)
+        ]
+        assert any(_parses(rest) and tomllib.loads(rest) == expected for rest in removed), (
+            path,
+            number,
+            text,
         )
-        assert end is not None, (path, number, text)
-        rest = "\n".join(lines[: number - 1] + lines[number - 1 + end :])
-        assert tomllib.loads(rest) == _without(table, path), (path, number, text)
 
 
 def _parses(text: str) -> bool:
