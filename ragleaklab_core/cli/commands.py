@@ -17,6 +17,7 @@ import click
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
@@ -626,6 +627,7 @@ def plugins(as_json: bool) -> None:
 cli.add_command(new_pack_command)
 cli.add_command(pack_group)
 cli.add_command(label_group)
+cli.add_command(diff_command)
 
 
 def main(argv: list[str] | None = None) -> None:
