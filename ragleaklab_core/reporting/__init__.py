@@ -1,1 +1,1 @@
-"""Renderings of a finished run's report.json: JUnit XML, SARIF, Markdown, HTML, and the diff of two runs."""  # noqa: E501
+"""Renderings of a finished run's report.json, and the diff of two runs."""
