@@ -153,6 +153,7 @@ class PackRun:
     stopped: bool = False
     wiring: Wiring | None = None
     value_names: Mapping[str, str] = field(factory=dict)  # declared value name -> metric
+    case_tags: Mapping[str, tuple[str, ...]] = field(factory=dict)  # test_id -> its tags
 
 
 def _error(group: str, plugin: LoadedPlugin, exc: BaseException) -> dict[str, str]:
@@ -394,6 +395,7 @@ async def arun_pack(
         stopped=stop is not None,
         wiring=wiring,
         value_names=_declared_values(metrics),
+        case_tags={c.test_id: tuple(c.tags) for c in cases},
     )
 
 

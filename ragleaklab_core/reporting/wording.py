@@ -1,0 +1,167 @@
+"""Plain-text wording of a report.json's parts, shared by the Markdown and HTML renderings.
+
+Every function takes pieces of the parsed ``report.json`` dict and returns unescaped text: each
+rendering escapes it for its own syntax.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: The verdicts of a run or a pack, as a reader sees them.
+VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
+
+
+def verdict_word(status: str | None) -> str:
+    return VERDICT_WORDS.get(str(status), str(status).upper())
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """A metric value or threshold, short: ``0.705882``, ``1``, ``n/a`` for None."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def percent(value: Any) -> str:
+    return "n/a" if not isinstance(value, int | float) else f"{100 * value:.1f}%"
+
+
+def rule_text(threshold: Mapping[str, Any] | None) -> str:
+    """``score >= 0.7059 -> FAIL`` (the decision rule with the threshold filled in)."""
+    if not threshold:
+        return "not gated"
+    rule = str(threshold.get("decision_rule", "?"))
+    value = threshold.get("value")
+    shown = "none (flags nothing)" if value is None else number(value, 6)
+    return rule.replace("threshold", shown)
+
+
+def count_text(rate: Mapping[str, Any] | None) -> str:
+    """``242/700 (34.6%)`` from a ``fail_rate`` dict."""
+    if not rate:
+        return "n/a"
+    return f"{rate.get('successes')}/{rate.get('trials')} ({percent(rate.get('rate'))})"
+
+
+def interval_text(rate: Mapping[str, Any] | None) -> str:
+    """``31.0%-38.3% (95% exact)``: the Clopper-Pearson interval of a ``fail_rate`` dict."""
+    if not rate or rate.get("lower") is None:
+        return "n/a"
+    confidence = rate.get("confidence")
+    level = f"{100 * confidence:g}% " if isinstance(confidence, int | float) else ""
+    return f"{percent(rate['lower'])}-{percent(rate['upper'])} ({level}exact)"
+
+
+def pack_line(pack: Mapping[str, Any]) -> str:
+    """``700 cases, 0 errored, 3 epochs reduced by max`` for a pack."""
+    cases = pack.get("cases") or {}
+    parts = [f"{cases.get('run', '?')} cases", f"{cases.get('errored', 0)} errored"]
+    epochs = cases.get("epochs", 1)
+    if isinstance(epochs, int) and epochs > 1:
+        parts.append(f"{epochs} epochs reduced by {cases.get('reducer')}")
+    if cases.get("tags"):
+        parts.append("tags " + ", ".join(map(str, cases["tags"])))
+    return ", ".join(parts)
+
+
+def run_line(report: Mapping[str, Any]) -> str:
+    """``4 of 4 packs failed; 2595 cases, 0 errored; target reference``."""
+    totals = report.get("totals") or {}
+    packs = totals.get("packs", 0)
+    parts = []
+    if totals.get("failed"):
+        parts.append(f"{totals['failed']} of {packs} packs failed")
+    if totals.get("packs_errored"):
+        parts.append(f"{totals['packs_errored']} of {packs} packs not tested or errored")
+    if not parts:
+        parts.append(f"{totals.get('passed', 0)} of {packs} packs passed")
+    parts.append(f"{totals.get('cases', 0)} cases, {totals.get('errored', 0)} errored")
+    target = report.get("target") or {}
+    if target.get("name"):
+        parts.append(f"target {target['name']} ({target.get('provider')})")
+    return "; ".join(parts)
+
+
+def evidence_text(evidence: Mapping[str, Any] | None, limit: int = 160) -> str:
+    """One line of a failing case's evidence: each metric's non-empty entries as compact JSON,
+    cut at *limit* characters. Evidence is the metric's own (the core knows none of its keys)."""
+    parts = []
+    for metric, data in (evidence or {}).items():
+        kept = (
+            {k: v for k, v in data.items() if v not in (None, [], {}, "")}
+            if isinstance(data, Mapping)
+            else data
+        )
+        shown = json.dumps(kept, ensure_ascii=False, separators=(", ", ": "))
+        parts.append(f"{metric}: {shown}")
+    return clip("; ".join(parts), limit)
+
+
+def clip(text: Any, limit: int) -> str:
+    """*text* on one line, at most *limit* characters (an ellipsis marks a cut)."""
+    one_line = " ".join(str(text).split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "\u2026"
+
+
+def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Every listed failing case as (pack, case), the most telling first: taken in turn from
+    each pack (so every failing pack shows among the first), attack cases before benign ones,
+    then by the highest value failed, then by id."""
+    queues = []
+    for pack in report.get("packs") or []:
+        details = list(pack.get("failing_details") or [])
+        details.sort(key=_rank)
+        queues.append([(pack, case) for case in details])
+    ordered = []
+    while any(queues):
+        for queue in queues:
+            if queue:
+                ordered.append(queue.pop(0))
+    return ordered
+
+
+def _rank(case: Mapping[str, Any]) -> tuple[int, float, str]:
+    values = [v for v in (case.get("values") or {}).values() if isinstance(v, int | float)]
+    return (0 if case.get("kind") == "attack" else 1, -max(values, default=0.0), case["test_id"])
+
+
+def unlisted_failing(pack: Mapping[str, Any]) -> int:
+    """How many failing cases of *pack* report.json counts but does not detail (at least; a
+    case failing two values counts once in the details)."""
+    values = (pack.get("values") or {}).values()
+    total = max((int(v.get("failing_cases") or 0) for v in values), default=0)
+    return max(0, total - len(pack.get("failing_details") or []))
+
+
+def gated(pack: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, Any]]]:
+    """The pack's values, gated ones first (then the primary metric, then the rest), by name."""
+    values = pack.get("values") or {}
+    primary = pack.get("primary_metric")
+
+    def order(item: tuple[str, Any]) -> tuple[int, str]:
+        name, value = item
+        return (0 if value.get("threshold") else 1 if name == primary else 2, name)
+
+    return sorted(values.items(), key=order)
+
+
+__all__ = [
+    "clip",
+    "count_text",
+    "evidence_text",
+    "failing_cases",
+    "gated",
+    "interval_text",
+    "number",
+    "pack_line",
+    "percent",
+    "rule_text",
+    "run_line",
+    "unlisted_failing",
+    "verdict_word",
+]

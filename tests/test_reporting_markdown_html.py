@@ -1,0 +1,508 @@
+"""The Markdown and HTML renderings of report.json, on real reports of every kind of run.
+
+The Markdown is read back with GitHub's own parser (cmark-gfm, through ``cmarkgfm``) and the HTML
+with html5lib (strict: a parse error fails) and the stdlib parser, so what is checked is what a
+reader's renderer makes of the output, not what the renderer meant to write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragleaklab_core.reporting import html as html_report
+from ragleaklab_core.reporting import markdown, wording
+
+cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the test dependency group")
+html5lib = pytest.importorskip("html5lib", reason="html5lib is in the test dependency group")
+
+from cmarkgfm.cmark import Options  # noqa: E402
+
+#: What a hostile target answers with, before its real answer: table, code, tag, attribute and
+#: link breakers, autolinks, a mention and GitHub math.
+PAYLOAD = (
+    '| x | `code` <script>alert(1)</script> "><img src=x onerror=alert(2)> '
+    "[click](javascript:alert(3)) ![i](https://evil.example/a.png) https://evil.example "
+    "www.evil.example @octocat $x^2$ &amp; \\| ~~s~~ **b** "
+)
+
+FAKE_TARGETS = f'''
+from attrs import define, field
+from ragleaklab_core import Response
+from ragleaklab_plugins.targets.reference import ReferenceTarget
+
+PAYLOAD = {PAYLOAD!r}
+
+
+@define
+class Broken:
+    """Raises on queries of even length, so some cases error."""
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+
+    def ingest(self, documents):
+        self._inner.ingest(documents)
+
+    def answer(self, query):
+        if len(query) % 2 == 0:
+            raise TimeoutError("no answer in 30 s <b>|</b>")
+        return self._inner.answer(query)
+
+
+@define
+class Blind:
+    """Never says what it retrieved, so retrieval metrics cannot score it."""
+
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query):
+        return Response(answer="no idea")
+
+
+@define
+class Hostile:
+    """The reference target, with markup in front of every answer."""
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+
+    def ingest(self, documents):
+        self._inner.ingest(documents)
+
+    def answer(self, query):
+        response = self._inner.answer(query)
+        return Response(answer=PAYLOAD + response.answer, retrieved=response.retrieved)
+'''
+
+
+class Workspace:
+    """A directory where the CLI runs, with fake targets and a scaffolded third-party pack."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+        self.env.pop("PYTHONWARNINGS", None)
+        self.cli("new-pack", "acme-demo", ok=(0,))
+        site = root / "site"
+        info = site / "acme_reporting_fakes-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: acme-reporting-fakes\nVersion: 1.0\n", "utf-8"
+        )
+        (info / "entry_points.txt").write_text(
+            "[ragleaklab.targets]\nbroken = acme_reporting_fakes:Broken\n"
+            "blind = acme_reporting_fakes:Blind\nhostile = acme_reporting_fakes:Hostile\n"
+            "[ragleaklab.packs]\nacme-demo = ragleaklab_acme_demo:AcmeDemoPack\n",
+            "utf-8",
+        )
+        (site / "acme_reporting_fakes.py").write_text(FAKE_TARGETS, "utf-8")
+        paths = [str(site), str(root / "ragleaklab-acme-demo"), os.environ.get("PYTHONPATH")]
+        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+
+    def cli(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "ragleaklab_core.cli", *args],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode in ok, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """report.json of every kind of run by name, and a pack's calibration report."""
+    ws = Workspace(tmp_path_factory.mktemp("reporting"))
+    smoke = "--smoke"
+    ws.cli("run", smoke, "-o", "several-failing")
+    ws.cli(
+        "run", "-p", "relevance-hijack", smoke,
+        "--target-option", "filter_injections=true", "-o", "passing", ok=(0,),
+    )  # fmt: skip
+    ws.cli(
+        "calibrate", "--pack", "sentinel-takeover-safe", smoke, "-o", "cal",
+        "--write-thresholds", "--thresholds", "thresholds.json",
+    )  # fmt: skip
+    ws.cli(
+        "run", "-p", "sentinel-takeover-safe", smoke, "--thresholds", "thresholds.json",
+        "--epochs", "2", "--reducer", "max", "-o", "epochs",
+    )  # fmt: skip
+    ws.cli("run", "-p", "relevance-hijack", smoke, "--target", "broken", "-o", "errored")
+    ws.cli(
+        "run", "-p", "relevance-hijack", smoke, "--target", "blind", "--tolerate-errors",
+        "-o", "unscorable", ok=(0, 1, 3),
+    )  # fmt: skip
+    ws.cli("run", "-p", "acme-demo", "-o", "third-party")
+    ws.cli("run", "-p", "sentinel-takeover-safe", smoke, "--target", "hostile", "-o", "hostile")
+    reports = {
+        p.parent.name: json.loads(p.read_text("utf-8")) for p in ws.root.glob("*/report.json")
+    }
+    calibration = json.loads((ws.root / "cal" / "calibration_report.json").read_text("utf-8"))
+    return {"reports": reports, "calibration": calibration, "root": ws.root}
+
+
+KINDS = ("several-failing", "passing", "epochs", "errored", "unscorable", "third-party", "hostile")
+
+
+def test_the_runs_are_of_every_kind(runs):
+    reports = runs["reports"]
+    assert sorted(reports) == sorted(KINDS)
+    # every installed pack: the four built-ins and the third-party one
+    assert len(reports["several-failing"]["packs"]) == 5
+    assert reports["passing"]["verdict"] == "pass"
+    assert reports["epochs"]["packs"][0]["cases"]["epochs"] == 2
+    assert reports["errored"]["packs"][0]["errored"]
+    assert reports["unscorable"]["packs"][0]["unscorable"]
+    assert reports["third-party"]["packs"][0]["plugin"]["provider"] == "acme-reporting-fakes 1.0"
+    hostile = reports["hostile"]["packs"][0]["failing_details"]
+    assert hostile and all(case["answer"].startswith(PAYLOAD[:50]) for case in hostile)
+
+
+# --- Markdown -------------------------------------------------------------------------------
+
+
+def gfm(text: str) -> Any:
+    """*text* as GitHub renders it (cmark-gfm with GitHub's extensions), parsed by html5lib."""
+    rendered = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
+    return html5lib.parse(rendered, namespaceHTMLElements=False), rendered
+
+
+def tables(tree: Any) -> list[list[list[str]]]:
+    """Every table as rows of cell texts."""
+    return [
+        [["".join(cell.itertext()) for cell in row] for row in table.iter("tr")]
+        for table in tree.iter("table")
+    ]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_markdown_of_every_run_reads_as_github_shows_it(runs, kind):
+    report = runs["reports"][kind]
+    text = markdown.render(report)
+    assert text == markdown.render(report)
+    assert len(text.encode()) <= markdown.STEP_SUMMARY_BYTES
+    first = text.splitlines()[0]
+    assert first.startswith("## ") and wording.verdict_word(report["verdict"]) in first
+    tree, _ = gfm(text)
+    # One table per pack, then the top failing cases and the collapsed rest when there are any.
+    found = tables(tree)
+    failing = wording.failing_cases(report)
+    expected = len(report["packs"]) + (failing != []) + (len(failing) > markdown.TOP_CASES)
+    assert len(found) == expected
+    for table in found:
+        assert len({len(row) for row in table}) == 1, table  # no cell was split or merged
+    for pack, table in zip(report["packs"], found, strict=False):
+        gated = [name for name, value in pack["values"].items() if value["threshold"]]
+        for name in gated:
+            row = next(r for r in table if r[0] == name)
+            rate = pack["values"][name]["fail_rate"]
+            if rate:
+                assert row[5].startswith(f"{rate['successes']}/{rate['trials']}")
+    assert tree.find(".//a") is None and tree.find(".//script") is None
+    assert (tree.find(".//details") is not None) == (len(failing) > markdown.TOP_CASES)
+
+
+def test_markdown_splits_attack_and_benign_cases_with_exact_intervals(runs):
+    report = runs["reports"]["several-failing"]
+    tree, _ = gfm(markdown.render(report))
+    for pack, table in zip(report["packs"], tables(tree), strict=False):
+        for name, value in pack["values"].items():
+            if not value["by_kind"]:
+                continue
+            at = next(i for i, row in enumerate(table) if row[0] == name)
+            kinds = {row[4]: row for row in table[at + 1 : at + 3]}
+            for kind, rate in value["by_kind"].items():
+                if not rate["trials"]:
+                    assert kind not in kinds  # a pack with no case of that kind has no row
+                    continue
+                row = kinds[kind]
+                assert row[5].startswith(f"{rate['successes']}/{rate['trials']}")
+                assert row[6] == wording.interval_text(rate)
+            total = value["fail_rate"]["trials"]
+            assert sum(r["trials"] for r in value["by_kind"].values()) <= total
+
+
+def test_a_hostile_answer_cannot_break_the_markdown(runs):
+    report = runs["reports"]["hostile"]
+    text = markdown.render(report)
+    tree, rendered = gfm(text)
+    # Only the structure the renderer writes: no link, image, code, emphasis, script or math.
+    tags = {el.tag for el in tree.iter() if isinstance(el.tag, str)}
+    assert tags <= {
+        "html", "head", "body", "h2", "h3", "p", "strong", "em", "table", "thead", "tbody",
+        "tr", "th", "td", "ul", "li", "details", "summary", "blockquote",
+    }, tags  # fmt: skip
+    assert "<script" not in rendered and "<img" not in rendered and "href" not in rendered
+    # Every failing case is shown with the payload as text, in a row of the right width.
+    cells = [cell for table in tables(tree) for row in table for cell in row]
+    shown = wording.clip(PAYLOAD, markdown.CELL_CHARS).strip()
+    assert any(cell.startswith(shown[:60]) for cell in cells), shown
+    for table in tables(tree):
+        assert len({len(row) for row in table}) == 1
+
+
+# Text with everything Markdown, HTML and GitHub read as syntax, plus any other character.
+# fmt: off
+SYNTAX = (
+    "|", "`", "```", "<", ">", "<script>", "](javascript:", "[", "]", "(", ")", "*", "_", "~",
+    "$", "&amp;", "&#124;", "\\", "\\|", "https://x.example", "www.x.example", "@someone", "!",
+    "#", ":", "<!--", "-->", "</td>", "</details>", " ", "\n", "\n\n",
+)
+# fmt: on
+hostile_text = st.lists(
+    st.sampled_from(SYNTAX) | st.text(st.characters(exclude_categories=("Cs",)), max_size=4),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=hostile_text, answer=hostile_text, test_id=hostile_text)
+def test_any_case_text_stays_text_in_its_cell(query, answer, test_id):
+    """Property: whatever a case's query, answer and id hold, GitHub shows each as the text of
+    its own cell (clipped), in a row as wide as the table, and makes nothing of it."""
+    case = {
+        "test_id": test_id,
+        "kind": "attack",
+        "tags": [],
+        "fails": ["v"],
+        "values": {"v": 1.0},
+        "query": query,
+        "answer": answer,
+        "answer_truncated": False,
+        "retrieved_ids": [],
+        "evidence": {"m": {"note": answer}},
+    }
+    pack = {
+        "name": "p",
+        "version": "1",
+        "verdict": "fail",
+        "values": {},
+        "failing_details": [case] * (markdown.TOP_CASES + 1),
+    }
+    report = {"verdict": "fail", "packs": [pack], "totals": {}, "tool": {"version": "0"}}
+    tree, _ = gfm(markdown.render(report))
+    assert tree.find(".//a") is None and tree.find(".//img") is None
+    assert tree.find(".//code") is None and tree.find(".//script") is None
+    found = tables(tree)
+    assert len(found) == 3  # the pack, the top cases, the collapsed rest
+    for table in found[1:]:
+        assert {len(row) for row in table} == {len(table[0])}
+        for row in table[1:]:
+            assert row[1] == visible(test_id, markdown.CELL_CHARS // 2)
+            assert row[4] == visible(query, markdown.CELL_CHARS)
+            assert row[5] == visible(answer, markdown.CELL_CHARS)
+
+
+def visible(text: str, limit: int) -> str:
+    """What a cell shows of *text*: clipped on one line, printable characters, no outer spaces."""
+    return "".join(c for c in wording.clip(text, limit) if c.isprintable()).strip()
+
+
+@pytest.mark.parametrize("limit", [2_000, 5_000, 9_000])
+def test_markdown_is_cut_to_the_limit_with_a_note(runs, limit):
+    report = runs["reports"]["several-failing"]
+    assert len(markdown.render(report).encode()) > limit
+    text = markdown.render(report, max_bytes=limit)
+    assert len(text.encode()) <= limit
+    assert "this summary was cut" in text
+    assert text.count("<details>") == text.count("</details>")
+    tree, _ = gfm(text)
+    for table in tables(tree):
+        assert len({len(row) for row in table}) == 1
+
+
+def test_a_huge_report_stays_under_githubs_step_summary_limit(runs):
+    report = json.loads(json.dumps(runs["reports"]["several-failing"]))
+    for pack in report["packs"]:
+        details = pack["failing_details"]
+        pack["failing_details"] = [
+            {**case, "test_id": f"{case['test_id']}-{i}", "query": "q" * 5000}
+            for i in range(200)
+            for case in details
+        ]
+    text = markdown.render(report)
+    assert markdown.STEP_SUMMARY_BYTES - 4096 < len(text.encode()) <= markdown.STEP_SUMMARY_BYTES
+    assert text.rstrip().endswith("report.json has it all.")
+    assert markdown.render(runs["reports"]["passing"]).count("cut") == 0
+
+
+def test_renderings_do_not_depend_on_the_hash_seed(runs, tmp_path):
+    path = runs["root"] / "several-failing" / "report.json"
+    cal = runs["root"] / "cal" / "calibration_report.json"
+    code = (
+        "import json, sys\n"
+        "from ragleaklab_core.reporting import html, markdown\n"
+        f"r = json.load(open({str(path)!r}, encoding='utf-8'))\n"
+        f"c = json.load(open({str(cal)!r}, encoding='utf-8'))\n"
+        "sys.stdout.write(markdown.render(r) + html.render(r, calibration=c))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "12345")
+    }
+    assert len(outputs) == 1
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+
+class Collector(HTMLParser):
+    """Tags, attributes and script bodies, as the stdlib parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+        if self._in_script:
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def parse_html(page: str) -> tuple[Any, Collector]:
+    strict = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False)
+    tree = strict.parse(page)  # raises on any parse error
+    collector = Collector()
+    collector.feed(page)
+    collector.close()
+    return tree, collector
+
+
+def assert_self_contained(page: str, collector: Collector) -> None:
+    """No reference to anything outside the page, and only the page's own script."""
+    for tag, attrs in collector.tags:
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            if name in {"src", "href", "action", "srcset", "poster", "data", "xlink:href"}:
+                raise AssertionError(f"<{tag} {name}={value!r}> references a resource")
+        assert tag not in {"link", "img", "iframe", "object", "embed", "base", "form"}, tag
+    assert collector.scripts == [html_report._SCRIPT]
+    assert "url(" not in page.split("<style>")[1].split("</style>")[0]
+    assert "@import" not in page
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_html_of_every_run_is_one_valid_self_contained_page(runs, kind):
+    report = runs["reports"][kind]
+    page = html_report.render(report)
+    assert page == html_report.render(report)
+    tree, collector = parse_html(page)
+    assert_self_contained(page, collector)
+    if kind != "hostile":  # whose answers name remote addresses, as text
+        assert "http://" not in page and "https://" not in page
+    header = tree.find(".//header")
+    assert wording.verdict_word(report["verdict"]) in "".join(header.itertext())
+    sections = tree.findall(".//section[@class='pack']")
+    assert [s.get("data-pack") for s in sections] == [p["name"] for p in report["packs"]]
+    for pack, section in zip(report["packs"], sections, strict=True):
+        rows = ["".join(td.itertext()) for td in section.iter("td")]
+        for name, value in pack["values"].items():
+            assert name in rows
+            if value["fail_rate"]:
+                assert wording.count_text(value["fail_rate"]) in rows
+    # Every failing case the report details is a row, with its query, answer and evidence.
+    listed = [(p["name"], c["test_id"]) for p, c in wording.failing_cases(report)]
+    body = tree.find(".//table[@id='cases']/tbody")
+    shown = [] if body is None else [(tr.get("data-pack"), tr[1].text) for tr in body]
+    assert sorted(shown) == sorted(listed)
+    checks = {i.get("value") for i in tree.iter("input") if i.get("data-filter") == "pack"}
+    assert checks == {p for p, _ in listed}
+
+
+def test_a_hostile_answer_is_text_in_the_html(runs):
+    report = runs["reports"]["hostile"]
+    page = html_report.render(report, calibration=runs["calibration"])
+    tree, collector = parse_html(page)
+    assert_self_contained(page, collector)
+    assert tree.find(".//img") is None and tree.find(".//a") is None
+    assert len(tree.findall(".//script")) == 1
+    answers = [tr[5].text or "" for tr in tree.find(".//table[@id='cases']/tbody")]
+    assert answers and all(a.startswith(PAYLOAD.strip()) for a in answers)
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+
+
+@given(text=hostile_text)
+@settings(max_examples=100, deadline=None)
+def test_any_case_text_is_text_in_the_html(text):
+    case = {
+        "test_id": text, "kind": text, "tags": [text], "fails": [text], "values": {text: 1.0},
+        "query": text, "answer": text, "answer_truncated": False, "retrieved_ids": [text],
+        "evidence": {text: {text: text}},
+    }  # fmt: skip
+    pack = {"name": text, "version": text, "verdict": "fail", "values": {}}
+    report = {"verdict": "fail", "packs": [{**pack, "failing_details": [case]}], "totals": {}}
+    page = html_report.render(report)
+    tree, collector = parse_html(page)
+    assert_self_contained(page, collector)
+    row = tree.find(".//table[@id='cases']/tbody/tr")
+    # control characters are invalid in HTML: shown as U+FFFD; carriage returns are newlines
+    expected = html_report.INVALID.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
+    assert row.get("data-pack") == expected
+    assert [row[1].text or "", row[4].text or ""] == [expected, expected]
+
+
+def test_the_calibration_section_draws_the_roc_table(runs):
+    report = runs["reports"]["epochs"]
+    calibration = runs["calibration"]
+    page = html_report.render(report, calibration=calibration)
+    tree, collector = parse_html(page)
+    assert_self_contained(page, collector)
+    section = tree.find(".//section[@id='calibration']")
+    assert section is not None
+    svg = {el.tag.rpartition("}")[2]: el for el in section.iter() if isinstance(el.tag, str)}
+    line = svg["polyline"]
+    points = [tuple(map(float, p.split(","))) for p in line.get("points").split()]
+    assert len(points) == len(calibration["roc_table"]) + 2  # with (0, 0) and (1, 1)
+    xs = [x for x, _ in points]
+    ys = [y for _, y in points]
+    assert xs == sorted(xs) and ys == sorted(ys, reverse=True)  # FPR and TPR never fall
+    assert min(xs) == 40 and max(xs) == 340 and min(ys) == 40 and max(ys) == 340
+    marker = svg["circle"]
+    result = calibration["result"]
+    assert float(marker.get("cx")) == pytest.approx(40 + 300 * result["achieved_fpr"], abs=0.01)
+    assert float(marker.get("cy")) == pytest.approx(
+        40 + 300 * (1 - result["achieved_tpr"]), abs=0.01
+    )
+    text = "".join(section.itertext())
+    assert calibration["fitter"]["name"] in text and calibration["guarantee"] in text
+    assert html_report.render(report).count('id="calibration"') == 0
+
+
+def test_the_page_forbids_every_fetch_and_every_other_script():
+    import base64
+    import hashlib
+
+    page = html_report.render({"verdict": "pass", "packs": [], "totals": {}})
+    tree, _ = parse_html(page)
+    meta = tree.find(".//meta[@http-equiv='Content-Security-Policy']")
+    policy = meta.get("content")
+    digest = base64.b64encode(hashlib.sha256(html_report._SCRIPT.encode()).digest()).decode()
+    assert "default-src 'none'" in policy and f"script-src 'sha256-{digest}'" in policy
