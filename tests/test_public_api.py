@@ -107,6 +107,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_discovery"}),
     frozenset({"packs", "calibration"}),
     frozenset({"run"}),
+    frozenset({"reporting"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
 )
 

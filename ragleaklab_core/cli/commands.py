@@ -19,6 +19,7 @@ from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
+from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.cli.reports import (
@@ -626,6 +627,7 @@ cli.add_command(new_pack_command)
 cli.add_command(pack_group)
 cli.add_command(label_group)
 cli.add_command(report_command)
+cli.add_command(diff_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -34,6 +34,7 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
+            "ids": sorted(r.test_id for r in run.results),
         },
         "verdict": v.status,
         "tested": v.tested,

@@ -41,6 +41,9 @@ class ValueVerdict:
     fail_rate: Mapping[str, Any] | None
     n_unscorable: int
     passed: bool | None  # None when not gated
+    # Cases run that have no value (errored, or their metric could not score them): with
+    # failing_ids, what tells a case that passed from one that was never measured.
+    unscored_ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         t = self.threshold
@@ -54,6 +57,8 @@ class ValueVerdict:
             "failing_cases": self.n_failing,
             "failing_ids": list(self.failing_ids[:LISTED]),
             "failing_ids_truncated": len(self.failing_ids) > LISTED,
+            "all_failing_ids": list(self.failing_ids),
+            "unscored_ids": list(self.unscored_ids),
             "fail_rate": None if self.fail_rate is None else dict(self.fail_rate),
             "unscorable_cases": self.n_unscorable,
             "passed": self.passed,
@@ -147,6 +152,7 @@ def evaluate(
                 fail_rate=fail_rate,
                 n_unscorable=n_unscorable,
                 passed=passed,
+                unscored_ids=tuple(sorted(r.test_id for r in results if name not in r.values)),
             )
         )
     not_asked = {r.test_id for r in results if r.error and r.error.startswith(NOT_ASKED + ":")}

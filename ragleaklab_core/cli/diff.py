@@ -1,0 +1,77 @@
+"""``ragleaklab diff BASE_REPORT NEW_REPORT``: did the new run regress from the base run?
+
+Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit codes: 0 no
+value regressed, 1 some value regressed, 2 bad input (a missing or malformed report, named with
+the ``$.path`` of the problem, or runs that measured different things without ``--force``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.errors import InputError
+
+
+def read_report(path: Path) -> Any:
+    """The parsed ``report.json`` at *path*, or :class:`InputError` naming the file."""
+    from ragleaklab_core.reporting.diff import check_report
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot be read: {exc}", source=str(path)) from None
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"$: not JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+    check_report(report, source=str(path))
+    return report
+
+
+@click.command("diff")
+@click.argument("base_report", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("new_report", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--level",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="One-sided significance level of the regression test; the interval is at 1 - 2*LEVEL.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Compare runs of different pack versions, metric options, case selections or targets.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def diff_command(
+    base_report: Path, new_report: Path, level: float, force: bool, as_json: bool
+) -> None:
+    """Compare NEW_REPORT with BASE_REPORT (two report.json files), per pack and gated value.
+
+    Shows the failing rate in both runs, its change with an exact confidence interval, the exact
+    one-sided p-value that the new rate is higher (Barnard's test), and the cases that newly fail
+    or stopped failing. A value regressed when that p-value is at most LEVEL. Exit code: 0 nothing
+    regressed, 1 something regressed, 2 a report is missing or malformed, or the runs measured
+    different things (without --force).
+    """
+    from ragleaklab_core.reporting.diff import compare, render
+
+    result = compare(read_report(base_report), read_report(new_report), level=level, force=force)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        click.echo(render(result), nl=False)
+    sys.exit(1 if result.regressed else 0)
+
+
+__all__ = ["diff_command", "read_report"]
