@@ -56,11 +56,9 @@ def test_run_writes_each_format_as_report_renders_it_byte_for_byte(tmp_path):
         written = (tmp_path / "r" / f"out.{fmt}").read_bytes()
         assert written, fmt
         assert f"wrote r/out.{fmt}" in done.stdout
-        again = rlk(
-            "report", "out/report.json", "--format", fmt, "-o", f"again.{fmt}", cwd=tmp_path
-        )
+        again = rlk("report", "out/report.json", "--format", fmt, "-o", f"a.{fmt}", cwd=tmp_path)
         assert again.returncode == 0, again.stderr
-        assert (tmp_path / f"again.{fmt}").read_bytes() == written, fmt
+        assert (tmp_path / f"a.{fmt}").read_bytes() == written, fmt
         shown = rlk("report", "out/report.json", "--format", fmt, cwd=tmp_path)
         assert shown.stdout.encode("utf-8") == written, fmt
 
