@@ -7,6 +7,7 @@ Results go to stdout; logs, warnings and errors go to stderr.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,9 +18,18 @@ import click
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
+from ragleaklab_core.cli.reports import (
+    github_annotations,
+    rendering_options,
+    report_command,
+    requested_renderings,
+    step_summary,
+    write_renderings,
+)
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
@@ -285,17 +295,17 @@ def calibrate(
 
         _matplotlib()  # a missing matplotlib is refused before anything is written
     target = out / "calibration_report.json"
-    _make_dir(out)
+    make_dir(out)
     if plot:
         report.write_plot(out / "roc.png")
     previous = target.read_bytes() if target.is_file() else None
-    _write_file(target, report.to_json())
+    write_file(target, report.to_json())
     if prepared is not None:
-        from ragleaklab_core.calibration.thresholds import write_thresholds as write_file
+        from ragleaklab_core.calibration.thresholds import write_thresholds as store
 
         updated, change = prepared
         try:
-            write_file(updated)
+            store(updated)
         except Exception:
             # The thresholds file could not be written: leave the report as it was, too.
             from ragleaklab_core._atomic import write_atomic
@@ -360,29 +370,6 @@ def _guarantee_hint(report: Any) -> str | None:
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-
-
-def _make_dir(directory: Path) -> None:
-    from ragleaklab_core.errors import InputError
-
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot create: {exc.strerror or exc}", source=directory.as_posix()
-        ) from None
-
-
-def _write_file(target: Path, text: str) -> None:
-    """Write *text* to *target* atomically, creating its directory; errors exit 2."""
-    from ragleaklab_core._atomic import write_atomic
-    from ragleaklab_core.errors import InputError
-
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, text.encode("utf-8"))
-    except OSError as exc:  # --out under a file, no permission, disk full...
-        raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None
 
 
 def _progress_callbacks() -> Any:
@@ -450,6 +437,7 @@ def _progress_callbacks() -> Any:
     type=int,
     help="Stop a pack after N consecutive transport failures; 0: never [default: 5].",
 )
+@rendering_options
 @handle_errors
 def run(
     config_path: Path | None,
@@ -471,6 +459,7 @@ def run(
     restart: bool,
     allow_shared_state: bool,
     max_consecutive_failures: int | None,
+    **renderings: Path | None,
 ) -> None:
     """Run attack packs against a RAG target and gate on their thresholds.
 
@@ -495,6 +484,7 @@ def run(
             "--replay answers from the recording: --target and --target-option would be "
             "ignored, so they are refused (drop them, or run against the target without --replay)"
         )
+    rendered = requested_renderings(renderings)
     raw = read_config_file(config_path) if config_path else {}
     configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
     section = raw.setdefault("run", {})
@@ -563,12 +553,21 @@ def run(
         if progress is not None:
             progress.finish()
     report = build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
-    _write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
-    _write_file(directory / "report.json", dumps(report))
+    write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
+    write_file(directory / "report.json", dumps(report))
+    # The renderings read report.json as written (what `ragleaklab report` reads back).
+    written = json.loads(dumps(report))
+    write_renderings(written, rendered, write_file)
     journal.finish()
     for line in summary_lines(outcome.verdicts):
         click.echo(line)
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
+    for path in rendered.values():
+        click.echo(f"wrote {path.as_posix()}")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in github_annotations(written):
+            click.echo(line)
+    step_summary(written)
     sys.exit(report["exit_code"])
 
 
@@ -627,6 +626,7 @@ def plugins(as_json: bool) -> None:
 cli.add_command(new_pack_command)
 cli.add_command(pack_group)
 cli.add_command(label_group)
+cli.add_command(report_command)
 cli.add_command(diff_command)
 
 

@@ -1,0 +1,135 @@
+"""`ragleaklab report` and `run --FORMAT`: one report, many renderings, written the same way.
+
+Every rendering is a function of report.json alone, so the file `run --junit F` writes and the
+one `ragleaklab report report.json --format junit` writes are byte-identical; GitHub Actions
+gets workflow commands and a step summary; bad input exits 2 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragleaklab_core.cli.reports import RENDERINGS, github_annotations
+
+#: A small run of every built-in pack that fails (the smoke selection of the reference target).
+SMOKE = ("run", "--smoke")
+
+
+def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "0"}
+    for name in ("PYTHONWARNINGS", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+        environ.pop(name, None)
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_every_format_is_registered_and_offered_by_run():
+    assert {"junit", "sarif", "markdown", "html"} <= set(RENDERINGS)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for fmt in RENDERINGS:
+        assert f"--{fmt} FILE" in done.stdout
+
+
+def test_run_writes_each_format_as_report_renders_it_byte_for_byte(tmp_path):
+    flags = [arg for fmt in sorted(RENDERINGS) for arg in (f"--{fmt}", f"r/out.{fmt}")]
+    done = rlk(*SMOKE, "-o", "out", *flags, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the smoke run fails: renderings are still written
+    for fmt in sorted(RENDERINGS):
+        written = (tmp_path / "r" / f"out.{fmt}").read_bytes()
+        assert written, fmt
+        assert f"wrote r/out.{fmt}" in done.stdout
+        again = rlk("report", "out/report.json", "--format", fmt, "-o", f"a.{fmt}", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert (tmp_path / f"a.{fmt}").read_bytes() == written, fmt
+        shown = rlk("report", "out/report.json", "--format", fmt, cwd=tmp_path)
+        assert shown.stdout.encode("utf-8") == written, fmt
+
+
+def test_github_actions_gets_annotations_and_a_step_summary(tmp_path):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    done = rlk(*SMOKE, "-o", "out", cwd=tmp_path, env=env)
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    failing = [p for p in report["packs"] if p["verdict"] != "pass"]
+    assert failing
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert len(errors) == len(failing)
+    for pack, line in zip(failing, errors, strict=True):
+        assert line.startswith(f"::error title=ragleaklab {pack['name']} {pack['version']}::")
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n")  # appended, never replaced
+    markdown = rlk("report", "out/report.json", "--format", "markdown", cwd=tmp_path).stdout
+    assert text == "earlier step\n" + markdown
+    # Outside GitHub Actions: no workflow commands.
+    plain = rlk(*SMOKE, "-o", "out2", cwd=tmp_path)
+    assert "::error" not in plain.stdout and "::warning" not in plain.stdout
+
+
+def test_annotations_escape_what_would_end_or_split_a_workflow_command():
+    report = {
+        "packs": [
+            {
+                "name": "evil:pack,1",
+                "version": "1",
+                "verdict": "fail",
+                "tested": True,
+                "reasons": ["50% fail\nsecond line\r"],
+                "warnings": [],
+            },
+            {"name": "ok", "version": "2", "verdict": "pass", "tested": True, "warnings": ["w"]},
+        ]
+    }
+    assert github_annotations(report) == [
+        "::error title=ragleaklab evil%3Apack%2C1 1::50%25 fail%0Asecond line%0D",
+        "::warning title=ragleaklab ok 2::w",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("{not json", "is not JSON"),
+        ("[1, 2]", "$: the report must be a JSON object"),
+    ],
+)
+def test_a_bad_report_exits_2_naming_the_file(tmp_path, content, says):
+    (tmp_path / "report.json").write_text(content, encoding="utf-8")
+    fmt = sorted(RENDERINGS)[0]
+    done = rlk("report", "report.json", "--format", fmt, "-o", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: report.json") and says in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_missing_report_exits_2(tmp_path):
+    done = rlk("report", "nope.json", "--format", sorted(RENDERINGS)[0], cwd=tmp_path)
+    assert done.returncode == 2 and "nope.json: cannot read the report" in done.stderr
+
+
+def test_a_rendering_path_that_is_a_directory_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "d").mkdir()
+    fmt = sorted(RENDERINGS)[0]
+    done = rlk(*SMOKE, "-o", "out", f"--{fmt}", "d", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
