@@ -37,7 +37,7 @@ def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 def test_every_format_is_registered_and_offered_by_run():
-    assert {"junit", "sarif", "markdown", "html"} <= set(RENDERINGS)
+    assert {"markdown", "html"} <= set(RENDERINGS)
     done = subprocess.run(
         [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
         capture_output=True,
@@ -133,3 +133,20 @@ def test_a_rendering_path_that_is_a_directory_is_refused_before_anything_is_writ
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_html_report_shows_a_calibration_report_given_to_report(tmp_path):
+    done = rlk(*SMOKE, "-o", "out", "--html", "plain.html", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    cal = rlk("calibrate", "--pack", "relevance-hijack", "--out", "cal", cwd=tmp_path)
+    assert cal.returncode == 0, cal.stderr
+    args = ("report", "out/report.json", "--format", "html", "-o", "with.html")
+    shown = rlk(*args, "--calibration", "cal/calibration_report.json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    plain = (tmp_path / "plain.html").read_text(encoding="utf-8")
+    rich = (tmp_path / "with.html").read_text(encoding="utf-8")
+    assert "<polyline" in rich and "<polyline" not in plain
+    refused = rlk(
+        *args[:3], "markdown", "--calibration", "cal/calibration_report.json", cwd=tmp_path
+    )
+    assert refused.returncode == 2 and "--calibration is shown by html only" in refused.stderr

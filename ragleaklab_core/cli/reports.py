@@ -21,7 +21,7 @@ from ragleaklab_core.cli._files import write_file
 from ragleaklab_core.errors import InputError
 
 #: Format name -> the module of ``ragleaklab_core.reporting`` that renders it.
-RENDERINGS: dict[str, str] = {}
+RENDERINGS: dict[str, str] = {"html": "html", "markdown": "markdown"}
 
 
 def renderer(fmt: str) -> Callable[..., str]:
@@ -101,6 +101,9 @@ _WHAT = {
     "html": "a self-contained HTML report",
 }
 
+#: The renderings that can also show a calibration report.
+_WITH_CALIBRATION = frozenset({"html"})
+
 F = Any  # a click-decorated function
 
 
@@ -145,11 +148,26 @@ def requested_renderings(options: Mapping[str, Any]) -> dict[str, Path]:
     type=click.Path(path_type=Path),
     help="Write to FILE (atomically) instead of stdout.",
 )
+@click.option(
+    "--calibration",
+    "calibration_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A calibration_report.json whose ROC curve and details the HTML report shows.",
+)
 @handle_errors
-def report_command(report_path: Path, fmt: str, output: Path | None) -> None:
+def report_command(
+    report_path: Path, fmt: str, output: Path | None, calibration_path: Path | None
+) -> None:
     """Render a finished run's report.json as FORMAT (what `run --FORMAT FILE` writes)."""
+    if calibration_path is not None and fmt not in _WITH_CALIBRATION:
+        raise click.UsageError(
+            f"--calibration is shown by {', '.join(sorted(_WITH_CALIBRATION))} only, not by {fmt}"
+        )
     report = read_report(report_path)
-    text = renderer(fmt)(report)
+    options = {}
+    if calibration_path is not None:
+        options["calibration"] = read_report(calibration_path, what="calibration report")
+    text = renderer(fmt)(report, **options)
     if output is None:
         click.echo(text, nl=False)
         return
