@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from ragleaklab_core.reporting import html as html_report
 from ragleaklab_core.reporting import markdown, wording
+from tests.support.workspace import Workspace
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the test dependency group")
 html5lib = pytest.importorskip("html5lib", reason="html5lib is in the test dependency group")
@@ -35,38 +36,9 @@ PAYLOAD = (
     "www.evil.example @octocat $x^2$ &amp; \\| ~~s~~ **b** "
 )
 
-FAKE_TARGETS = f'''
-from attrs import define, field
-from ragleaklab_core import Response
-from ragleaklab_plugins.targets.reference import ReferenceTarget
+HOSTILE_TARGET = f'''
 
 PAYLOAD = {PAYLOAD!r}
-
-
-@define
-class Broken:
-    """Raises on queries of even length, so some cases error."""
-
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
-    def answer(self, query):
-        if len(query) % 2 == 0:
-            raise TimeoutError("no answer in 30 s <b>|</b>")
-        return self._inner.answer(query)
-
-
-@define
-class Blind:
-    """Never says what it retrieved, so retrieval metrics cannot score it."""
-
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        return Response(answer="no idea")
 
 
 @define
@@ -84,46 +56,25 @@ class Hostile:
 '''
 
 
-class Workspace:
-    """A directory where the CLI runs, with fake targets and a scaffolded third-party pack."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-        self.env.pop("PYTHONWARNINGS", None)
-        self.cli("new-pack", "acme-demo", ok=(0,))
-        site = root / "site"
-        info = site / "acme_reporting_fakes-1.0.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(
-            "Metadata-Version: 2.1\nName: acme-reporting-fakes\nVersion: 1.0\n", "utf-8"
-        )
-        (info / "entry_points.txt").write_text(
-            "[ragleaklab.targets]\nbroken = acme_reporting_fakes:Broken\n"
-            "blind = acme_reporting_fakes:Blind\nhostile = acme_reporting_fakes:Hostile\n"
-            "[ragleaklab.packs]\nacme-demo = ragleaklab_acme_demo:AcmeDemoPack\n",
-            "utf-8",
-        )
-        (site / "acme_reporting_fakes.py").write_text(FAKE_TARGETS, "utf-8")
-        paths = [str(site), str(root / "ragleaklab-acme-demo"), os.environ.get("PYTHONPATH")]
-        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
-
-    def cli(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "ragleaklab_core.cli", *args],
-            cwd=self.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode in ok, done.stdout + done.stderr
+def _workspace(root: Path) -> Workspace:
+    """The faulty targets, a hostile one, and a scaffolded third-party pack."""
+    ws = Workspace(
+        root,
+        extra_source=HOSTILE_TARGET,
+        extra_entry_points={
+            "ragleaklab.targets": {"hostile": "rlk_test_fakes:Hostile"},
+            "ragleaklab.packs": {"acme-demo": "ragleaklab_acme_demo:AcmeDemoPack"},
+        },
+        paths=(root / "ragleaklab-acme-demo",),
+    )
+    ws.cli("new-pack", "acme-demo", ok=(0,))
+    return ws
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """report.json of every kind of run by name, and a pack's calibration report."""
-    ws = Workspace(tmp_path_factory.mktemp("reporting"))
+    ws = _workspace(tmp_path_factory.mktemp("reporting"))
     smoke = "--smoke"
     ws.cli("run", smoke, "-o", "several-failing")
     ws.cli(
@@ -164,7 +115,7 @@ def test_the_runs_are_of_every_kind(runs):
     assert reports["epochs"]["packs"][0]["cases"]["epochs"] == 2
     assert reports["errored"]["packs"][0]["errored"]
     assert reports["unscorable"]["packs"][0]["unscorable"]
-    assert reports["third-party"]["packs"][0]["plugin"]["provider"] == "acme-reporting-fakes 1.0"
+    assert reports["third-party"]["packs"][0]["plugin"]["provider"] == "rlk-test-fakes 1.0"
     hostile = reports["hostile"]["packs"][0]["failing_details"]
     assert hostile and all(case["answer"].startswith(PAYLOAD[:50]) for case in hostile)
 

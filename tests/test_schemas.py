@@ -11,10 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,42 +22,11 @@ import pytest
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test dependency group")
 
 from ragleaklab_core import calibrate  # noqa: E402
+from tests.support.workspace import Workspace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "docs" / "schemas"
 FITTERS = ("exact", "bootstrap-ci", "neyman-pearson")
-
-FAKE_TARGETS = '''
-from attrs import define, field
-from ragleaklab_core import Response
-from ragleaklab_plugins.targets.reference import ReferenceTarget
-
-
-@define
-class Broken:
-    """Raises on queries of even length, so some cases error."""
-
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
-    def answer(self, query):
-        if len(query) % 2 == 0:
-            raise TimeoutError("no answer in 30 s")
-        return self._inner.answer(query)
-
-
-@define
-class Blind:
-    """Never says what it retrieved, so retrieval metrics cannot score it."""
-
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        return Response(answer="no idea", metadata={"trace": [1, 2]})
-'''
 
 
 @functools.cache
@@ -75,41 +41,6 @@ def problems(name: str, document: Any) -> list[str]:
         f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in validator(name).iter_errors(document)
     ]
-
-
-class Workspace:
-    """A directory where the CLI writes reports, with a fake third-party target installed."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        site = root / "site"
-        info = site / "acme_schema_targets-1.0.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(
-            "Metadata-Version: 2.1\nName: acme-schema-targets\nVersion: 1.0\n", "utf-8"
-        )
-        (info / "entry_points.txt").write_text(
-            "[ragleaklab.targets]\nbroken = acme_schema_targets:Broken\n"
-            "blind = acme_schema_targets:Blind\n",
-            "utf-8",
-        )
-        (site / "acme_schema_targets.py").write_text(FAKE_TARGETS, "utf-8")
-        self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-        self.env.pop("PYTHONWARNINGS", None)
-        self.env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(site), os.environ.get("PYTHONPATH")])
-        )
-
-    def cli(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> None:
-        done = subprocess.run(
-            [sys.executable, "-m", "ragleaklab_core.cli", *args],
-            cwd=self.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode in ok, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,99 @@
+"""A directory where the CLI runs in a subprocess, with fake third-party targets installed.
+
+The fakes are a distribution on ``PYTHONPATH`` (a ``.dist-info`` with entry points and one
+module), which is what an install makes visible to ``importlib.metadata``: ``broken`` raises on
+some queries (errored cases), ``blind`` never says what it retrieved (unscorable cases), and any
+extra targets a test module adds.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+FAULTY_TARGETS = '''
+from attrs import define, field
+
+from ragleaklab_core import Response
+from ragleaklab_plugins.targets.reference import ReferenceTarget
+
+
+@define
+class Broken:
+    """Raises on queries of even length, so some cases error."""
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+
+    def ingest(self, documents):
+        self._inner.ingest(documents)
+
+    def answer(self, query):
+        if len(query) % 2 == 0:
+            raise TimeoutError("no answer in 30 s <b>|</b>")
+        return self._inner.answer(query)
+
+
+@define
+class Blind:
+    """Never says what it retrieved, so retrieval metrics cannot score it."""
+
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query):
+        return Response(answer="no idea", metadata={"trace": [1, 2]})
+'''
+
+
+class Workspace:
+    """*root*, with the fake targets (and *extra* source and entry points) installed."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        extra_source: str = "",
+        extra_entry_points: Mapping[str, Mapping[str, str]] | None = None,
+        paths: tuple[Path, ...] = (),
+    ) -> None:
+        self.root = root
+        site = root / "site"
+        info = site / "rlk_test_fakes-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: rlk-test-fakes\nVersion: 1.0\n", "utf-8"
+        )
+        groups: dict[str, dict[str, str]] = {
+            "ragleaklab.targets": {
+                "broken": "rlk_test_fakes:Broken",
+                "blind": "rlk_test_fakes:Blind",
+            }
+        }
+        for group, entries in (extra_entry_points or {}).items():
+            groups.setdefault(group, {}).update(entries)
+        lines = []
+        for group, entries in groups.items():
+            lines.append(f"[{group}]")
+            lines.extend(f"{name} = {target}" for name, target in entries.items())
+        (info / "entry_points.txt").write_text("\n".join(lines) + "\n", "utf-8")
+        (site / "rlk_test_fakes.py").write_text(FAULTY_TARGETS + extra_source, "utf-8")
+        self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+        self.env.pop("PYTHONWARNINGS", None)
+        found = [str(site), *map(str, paths), os.environ.get("PYTHONPATH")]
+        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, found))
+
+    def cli(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> subprocess.CompletedProcess[str]:
+        """``ragleaklab ARGS`` in *root*; its exit code must be one of *ok*."""
+        done = subprocess.run(
+            [sys.executable, "-m", "ragleaklab_core.cli", *args],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode in ok, done.stdout + done.stderr
+        return done
