@@ -106,7 +106,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config"}),
     frozenset({"_discovery"}),
     frozenset({"packs", "calibration"}),
-    frozenset({"run"}),
+    frozenset({"run", "reporting"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
 )
 
