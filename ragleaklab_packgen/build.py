@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragleaklab_core import Case, Document, Response
@@ -81,8 +81,8 @@ class PackData:
     drafts: list[Draft]
     rule: Rule
     scorer: Scorer
-    #: The manifest's [taxonomy] table: OWASP LLM ids, MITRE ATLAS ids, severity.
-    taxonomy: dict[str, Any]
+    #: The manifest's [taxonomy] table: OWASP LLM ids, MITRE ATLAS ids, severity (none: no table).
+    taxonomy: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_positive(self) -> int:

@@ -71,13 +71,17 @@ def manifest(pack: PackData) -> bytes:
         f"[thresholds.{pack.primary}]",
         f"threshold = {pack.threshold!r}",
         'decision_rule = "score >= threshold -> FAIL"',
-        "",
-        # Where the findings sit in OWASP LLM / MITRE ATLAS (SARIF tags) and how severe they are.
-        "[taxonomy]",
-        f"owasp_llm = [{', '.join(toml_string(i) for i in pack.taxonomy['owasp_llm'])}]",
-        f"mitre_atlas = [{', '.join(toml_string(i) for i in pack.taxonomy['mitre_atlas'])}]",
-        f"severity = {toml_string(pack.taxonomy['severity'])}",
     ]
+    if pack.taxonomy:
+        # Where the findings sit in OWASP LLM / MITRE ATLAS (SARIF tags) and how severe they are.
+        tax = pack.taxonomy
+        lines += [
+            "",
+            "[taxonomy]",
+            f"owasp_llm = [{', '.join(toml_string(i) for i in tax['owasp_llm'])}]",
+            f"mitre_atlas = [{', '.join(toml_string(i) for i in tax['mitre_atlas'])}]",
+            f"severity = {toml_string(tax['severity'])}",
+        ]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

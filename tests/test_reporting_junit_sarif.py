@@ -193,6 +193,22 @@ def test_the_runs_cover_every_kind_of_outcome(reports):
     assert "fail" in outcomes["thirdparty"]
 
 
+@pytest.mark.parametrize("kind", sorted(RUNS))
+def test_case_results_agree_with_the_pack_counts(kind, reports):
+    """report.json's case_results, which the renderings read, say what the pack's counts say."""
+    for pack in _load(reports[kind])["packs"]:
+        results = pack["case_results"]
+        assert len(results) == pack["cases"]["run"]
+        assert sum(c["outcome"] == "error" for c in results) == pack["cases"]["errored"]
+        for name, value in pack["values"].items():
+            failing = sorted(c["test_id"] for c in results if name in c["failing"])
+            assert len(failing) == value["failing_cases"]
+            if not value["failing_ids_truncated"]:
+                assert failing == value["failing_ids"]
+        for c in results:
+            assert bool(c["evidence"]) == (c["outcome"] == "fail")
+
+
 # --- JUnit -------------------------------------------------------------------------------------
 
 

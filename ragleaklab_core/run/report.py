@@ -14,7 +14,6 @@ from typing import Any
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
 from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
-from ragleaklab_core.stats.aggregation import DECIMALS
 from ragleaklab_core.values import Threshold
 
 
@@ -97,7 +96,8 @@ def _case_results(v: PackVerdict) -> list[dict[str, Any]]:
             {
                 "test_id": r.test_id,
                 "outcome": outcome,
-                "values": {k: round(float(x), DECIMALS) for k, x in sorted(r.values.items())},
+                # Unrounded: a value rounded below its threshold would seem to pass it.
+                "values": {k: float(x) for k, x in sorted(r.values.items())},
                 "failing": fails,
                 "error": r.error,
                 "unscorable": dict(sorted(r.unscorable.items())),
