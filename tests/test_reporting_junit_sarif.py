@@ -516,3 +516,11 @@ def test_pack_info_takes_a_taxonomy_as_a_mapping():
     assert PackInfo("p", "1", "x", ("m",)).taxonomy is None
     with pytest.raises(TypeError):
         PackTaxonomy(owasp_llm="LLM01:2025")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("module", [junit, sarif])
+def test_a_report_without_case_results_is_refused(module, reports):
+    report = _load(reports["passing"])
+    del report["packs"][0]["case_results"]
+    with pytest.raises(ValueError, match="case_results"):
+        module.render(report)

@@ -136,7 +136,13 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
 
 
 def render(report: Mapping[str, Any]) -> str:
-    """*report* (a parsed ``report.json``) as a JUnit XML document."""
+    """*report* (a parsed ``report.json``) as a JUnit XML document.
+
+    Raises:
+        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+    """
+    if any("case_results" not in pack for pack in report["packs"]):
+        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
     packs = report["packs"]
     suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
     root = ET.Element(

@@ -124,7 +124,13 @@ def _notifications(pack: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def render(report: Mapping[str, Any]) -> str:
-    """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text)."""
+    """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
+
+    Raises:
+        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+    """
+    if any("case_results" not in pack for pack in report["packs"]):
+        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
