@@ -223,6 +223,48 @@ def _str_tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
+#: The severities a pack may declare for its findings, from least to most severe.
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+def _ids(items: Iterable[str]) -> tuple[str, ...]:
+    # Sorted and deduplicated, so that reports list them the same way whatever the pack wrote.
+    if isinstance(items, str):
+        raise TypeError(f"expected a list of ids, got the string {items!r}")
+    return tuple(sorted({str(i) for i in items}))
+
+
+@frozen
+class PackTaxonomy:
+    """Where a pack's findings sit in public catalogues of attacks, and how severe they are.
+
+    Reports that feed security dashboards (SARIF) tag a pack's findings with these ids; the core
+    knows no catalogue and takes them as the pack states them.
+
+    Attributes:
+        owasp_llm: OWASP Top 10 for LLM Applications ids, e.g. ``("LLM01:2025",)``.
+        mitre_atlas: MITRE ATLAS technique ids, e.g. ``("AML.T0051",)``.
+        severity: One of :data:`SEVERITIES`, or None when the pack does not say.
+
+    .. versionadded:: 0.2
+    """
+
+    owasp_llm: tuple[str, ...] = field(default=(), converter=_ids)
+    mitre_atlas: tuple[str, ...] = field(default=(), converter=_ids)
+    severity: str | None = field(default=None, validator=v.optional(v.in_(SEVERITIES)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "owasp_llm": list(self.owasp_llm),
+            "mitre_atlas": list(self.mitre_atlas),
+            "severity": self.severity,
+        }
+
+
+def _taxonomy(value: PackTaxonomy | Mapping[str, Any] | None) -> PackTaxonomy | None:
+    return PackTaxonomy(**value) if isinstance(value, Mapping) else value
+
+
 @frozen
 class PackInfo:
     """What a pack is: its identity, how its cases are scored and its default thresholds.
@@ -238,6 +280,8 @@ class PackInfo:
         thresholds: Default per-case thresholds, keyed by metric value name.
         metric_options: Options for each metric plugin, keyed by plugin name (e.g. ``k``).
         description: One paragraph for humans.
+        taxonomy: Where the pack's findings sit in OWASP LLM / MITRE ATLAS and how severe they
+            are (:class:`PackTaxonomy`; a mapping of its fields is accepted), or None.
 
     .. versionchanged:: 0.2
         ``primary_metric`` defaults to empty instead of a value the core derived from the pack
@@ -252,3 +296,8 @@ class PackInfo:
     thresholds: Mapping[str, Threshold] = field(factory=dict)
     metric_options: Mapping[str, Mapping[str, Any]] = field(factory=dict)
     description: str = ""
+    taxonomy: PackTaxonomy | None = field(
+        default=None,
+        converter=_taxonomy,
+        validator=v.optional(v.instance_of(PackTaxonomy)),
+    )

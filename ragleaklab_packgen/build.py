@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragleaklab_core import Case, Document, Response
@@ -81,6 +81,8 @@ class PackData:
     drafts: list[Draft]
     rule: Rule
     scorer: Scorer
+    #: The manifest's [taxonomy] table: OWASP LLM ids, MITRE ATLAS ids, severity (none: no table).
+    taxonomy: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_positive(self) -> int:
@@ -136,6 +138,7 @@ def build_pack(
     drafts: list[Draft],
     rule: Rule,
     scorer: Scorer,
+    taxonomy: dict[str, Any],
 ) -> PackData:
     """Label *drafts* on the final corpus by instrumentation, tag hard cases and the smoke
     subset, turn drafts into cases and fit the default threshold on the metric's scores."""
@@ -184,4 +187,5 @@ def build_pack(
         drafts=list(drafts),
         rule=rule,
         scorer=scorer,
+        taxonomy=taxonomy,
     )

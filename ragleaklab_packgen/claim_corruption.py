@@ -166,4 +166,10 @@ def claim_corruption(seed: int) -> PackData:
         drafts=drafts,
         rule=outcome,
         scorer=scorer("claim", "poison_claim_rate"),
+        # In reports (SARIF tags): poisoned facts restated as true: data poisoning, misinformation.
+        taxonomy={
+            "owasp_llm": ["LLM04:2025", "LLM09:2025"],
+            "mitre_atlas": ["AML.T0070"],
+            "severity": "medium",
+        },
     )

@@ -72,6 +72,16 @@ def manifest(pack: PackData) -> bytes:
         f"threshold = {pack.threshold!r}",
         'decision_rule = "score >= threshold -> FAIL"',
     ]
+    if pack.taxonomy:
+        # Where the findings sit in OWASP LLM / MITRE ATLAS (SARIF tags) and how severe they are.
+        tax = pack.taxonomy
+        lines += [
+            "",
+            "[taxonomy]",
+            f"owasp_llm = [{', '.join(toml_string(i) for i in tax['owasp_llm'])}]",
+            f"mitre_atlas = [{', '.join(toml_string(i) for i in tax['mitre_atlas'])}]",
+            f"severity = {toml_string(tax['severity'])}",
+        ]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

@@ -133,4 +133,10 @@ def relevance_hijack(seed: int) -> PackData:
         drafts=drafts,
         rule=outcome,
         scorer=scorer("retrieval", "poison_rate_at_k", {"k": 5}),
+        # In reports (SARIF tags): poison winning retrieval (vector weaknesses, poisoning).
+        taxonomy={
+            "owasp_llm": ["LLM04:2025", "LLM08:2025"],
+            "mitre_atlas": ["AML.T0070"],
+            "severity": "high",
+        },
     )

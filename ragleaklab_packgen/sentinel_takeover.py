@@ -201,6 +201,12 @@ def sentinel_takeover_safe(seed: int) -> PackData:
         drafts=drafts,
         rule=outcome,
         scorer=scorer("sentinel", "leak_rate"),
+        # In reports (SARIF tags): a planted instruction obeyed (indirect prompt injection).
+        taxonomy={
+            "owasp_llm": ["LLM01:2025"],
+            "mitre_atlas": ["AML.T0051", "AML.T0070"],
+            "severity": "high",
+        },
     )
 
 

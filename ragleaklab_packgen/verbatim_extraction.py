@@ -124,4 +124,6 @@ def verbatim_extraction(seed: int) -> PackData:
         drafts=drafts,
         rule=outcome,
         scorer=scorer("verbatim", "verbatim_score", {"min_words": VERBATIM_MIN_WORDS}),
+        # In reports (SARIF tags): private documents quoted back: sensitive information disclosure.
+        taxonomy={"owasp_llm": ["LLM02:2025"], "mitre_atlas": ["AML.T0057"], "severity": "high"},
     )

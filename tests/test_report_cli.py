@@ -37,7 +37,7 @@ def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
 
 
 def test_every_format_is_registered_and_offered_by_run():
-    assert {"markdown", "html"} <= set(RENDERINGS)
+    assert {"junit", "sarif", "markdown", "html"} <= set(RENDERINGS)
     done = subprocess.run(
         [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
         capture_output=True,

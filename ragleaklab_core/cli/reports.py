@@ -21,7 +21,12 @@ from ragleaklab_core.cli._files import write_file
 from ragleaklab_core.errors import InputError
 
 #: Format name -> the module of ``ragleaklab_core.reporting`` that renders it.
-RENDERINGS: dict[str, str] = {"html": "html", "markdown": "markdown"}
+RENDERINGS: dict[str, str] = {
+    "html": "html",
+    "junit": "junit",
+    "markdown": "markdown",
+    "sarif": "sarif",
+}
 
 
 def renderer(fmt: str) -> Callable[..., str]:

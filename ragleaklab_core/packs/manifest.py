@@ -28,9 +28,11 @@ from ragleaklab_core.inputs import jsonl_records
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_HIGH,
+    SEVERITIES,
     Case,
     Document,
     PackInfo,
+    PackTaxonomy,
     Threshold,
 )
 
@@ -92,6 +94,15 @@ class _ThresholdEntry:
 
 
 @frozen
+class _TaxonomyEntry:
+    # The manifest's [taxonomy] table (PackTaxonomy): which OWASP LLM and MITRE ATLAS ids the
+    # pack's findings carry in reports, and their severity.
+    owasp_llm: list[str] = field(factory=list)
+    mitre_atlas: list[str] = field(factory=list)
+    severity: str | None = field(default=None, validator=v.optional(v.in_(SEVERITIES)))
+
+
+@frozen
 class _Manifest:
     name: str = field(validator=v.matches_re(_NAME))
     version: str = field(validator=v.min_len(1))
@@ -106,6 +117,7 @@ class _Manifest:
     description: str = ""
     metric_options: dict[str, dict[str, Any]] = field(factory=dict)
     thresholds: dict[str, _ThresholdEntry] = field(factory=dict)
+    taxonomy: _TaxonomyEntry | None = None
 
 
 @frozen
@@ -226,6 +238,9 @@ def load_manifest(root: Traversable | Path, *, where: str | None = None) -> Load
         },
         metric_options={k: dict(o) for k, o in sorted(m.metric_options.items())},
         description=m.description,
+        taxonomy=None
+        if m.taxonomy is None
+        else PackTaxonomy(m.taxonomy.owasp_llm, m.taxonomy.mitre_atlas, m.taxonomy.severity),
     )
     labels = _read(root, m.labels, where) if m.labels else None
     labels_source = f"{where}/{m.labels}" if m.labels else None

@@ -1,0 +1,167 @@
+"""``report.json`` as JUnit XML, for CI test-report views (Jenkins xUnit, GitLab, GitHub).
+
+One ``testsuite`` per pack, one ``testcase`` per case (``classname`` the pack, ``name`` the case
+id), and one ``testcase`` per gated value of the pack (``aggregate: NAME``: the pack-level gate on
+its failing rate). A failing case carries a ``failure`` with its values, the thresholds and
+decision rules it fails and the metric's evidence; an errored case an ``error``; a case a metric
+could not score a ``skipped``. A pack that was not (fully) tested gets an erroring ``testcase``
+named ``pack verdict``, so that CI cannot read it as green. Everything comes from the report
+dict, so rendering a stored report gives the same bytes as the run that wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+# Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _safe(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+#: The name of the testcase that stands for a pack that was not (fully) tested.
+PACK_VERDICT = "pack verdict"
+
+
+def _rule(threshold: Mapping[str, Any]) -> str:
+    return str(threshold["decision_rule"]).replace("threshold", repr(threshold["value"]))
+
+
+def _case(pack: Mapping[str, Any], case: Mapping[str, Any]) -> ET.Element:
+    element = ET.Element("testcase", {"classname": pack["name"], "name": case["test_id"]})
+    outcome = case["outcome"]
+    values = pack["values"]
+    if outcome == "error":
+        ET.SubElement(
+            element, "error", {"type": "error", "message": case["error"] or ""}
+        ).text = case["error"]
+    elif outcome == "fail":
+        lines = []
+        for name in case["failing"]:
+            threshold = values[name]["threshold"]
+            lines.append(
+                f"{name} = {case['values'][name]!r} fails [{_rule(threshold)}]"
+                f" (threshold from {threshold['source']})"
+            )
+        others = {k: x for k, x in case["values"].items() if k not in case["failing"]}
+        if others:
+            lines.append("other values: " + ", ".join(f"{k} = {x!r}" for k, x in others.items()))
+        for metric, epochs in case["evidence"].items():
+            for n, evidence in enumerate(epochs):
+                label = (
+                    f"evidence ({metric}, epoch {n})" if len(epochs) > 1 else f"evidence ({metric})"
+                )
+                lines.append(f"{label}: {json.dumps(evidence, ensure_ascii=False)}")
+        ET.SubElement(
+            element,
+            "failure",
+            {"type": "threshold", "message": "; ".join(lines[: len(case["failing"])])},
+        ).text = "\n".join(lines)
+    elif outcome == "unscorable":
+        why = "; ".join(f"{m}: {reason}" for m, reason in case["unscorable"].items())
+        ET.SubElement(element, "skipped", {"type": "unscorable", "message": why})
+    return element
+
+
+def _aggregate(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> ET.Element:
+    element = ET.Element("testcase", {"classname": pack["name"], "name": f"aggregate: {name}"})
+    if value["passed"] is False:
+        n = value["summary"]["n"]
+        rate = value["fail_rate"]
+        text = [
+            f"{value['failing_cases']} of {n} cases fail [{_rule(value['threshold'])}]"
+            f" (threshold from {value['threshold']['source']})",
+        ]
+        if rate is not None:
+            text.append(
+                f"failing rate {rate['rate']} ({rate['confidence']:.0%} exact interval "
+                f"{rate['lower']} to {rate['upper']})"
+            )
+        if value["unscorable_cases"]:
+            text.append(
+                f"{value['unscorable_cases']} cases could not be scored by {value['metric']}"
+            )
+        mine = [r for r in pack["reasons"] if r.startswith(f"{name}: ")]
+        ET.SubElement(
+            element, "failure", {"type": "gate", "message": "; ".join(mine) or text[0]}
+        ).text = "\n".join(text)
+    return element
+
+
+def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
+    cases = [_case(pack, c) for c in pack["case_results"]]
+    gated = {k: v for k, v in pack["values"].items() if v["threshold"] is not None}
+    cases += [_aggregate(pack, name, value) for name, value in gated.items()]
+    if pack["verdict"] == "error" or not pack["tested"]:
+        element = ET.Element("testcase", {"classname": pack["name"], "name": PACK_VERDICT})
+        why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
+        ET.SubElement(element, "error", {"type": "not tested", "message": why}).text = "\n".join(
+            pack["reasons"]
+        )
+        cases.append(element)
+    count = {
+        kind: sum(1 for c in cases if c.find(kind) is not None)
+        for kind in ("failure", "error", "skipped")
+    }
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": pack["name"],
+            "tests": str(len(cases)),
+            "failures": str(count["failure"]),
+            "errors": str(count["error"]),
+            "skipped": str(count["skipped"]),
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    shown = {
+        "pack.version": pack["version"],
+        "pack.verdict": pack["verdict"],
+        "epochs": pack["cases"]["epochs"],
+        "reducer": pack["cases"]["reducer"],
+        "cases.in_pack": pack["cases"]["in_pack"],
+        "max_fail_rate": settings.get("max_fail_rate"),
+    }
+    for key, value in shown.items():
+        if value is not None:
+            ET.SubElement(properties, "property", {"name": key, "value": str(value)})
+    suite.extend(cases)
+    return suite
+
+
+def render(report: Mapping[str, Any]) -> str:
+    """*report* (a parsed ``report.json``) as a JUnit XML document.
+
+    Raises:
+        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+    """
+    if any("case_results" not in pack for pack in report["packs"]):
+        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
+    packs = report["packs"]
+    suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": "ragleaklab",
+            "tests": str(sum(int(s.get("tests", 0)) for s in suites)),
+            "failures": str(sum(int(s.get("failures", 0)) for s in suites)),
+            "errors": str(sum(int(s.get("errors", 0)) for s in suites)),
+        },
+    )
+    root.extend(suites)
+    ET.indent(root)
+    for element in root.iter():
+        element.attrib = {k: _safe(x) for k, x in element.attrib.items()}
+        if element.text is not None:
+            element.text = _safe(element.text)
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+__all__ = ["PACK_VERDICT", "render"]

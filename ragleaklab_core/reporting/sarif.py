@@ -1,0 +1,174 @@
+"""``report.json`` as SARIF 2.1.0, for code-scanning dashboards.
+
+One ``rule`` per pack and gated value (``PACK/VALUE``), tagged with the OWASP Top 10 for LLM
+Applications and MITRE ATLAS ids and carrying the ``security-severity`` the pack declares in its
+``[taxonomy]`` (the core knows no catalogue: a pack without one gets neither); one ``result`` per
+failing case and value, at a logical location naming the target, the pack and the case (a finding
+has no source file). Its ``partialFingerprints`` hash the pack, the case and the value, never the
+answer, so a dashboard tracks one finding across runs whatever the system said. Errored cases
+and packs that were not tested are tool execution notifications: they are not findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+#: The official OASIS schema (errata 01), which the log names as its ``$schema``.
+SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+#: The key of the one partial fingerprint (versioned: its recipe never changes under it).
+FINGERPRINT = "ragleaklabFinding/v1"
+#: ``security-severity`` (a CVSS-like score, as code scanning reads it) for each pack severity.
+SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
+_LEVEL = {"low": "note", "medium": "warning", "high": "error", "critical": "error"}
+
+
+def fingerprint(pack: str, test_id: str, value: str) -> str:
+    """The stable identity of a finding: the pack, the case and the value it fails."""
+    key = json.dumps([pack, test_id, value], ensure_ascii=False)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _rule_text(threshold: Mapping[str, Any]) -> str:
+    return str(threshold["decision_rule"]).replace("threshold", repr(threshold["value"]))
+
+
+def _rule(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    taxonomy = pack.get("taxonomy") or {}
+    threshold = value["threshold"]
+    ids = [*taxonomy.get("owasp_llm", []), *taxonomy.get("mitre_atlas", [])]
+    where = ", ".join(ids) or "no catalogue ids declared by the pack"
+    help_text = (
+        f"{pack.get('description') or pack['name']}\n\n"
+        f"A case fails when its {name} (scored by the {value['metric']} metric) satisfies "
+        f"[{_rule_text(threshold)}]; the threshold comes from {threshold['source']}. "
+        f"Catalogue: {where}."
+    )
+    properties: dict[str, Any] = {"tags": ["security", *ids]}
+    severity = taxonomy.get("severity")
+    if severity in SECURITY_SEVERITY:
+        properties["security-severity"] = SECURITY_SEVERITY[severity]
+    return {
+        "id": f"{pack['name']}/{name}",
+        "name": f"{pack['name']}/{name}",
+        "shortDescription": {
+            "text": f"{pack['name']} {pack['version']}: {name} fails its threshold"
+        },
+        "fullDescription": {"text": help_text.split("\n\n")[-1]},
+        "help": {"text": help_text},
+        "defaultConfiguration": {"level": _LEVEL.get(str(severity), "error")},
+        "properties": properties,
+    }
+
+
+def _result(
+    report: Mapping[str, Any],
+    pack: Mapping[str, Any],
+    case: Mapping[str, Any],
+    name: str,
+    rule_index: int,
+) -> dict[str, Any]:
+    threshold = pack["values"][name]["threshold"]
+    target = (report.get("target") or {}).get("name") or "target"
+    text = (
+        f"{case['test_id']}: {name} = {case['values'][name]!r} fails "
+        f"[{_rule_text(threshold)}] (threshold from {threshold['source']}) on target {target}"
+    )
+    properties: dict[str, Any] = {"values": dict(case["values"])}
+    if case["evidence"]:
+        properties["evidence"] = case["evidence"]
+    return {
+        "ruleId": f"{pack['name']}/{name}",
+        "ruleIndex": rule_index,
+        "message": {"text": text},
+        "locations": [
+            {
+                "logicalLocations": [
+                    {
+                        "name": case["test_id"],
+                        "fullyQualifiedName": f"{target}/{pack['name']}/{case['test_id']}",
+                        "kind": "test",
+                    }
+                ]
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT: fingerprint(pack["name"], case["test_id"], name)},
+        "properties": properties,
+    }
+
+
+def _notifications(pack: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        {
+            "level": "error",
+            "message": {"text": f"{pack['name']} {case['test_id']} errored: {case['error']}"},
+            "descriptor": {"id": "case-error"},
+        }
+        for case in pack["case_results"]
+        if case["outcome"] == "error"
+    ]
+    if pack["verdict"] == "error" or not pack["tested"]:
+        why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
+        out.append(
+            {
+                "level": "error",
+                "message": {"text": f"{pack['name']} was not (fully) tested: {why}"},
+                "descriptor": {"id": "pack-not-tested"},
+            }
+        )
+    return out
+
+
+def render(report: Mapping[str, Any]) -> str:
+    """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
+
+    Raises:
+        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+    """
+    if any("case_results" not in pack for pack in report["packs"]):
+        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
+    rules: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+    for pack in report["packs"]:
+        index = {}
+        for name, value in pack["values"].items():
+            if value["threshold"] is not None:
+                index[name] = len(rules)
+                rules.append(_rule(pack, name, value))
+        for case in pack["case_results"]:
+            for name in case["failing"]:
+                results.append(_result(report, pack, case, name, index[name]))
+        notifications += _notifications(pack)
+    tool = report.get("tool") or {}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": tool.get("name", "ragleaklab"),
+                "version": str(tool.get("version", "")),
+                "rules": rules,
+            }
+        },
+        "invocations": [
+            {
+                "executionSuccessful": report.get("exit_code") in (0, 1),
+                "toolExecutionNotifications": notifications,
+            }
+        ],
+        "results": results,
+        "properties": {
+            "verdict": report.get("verdict"),
+            "generated_at": report.get("generated_at"),
+        },
+    }
+    if isinstance(report.get("exit_code"), int):
+        run["invocations"][0]["exitCode"] = report["exit_code"]
+    log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+__all__ = ["FINGERPRINT", "SECURITY_SEVERITY", "fingerprint", "render"]
