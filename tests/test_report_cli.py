@@ -107,7 +107,7 @@ def test_annotations_escape_what_would_end_or_split_a_workflow_command():
 @pytest.mark.parametrize(
     ("content", "says"),
     [
-        ("{not json", "is not JSON"),
+        ("{not json", "$: not JSON"),
         ("[1, 2]", "$: the report must be a JSON object"),
     ],
 )
@@ -123,7 +123,7 @@ def test_a_bad_report_exits_2_naming_the_file(tmp_path, content, says):
 
 def test_a_missing_report_exits_2(tmp_path):
     done = rlk("report", "nope.json", "--format", sorted(RENDERINGS)[0], cwd=tmp_path)
-    assert done.returncode == 2 and "nope.json: cannot read the report" in done.stderr
+    assert done.returncode == 2 and "nope.json: no such file" in done.stderr
 
 
 def test_a_rendering_path_that_is_a_directory_is_refused_before_anything_is_written(tmp_path):

@@ -237,3 +237,19 @@ def test_packs_in_one_report_only_are_listed_and_errored_cases_are_not_new_failu
 def test_compare_refuses_a_bad_level():
     with pytest.raises(InputError, match="level"):
         compare(_report([]), _report([]), level=0.5)
+
+
+def test_a_pack_the_new_run_lacks_fails_the_diff_it_is_never_a_pass(runs, tmp_path):
+    report = json.loads((runs / "naive/report.json").read_text(encoding="utf-8"))
+    assert report["packs"]
+    gone = tmp_path / "gone.json"
+    gone.write_text(json.dumps({**report, "packs": []}), encoding="utf-8")
+    done = _cli("diff", "naive/report.json", str(gone), cwd=runs)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error: the new run did not measure what the base run did (verbatim-extraction)" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
+    # The other way round, a pack only the new run has is listed and is no failure.
+    more = _cli("diff", str(gone), "naive/report.json", cwd=runs)
+    assert more.returncode == 0, more.stdout + more.stderr

@@ -1,8 +1,9 @@
 """``ragleaklab diff BASE_REPORT NEW_REPORT``: did the new run regress from the base run?
 
 Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit codes: 0 no
-value regressed, 1 some value regressed, 2 bad input (a missing or malformed report, named with
-the ``$.path`` of the problem, or runs that measured different things without ``--force``).
+value regressed, 1 some value regressed or was not measured again, 2 bad input (a missing or
+malformed report, named with the ``$.path`` of the problem, or runs that measured different
+things without ``--force``).
 """
 
 from __future__ import annotations
@@ -15,23 +16,14 @@ from typing import Any
 import click
 
 from ragleaklab_core.cli._errors import handle_errors
-from ragleaklab_core.errors import InputError
 
 
 def read_report(path: Path) -> Any:
-    """The parsed ``report.json`` at *path*, or :class:`InputError` naming the file."""
+    """The parsed ``report.json`` at *path*, checked for what a diff reads."""
+    from ragleaklab_core.cli.reports import read_report as read_json
     from ragleaklab_core.reporting.diff import check_report
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot be read: {exc}", source=str(path)) from None
-    try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"$: not JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+    report = read_json(path)
     check_report(report, source=str(path))
     return report
 
@@ -61,8 +53,8 @@ def diff_command(
     Shows the failing rate in both runs, its change with an exact confidence interval, the exact
     one-sided p-value that the new rate is higher (Barnard's test), and the cases that newly fail
     or stopped failing. A value regressed when that p-value is at most LEVEL. Exit code: 0 nothing
-    regressed, 1 something regressed, 2 a report is missing or malformed, or the runs measured
-    different things (without --force).
+    regressed, 1 something regressed or the new run lacks a pack or value the base measured, 2 a
+    report is missing or malformed, or the runs measured different things (without --force).
     """
     from ragleaklab_core.reporting.diff import compare, render
 
@@ -71,7 +63,18 @@ def diff_command(
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(render(result), nl=False)
-    sys.exit(1 if result.regressed else 0)
+    if result.regressed:
+        sys.exit(1)
+    if result.unmeasured:
+        # A gate: what the new run did not measure cannot be said not to have regressed.
+        click.echo(
+            "error: the new run did not measure what the base run did ("
+            + "; ".join(result.unmeasured)
+            + "), so no regression can be ruled out there",
+            err=True,
+        )
+        sys.exit(1)
+    sys.exit(0)
 
 
 __all__ = ["diff_command", "read_report"]

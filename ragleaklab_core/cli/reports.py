@@ -37,17 +37,22 @@ def renderer(fmt: str) -> Callable[..., str]:
 
 
 def read_report(path: Path, *, what: str = "report") -> dict[str, Any]:
-    """A ``report.json`` (or calibration report) as a dict; a clear error on a bad file."""
+    """A ``report.json`` (or calibration report) as a dict; an :class:`InputError` naming the
+    file (and the line of a JSON error) otherwise. ``ragleaklab report`` and ``diff`` read with it.
+    """
+    source = path.as_posix()
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path.as_posix()}: cannot read the {what}: {exc.strerror}") from None
+    except FileNotFoundError:
+        raise InputError("no such file", source=source) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the {what}: {exc}", source=source) from None
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"{path.as_posix()}: the {what} is not JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"$: not JSON: {exc.msg}", source=source, line=exc.lineno) from None
     if not isinstance(data, dict):
-        raise InputError(f"{path.as_posix()}: $: the {what} must be a JSON object")
+        raise InputError(f"$: the {what} must be a JSON object", source=source)
     return data
 
 

@@ -84,6 +84,12 @@ class RunDiff:
         return any(v.regressed for v in self.values)
 
     @property
+    def unmeasured(self) -> tuple[str, ...]:
+        """What the base run measured and the new one did not (a pack or gated value it lacks,
+        a value none of its cases could score): no regression can be ruled out there."""
+        return (*self.only_in_base, *self.not_compared)
+
+    @property
     def newly_failing(self) -> int:
         return sum(len(v.newly_failing) for v in self.values)
 
