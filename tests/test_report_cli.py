@@ -150,3 +150,12 @@ def test_the_html_report_shows_a_calibration_report_given_to_report(tmp_path):
         *args[:3], "markdown", "--calibration", "cal/calibration_report.json", cwd=tmp_path
     )
     assert refused.returncode == 2 and "--calibration is shown by html only" in refused.stderr
+
+
+@pytest.mark.parametrize("fmt", ["junit", "sarif"])
+def test_a_report_without_per_case_results_exits_2_naming_the_file(tmp_path, fmt):
+    (tmp_path / "old.json").write_text('{"packs": [{"name": "x"}]}', encoding="utf-8")
+    done = rlk("report", "old.json", "--format", fmt, "-o", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: old.json: $.packs: report.json has no case_results")
+    assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()

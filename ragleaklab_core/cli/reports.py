@@ -177,7 +177,10 @@ def report_command(
     options = {}
     if calibration_path is not None:
         options["calibration"] = read_report(calibration_path, what="calibration report")
-    text = renderer(fmt)(report, **options)
+    try:
+        text = renderer(fmt)(report, **options)
+    except InputError as exc:  # a report this rendering cannot read: name the file
+        raise InputError(exc.message, source=exc.source or report_path.as_posix()) from None
     if output is None:
         click.echo(text, nl=False)
         return

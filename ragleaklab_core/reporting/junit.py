@@ -17,6 +17,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.errors import InputError
+
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -139,10 +141,13 @@ def render(report: Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a JUnit XML document.
 
     Raises:
-        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+        InputError: *report* lacks the per-case results (``packs[].case_results``).
     """
     if any("case_results" not in pack for pack in report["packs"]):
-        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
+        raise InputError(
+            "$.packs: report.json has no case_results (a ragleaklab older than 0.2 wrote it); "
+            "run again"
+        )
     packs = report["packs"]
     suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
     root = ET.Element(

@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.errors import InputError
+
 #: The official OASIS schema (errata 01), which the log names as its ``$schema``.
 SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -127,10 +129,13 @@ def render(report: Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
 
     Raises:
-        ValueError: *report* lacks the per-case results (``packs[].case_results``).
+        InputError: *report* lacks the per-case results (``packs[].case_results``).
     """
     if any("case_results" not in pack for pack in report["packs"]):
-        raise ValueError("report.json has no case_results: a ragleaklab older than 0.2 wrote it")
+        raise InputError(
+            "$.packs: report.json has no case_results (a ragleaklab older than 0.2 wrote it); "
+            "run again"
+        )
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
