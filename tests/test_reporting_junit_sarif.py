@@ -31,41 +31,12 @@ from ragleaklab_core import PackInfo, PackTaxonomy  # noqa: E402
 from ragleaklab_core.errors import ConfigError  # noqa: E402
 from ragleaklab_core.packs.manifest import load_manifest  # noqa: E402
 from ragleaklab_core.reporting import junit, sarif  # noqa: E402
+from tests.support.workspace import Workspace  # noqa: E402
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
-FAKE_SITE = {
-    "acme_report_targets.py": '''
-from attrs import define, field
-from ragleaklab_core import Response
-from ragleaklab_plugins.targets.reference import ReferenceTarget
-
-
-@define
-class Broken:
-    """Raises on queries of even length, so some cases error."""
-
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
-    def answer(self, query):
-        if len(query) % 2 == 0:
-            raise TimeoutError("no answer in 30 s")
-        return self._inner.answer(query)
-
-
-@define
-class Blind:
-    """Never says what it retrieved, so retrieval metrics cannot score it."""
-
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        return Response(answer="no idea", metadata={"trace": [1, 2]})
-''',
+#: A third party's data pack, shipped by the fake distribution beside the faulty targets.
+PACK_FILES = {
     "acme_secrets_pack/__init__.py": """
 from typing import ClassVar
 
@@ -115,14 +86,6 @@ threshold = 0.5
     ),
 }
 
-ENTRY_POINTS = """[ragleaklab.targets]
-broken = acme_report_targets:Broken
-blind = acme_report_targets:Blind
-
-[ragleaklab.packs]
-acme-secrets = acme_secrets_pack:AcmeSecretsPack
-"""
-
 RUNS: dict[str, tuple[str, ...]] = {
     "several": ("--smoke",),
     "passing": ("-p", "relevance-hijack", "--smoke"),
@@ -133,45 +96,20 @@ RUNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _env(site: Path) -> dict[str, str]:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    env.pop("PYTHONWARNINGS", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
-    return env
-
-
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("reporting")
-    site = root / "site"
-    info = site / "acme_report_plugins-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: acme-report-plugins\nVersion: 1.0\n", "utf-8"
-    )
-    (info / "entry_points.txt").write_text(ENTRY_POINTS, "utf-8")
-    for rel, text in FAKE_SITE.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text.lstrip("\n"), "utf-8")
-    return root, _env(site)
-
-
-@pytest.fixture(scope="module")
-def reports(workspace: tuple[Path, dict[str, str]]) -> dict[str, Path]:
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each kind of run's report.json, written by the CLI."""
-    root, env = workspace
+    ws = Workspace(
+        tmp_path_factory.mktemp("reporting"),
+        extra_files=PACK_FILES,
+        extra_entry_points={
+            "ragleaklab.packs": {"acme-secrets": "acme_secrets_pack:AcmeSecretsPack"}
+        },
+    )
     out = {}
     for kind, args in RUNS.items():
-        done = subprocess.run(
-            [sys.executable, "-m", "ragleaklab_core.cli", "run", *args, "-o", kind],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode in (0, 1), done.stdout + done.stderr
-        out[kind] = root / kind / "report.json"
+        ws.cli("run", *args, "-o", kind)
+        out[kind] = ws.root / kind / "report.json"
     return out
 
 
@@ -489,8 +427,8 @@ def test_report_json_carries_each_builtin_packs_taxonomy(reports):
 
 
 def _pack_dir(tmp_path: Path, taxonomy: str) -> Path:
-    for rel, text in FAKE_SITE.items():
-        if rel.startswith("acme_secrets_pack/") and not rel.endswith(".py"):
+    for rel, text in PACK_FILES.items():
+        if not rel.endswith(".py"):
             (tmp_path / rel.split("/", 1)[1]).write_text(text.lstrip("\n"), "utf-8")
     with (tmp_path / "pack.toml").open("a", encoding="utf-8") as f:
         f.write(taxonomy)

@@ -49,7 +49,7 @@ class Blind:
 
 
 class Workspace:
-    """*root*, with the fake targets (and *extra* source and entry points) installed."""
+    """*root*, with the fake targets (and *extra* source, files and entry points) installed."""
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class Workspace:
         *,
         extra_source: str = "",
         extra_entry_points: Mapping[str, Mapping[str, str]] | None = None,
+        extra_files: Mapping[str, str] | None = None,
         paths: tuple[Path, ...] = (),
     ) -> None:
         self.root = root
@@ -80,6 +81,9 @@ class Workspace:
             lines.extend(f"{name} = {target}" for name, target in entries.items())
         (info / "entry_points.txt").write_text("\n".join(lines) + "\n", "utf-8")
         (site / "rlk_test_fakes.py").write_text(FAULTY_TARGETS + extra_source, "utf-8")
+        for rel, text in (extra_files or {}).items():  # more packages of the fake distribution
+            (site / rel).parent.mkdir(parents=True, exist_ok=True)
+            (site / rel).write_text(text.lstrip("\n"), "utf-8")
         self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
         self.env.pop("PYTHONWARNINGS", None)
         found = [str(site), *map(str, paths), os.environ.get("PYTHONPATH")]
