@@ -250,6 +250,14 @@ def _rate(instance: object, attribute: attrs.Attribute[float], value: float) -> 
         raise ValueError(f"'{attribute.name}' must be in [0, 1] (got {value!r})")
 
 
+def _rates(
+    instance: object, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
+) -> None:
+    for key, rate in value.items():
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"'{attribute.name}.{key}' must be in [0, 1] (got {rate!r})")
+
+
 @frozen
 class CalibrateConfig:
     """The ``[calibrate]`` table: how thresholds are fitted."""
@@ -315,6 +323,8 @@ class RunConfig:
     tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
     max_fail_rate: float = field(default=0.0, validator=_rate)
+    # Per pack name, overriding max_fail_rate for that pack.
+    max_fail_rates: dict[str, float] = field(factory=dict, validator=_rates)
     concurrency: int = field(default=8, validator=v.ge(1))
     rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"
@@ -323,6 +333,11 @@ class RunConfig:
     max_consecutive_failures: int = field(default=5, validator=v.ge(0))
     # Let several ingesting packs share a target that cannot remove what it ingested.
     allow_shared_state: bool = False
+
+    def fail_rate_for(self, pack: str) -> float:
+        """The share of a value's scored cases that may fail in pack *pack* (its own
+        ``max_fail_rates`` entry, else ``max_fail_rate``)."""
+        return self.max_fail_rates.get(pack, self.max_fail_rate)
 
 
 @frozen

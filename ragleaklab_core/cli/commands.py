@@ -20,6 +20,7 @@ from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli.diff import diff_command
+from ragleaklab_core.cli.diff import read_report as read_baseline
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.cli.reports import (
@@ -31,6 +32,9 @@ from ragleaklab_core.cli.reports import (
     write_renderings,
 )
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.reporting.gate import DEFAULT_LEVEL, FAIL_ON, decide
+from ragleaklab_core.reporting.gate import apply as apply_gate
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -372,6 +376,24 @@ def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:
         click.echo(f"warning: {warning}", err=True)
 
 
+def _fail_rates(_ctx: click.Context, _param: click.Parameter, items: tuple[str, ...]) -> Any:
+    """``--max-fail-rate`` values as ``{pack: rate}``, the key ``""`` for every pack."""
+    rates: dict[str, float] = {}
+    for item in items:
+        pack, _, text = item.rpartition("=")
+        try:
+            rate = float(text)
+        except ValueError:
+            rate = -1.0
+        named = "=" in item
+        if not 0.0 <= rate <= 1.0 or (named and (not pack or pack != pack.strip())):
+            raise click.BadParameter(
+                f"expected RATE or PACK=RATE with RATE in [0, 1], got {item!r}"
+            )
+        rates[pack] = rate
+    return rates
+
+
 def _progress_callbacks() -> Any:
     """A progress bar on stderr when it is a terminal; None otherwise (CI logs stay clean)."""
     if not sys.stderr.isatty():
@@ -437,6 +459,39 @@ def _progress_callbacks() -> Any:
     type=int,
     help="Stop a pack after N consecutive transport failures; 0: never [default: 5].",
 )
+@click.option(
+    "--max-fail-rate",
+    "max_fail_rates",
+    multiple=True,
+    metavar="[PACK=]RATE",
+    callback=_fail_rates,
+    help="Share (0 to 1) of a gated value's scored cases that may fail while the pack still "
+    "passes: RATE for every pack, PACK=RATE for one. Repeatable [default: 0].",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A previous run's report.json: show what changed from it and gate on it (--fail-on).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="What fails the run: verdict (its thresholds), regression (a failing rate rose "
+    "significantly from --baseline) or new-failures (a case that passed in --baseline fails) "
+    "[default: verdict].",
+)
+@click.option(
+    "--baseline-level",
+    type=click.FloatRange(0, 0.5, min_open=True, max_open=True),
+    help=f"One-sided level of the regression test against --baseline [default: {DEFAULT_LEVEL}].",
+)
+@click.option(
+    "--force-baseline",
+    is_flag=True,
+    help="Compare with a --baseline of other pack versions, metric options, case selection "
+    "or target.",
+)
 @rendering_options
 @handle_errors
 def run(
@@ -459,6 +514,11 @@ def run(
     restart: bool,
     allow_shared_state: bool,
     max_consecutive_failures: int | None,
+    max_fail_rates: dict[str, float],
+    baseline_path: Path | None,
+    fail_on: str | None,
+    baseline_level: float | None,
+    force_baseline: bool,
     **renderings: Path | None,
 ) -> None:
     """Run attack packs against a RAG target and gate on their thresholds.
@@ -467,13 +527,15 @@ def run(
     before anything is written. Exit code: 0 every pack was tested and passed, 1 a tested pack
     failed (a threshold failed or a case errored), 2 bad input, 3 a plugin could not be used or
     a pack was not tested (the attack never reached the system, ingest or reset failed, the
-    target became unreachable). 1 wins over 3 when packs end differently.
+    target became unreachable). 1 wins over 3 when packs end differently. With --fail-on
+    regression or new-failures, a threshold failing as it did in --baseline no longer fails the
+    run; a regression, a new failure or anything the baseline measured and this run did not does.
     """
     from ragleaklab_core.config import load_config, read_config_file
     from ragleaklab_core.run.journal import Journal
     from ragleaklab_core.run.recording import Recorder, Replay
     from ragleaklab_core.run.report import build_report, dumps, runs_jsonl, summary_lines
-    from ragleaklab_core.run.suite import plan_suite, run_fingerprint, run_suite
+    from ragleaklab_core.run.suite import file_input, plan_suite, run_fingerprint, run_suite
 
     if record_dir is not None and replay_dir is not None:
         raise click.UsageError("--record and --replay exclude each other")
@@ -484,7 +546,16 @@ def run(
             "--replay answers from the recording: --target and --target-option would be "
             "ignored, so they are refused (drop them, or run against the target without --replay)"
         )
+    if baseline_path is None:
+        for flag, given in (
+            ("--fail-on", fail_on not in (None, "verdict")),
+            ("--baseline-level", baseline_level is not None),
+            ("--force-baseline", force_baseline),
+        ):
+            if given:
+                raise click.UsageError(f"{flag} compares with a baseline: give --baseline FILE")
     rendered = requested_renderings(renderings)
+    baseline = None if baseline_path is None else read_baseline(baseline_path)
     raw = read_config_file(config_path) if config_path else {}
     configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
     section = raw.setdefault("run", {})
@@ -505,6 +576,13 @@ def run(
             section["allow_shared_state"] = True
         if max_consecutive_failures is not None:
             section["max_consecutive_failures"] = max_consecutive_failures
+        if "" in max_fail_rates:
+            section["max_fail_rate"] = max_fail_rates[""]
+        per_pack = {k: r for k, r in max_fail_rates.items() if k}
+        if per_pack:
+            table = section.setdefault("max_fail_rates", {})
+            if isinstance(table, dict):  # the wrong type is left for structuring to report
+                table.update(per_pack)
     _apply_target(raw, target_name, target_options)
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
@@ -523,6 +601,13 @@ def run(
     plan = plan_suite(
         config, packs=packs, tags=chosen_tags, thresholds_file=thresholds_path, replay=replay
     )
+    if baseline is not None and not force_baseline:
+        from ragleaklab_core.reporting.diff import not_comparable, planned_differences
+
+        versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}
+        differences = planned_differences(baseline, versions, plan.settings.tags)
+        if differences:
+            raise not_comparable(differences)
     description = run_fingerprint(config, plan.packs, chosen_tags)
     journal = Journal(directory, description + (f":replay={replay_dir}" if replay_dir else ""))
     journal.check(resume=resume, restart=restart)
@@ -553,6 +638,24 @@ def run(
         if progress is not None:
             progress.finish()
     report = build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+    try:
+        gate = decide(
+            json.loads(dumps(report)),
+            fail_on=fail_on or "verdict",
+            baseline=baseline,
+            provenance=None if baseline_path is None else file_input(baseline_path),
+            level=DEFAULT_LEVEL if baseline_level is None else baseline_level,
+            force=force_baseline,
+        )
+    except InputError as exc:
+        # Nothing is written, and the answers are kept: the same command with --resume and a
+        # baseline it can compare with (or --force-baseline) finishes without asking again.
+        raise InputError(
+            f"--baseline: {exc.message.rstrip('.')}; the answers are kept in "
+            f"{journal.partial.as_posix()}: run again with --resume",
+            source=baseline_path.as_posix() if baseline_path is not None else None,
+        ) from None
+    report = apply_gate(report, gate)
     write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
     write_file(directory / "report.json", dumps(report))
     # The renderings read report.json as written (what `ragleaklab report` reads back).
@@ -564,6 +667,18 @@ def run(
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
     for path in rendered.values():
         click.echo(f"wrote {path.as_posix()}")
+    if gate.diff is not None:
+        from ragleaklab_core.reporting.diff import render as render_diff
+
+        click.echo(f"compared with {baseline_path.as_posix() if baseline_path else ''}:")
+        click.echo(render_diff(gate.diff), nl=False)
+    if gate.fail_on != "verdict":
+        for reason in gate.reasons:
+            click.echo(f"gate: {reason}")
+        click.echo(
+            f"gate (--fail-on {gate.fail_on}): {gate.verdict.upper()} "
+            f"(by its thresholds alone: {gate.thresholds_verdict.upper()})"
+        )
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(written):
             click.echo(line)

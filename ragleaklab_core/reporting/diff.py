@@ -124,12 +124,7 @@ def compare(
     common = sorted(set(base_packs) & set(new_packs))
     differences = _differences(base, new, base_packs, new_packs, common)
     if differences and not force:
-        raise InputError(
-            "these runs did not measure the same thing, so a change in their failing rates would "
-            "not be a regression of the system: " + "; ".join(differences) + ". Compare runs of "
-            "the same pack versions, metric options, case selection and target, or pass --force "
-            "(force=True) to compare them anyway."
-        )
+        raise not_comparable(differences)
     only_in_base = [n for n in sorted(base_packs) if n not in new_packs]
     only_in_new = [n for n in sorted(new_packs) if n not in base_packs]
     values: list[ValueDiff] = []
@@ -260,15 +255,46 @@ def _differences(
         )
     for name in common:
         b, n = base_packs[name], new_packs[name]
-        if b["version"] != n["version"]:
-            found.append(f"pack {name} is version {b['version']} in the base, {n['version']} now")
+        found.extend(_selection_differences(name, b, n["version"], n["cases"]["tags"]))
         if _metrics(b) != _metrics(n):
             found.append(f"pack {name} is scored by other metrics or metric options")
-        if sorted(b["cases"]["tags"]) != sorted(n["cases"]["tags"]):
-            found.append(
-                f"pack {name} ran the cases tagged {b['cases']['tags']} in the base, "
-                f"{n['cases']['tags']} now"
-            )
+    return found
+
+
+def _selection_differences(
+    name: str, base: Mapping[str, Any], version: str, tags: Sequence[str]
+) -> list[str]:
+    found = []
+    if base["version"] != version:
+        found.append(f"pack {name} is version {base['version']} in the base, {version} now")
+    if sorted(base["cases"]["tags"]) != sorted(tags):
+        found.append(
+            f"pack {name} ran the cases tagged {base['cases']['tags']} in the base, "
+            f"{sorted(tags)} now"
+        )
+    return found
+
+
+def not_comparable(differences: Sequence[str]) -> InputError:
+    """The error refusing to compare runs that measured different things."""
+    return InputError(
+        "these runs did not measure the same thing, so a change in their failing rates would "
+        "not be a regression of the system: " + "; ".join(differences) + ". Compare runs of "
+        "the same pack versions, metric options, case selection and target, or force the "
+        "comparison (ragleaklab diff --force, ragleaklab run --force-baseline, force=True)."
+    )
+
+
+def planned_differences(
+    base: Mapping[str, Any], versions: Mapping[str, str], tags: Sequence[str]
+) -> list[str]:
+    """What a run of the packs *versions* (name -> version) selecting *tags* is known, before it
+    starts, to measure differently from run *base* (a checked report): the pack versions and the
+    case selection. The rest (metric options, target) is compared on the finished report."""
+    base_packs = {p["name"]: p for p in base["packs"]}
+    found = []
+    for name in sorted(set(versions) & set(base_packs)):
+        found.extend(_selection_differences(name, base_packs[name], versions[name], tags))
     return found
 
 
@@ -332,7 +358,7 @@ def render(diff: RunDiff) -> str:
             f"({_pct(v.base_failing / v.base_scored)}) -> {v.new_failing}/{v.new_scored} "
             f"({_pct(v.new_failing / v.new_scored)}), change {_signed(v.difference)} "
             f"[{_signed(low)}, {_signed(high)}] ({_pct(v.confidence)} CI), "
-            f"p = {_p(v.p_value)}"
+            f"p = {p_text(v.p_value)}"
         )
         lines.append(line)
         if v.threshold_changed:
@@ -366,8 +392,18 @@ def _signed(x: float) -> str:
     return f"{100 * x:+.1f}pp"
 
 
-def _p(p: float) -> str:
+def p_text(p: float) -> str:
+    """A p-value as the renderings print it."""
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
-__all__ = ["RunDiff", "ValueDiff", "check_report", "compare", "render"]
+__all__ = [
+    "RunDiff",
+    "ValueDiff",
+    "check_report",
+    "compare",
+    "not_comparable",
+    "p_text",
+    "planned_differences",
+    "render",
+]

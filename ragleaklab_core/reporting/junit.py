@@ -128,7 +128,7 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
         "epochs": pack["cases"]["epochs"],
         "reducer": pack["cases"]["reducer"],
         "cases.in_pack": pack["cases"]["in_pack"],
-        "max_fail_rate": settings.get("max_fail_rate"),
+        "max_fail_rate": pack.get("max_fail_rate", settings.get("max_fail_rate")),
     }
     for key, value in shown.items():
         if value is not None:

@@ -38,6 +38,8 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "ids": sorted(r.test_id for r in run.results),
         },
         "verdict": v.status,
+        "verdict_without_thresholds": v.status_without_thresholds,
+        "max_fail_rate": v.max_fail_rate,
         "tested": v.tested,
         "not_tested_reason": v.not_tested,
         "reasons": list(v.reasons),

@@ -120,6 +120,7 @@ def plan_suite(
         ConfigError, InputError, PluginError: What a run would otherwise find half-way.
     """
     names = pack_names(config, packs)
+    _check_fail_rates(config)
     loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
     settings = settings_of(config, tags)
     for pack in loaded:
@@ -133,6 +134,21 @@ def plan_suite(
     else:
         _check_target(config, loaded)
     return RunPlan(loaded, settings, path, stored, explicit, replay)
+
+
+def _check_fail_rates(config: Config) -> None:
+    # A misspelt pack name would leave that pack at the stricter default without a word.
+    unknown = sorted(set(config.run.max_fail_rates) - set(available_names(PACKS)))
+    if unknown:
+        raise ConfigError(
+            "$.run.max_fail_rates",
+            [
+                f"no installed pack is named {name!r} (installed: "
+                f"{', '.join(available_names(PACKS)) or 'none'}) @ $.run.max_fail_rates.{name} "
+                "(or --max-fail-rate PACK=RATE)"
+                for name in unknown
+            ],
+        )
 
 
 def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> None:
@@ -216,7 +232,7 @@ def run_suite(
             evaluate(
                 run,
                 resolve_thresholds(run.info, config, stored),
-                max_fail_rate=config.run.max_fail_rate,
+                max_fail_rate=config.run.fail_rate_for(name),
                 tolerate_errors=config.run.tolerate_errors,
             )
         )

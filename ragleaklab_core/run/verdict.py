@@ -13,7 +13,9 @@ threshold's decision rule. A pack ends in one of three states:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from attrs import frozen
@@ -90,6 +92,10 @@ class PackVerdict:
     tested: bool = True
     not_tested: str | None = None
     warnings: tuple[str, ...] = ()
+    max_fail_rate: float = 0.0
+    # The status had no gated value failed its threshold: what a run gated on a baseline
+    # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
+    status_without_thresholds: str = PASS
 
     def value(self, name: str) -> ValueVerdict | None:
         return next((v for v in self.values if v.name == name), None)
@@ -113,7 +119,7 @@ def evaluate(
     names = sorted(set(run.value_metric) | set(thresholds))
     verdicts = []
     reasons: list[str] = []
-    vulnerable = False
+    threshold_reasons: list[str] = []
     answered = [r for r in results if r.error is None]
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for name in names:
@@ -129,14 +135,17 @@ def evaluate(
         if threshold is not None:
             failing = tuple(sorted(tid for tid, value in scored if threshold.fails(value)))
             fail_rate = rate_interval(len(failing), len(scored)).to_dict() if scored else None
-            allowed = max_fail_rate * len(scored)
+            allowed = _allowed(max_fail_rate, len(scored))
             passed = len(failing) <= allowed and bool(scored)
             if not scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
             elif len(failing) > allowed:
-                vulnerable = True
                 rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
-                reasons.append(f"{name}: {len(failing)} of {len(scored)} cases fail ({rule})")
+                allowance = f", at most {allowed} allowed" if max_fail_rate else ""
+                threshold_reasons.append(
+                    f"{name}: {len(failing)} of {len(scored)} cases fail ({rule}{allowance})"
+                )
+                reasons.append(threshold_reasons[-1])
             if n_unscorable and not tolerate_errors:
                 passed = False
                 reasons.append(f"{name}: {n_unscorable} cases could not be scored by {metric}")
@@ -166,16 +175,9 @@ def evaluate(
     if not_asked and not run.problems:  # stopped for a reason given in problems otherwise
         problems.append(f"{len(not_asked)} cases were not asked")
     tested = not run.stopped and (wiring is None or wiring.reached is not False)
-    if wiring is not None and wiring.reached is False:
-        status = ERROR  # nothing measured is about the pack's documents: no finding stands
-    elif vulnerable:
-        status = FAIL
-    elif problems:
-        status = ERROR
-    elif reasons:
-        status = FAIL
-    else:
-        status = PASS
+    unreached = wiring is not None and wiring.reached is False
+    other_reasons = [r for r in reasons if r not in threshold_reasons]
+    status = _status(unreached, bool(threshold_reasons), problems, other_reasons)
     warnings = [
         w for w in (None if wiring is None else wiring.warning, _foreign(run, thresholds)) if w
     ]
@@ -194,7 +196,27 @@ def evaluate(
         tested=tested,
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
+        max_fail_rate=max_fail_rate,
+        status_without_thresholds=_status(unreached, False, problems, other_reasons),
     )
+
+
+def _allowed(max_fail_rate: float, scored: int) -> int:
+    """How many of *scored* cases may fail: the rate as the decimal the user wrote, so 0.57 of
+    100 allows 57 (in binary floating point 0.57 * 100 is 56.99999999999999)."""
+    return math.floor(Fraction(repr(max_fail_rate)) * scored)
+
+
+def _status(
+    unreached: bool, vulnerable: bool, problems: Sequence[str], reasons: Sequence[str]
+) -> str:
+    if unreached:
+        return ERROR  # nothing measured is about the pack's documents: no finding stands
+    if vulnerable:
+        return FAIL
+    if problems:
+        return ERROR
+    return FAIL if reasons else PASS
 
 
 def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:

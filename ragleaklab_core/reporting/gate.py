@@ -1,0 +1,163 @@
+"""The decision CI acts on: a run's own verdict, or its change from a baseline run.
+
+``ragleaklab run --baseline BASE --fail-on RULE`` gates on one of three rules:
+
+- ``verdict`` (the default): the run's verdict as its thresholds give it; a baseline, when given,
+  is compared and shown but decides nothing;
+- ``regression``: a gated value whose failing rate rose significantly from the baseline
+  (Barnard's one-sided exact test at ``level``, :mod:`ragleaklab_core.reporting.diff`);
+- ``new-failures``: any case that passed in the baseline (was scored and failed nothing) and
+  fails now.
+
+Under the two baseline rules a value that fails its threshold as it already did in the baseline
+no longer fails the run: that is what a team tracking a known weakness asks for. Everything else
+that fails or stops a run still does, because none of it is a measurement that could be
+compared: errored or unscorable cases (unless tolerated), a pack that was not tested, and
+anything the baseline measured that this run did not (a pack, a gated value, a value no case
+could score). So ``pass`` still means "measured, and no worse".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
+    from ragleaklab_core.reporting.diff import RunDiff, ValueDiff
+
+#: The rules ``--fail-on`` accepts, the default first.
+FAIL_ON = ("verdict", "regression", "new-failures")
+DEFAULT_LEVEL = 0.05
+
+#: A run's verdict -> its exit code (as :func:`ragleaklab_core.run.verdict.run_status` has it).
+_EXIT = {"pass": 0, "fail": 1, "error": 3}
+#: How many case ids a reason names.
+_NAMED = 5
+
+
+@frozen
+class Gate:
+    """What the run's exit code says, and why."""
+
+    fail_on: str
+    verdict: str
+    exit_code: int
+    thresholds_verdict: str  # the run's verdict by its thresholds alone
+    reasons: tuple[str, ...]
+    diff: RunDiff | None = None
+    baseline: Mapping[str, Any] | None = None  # {"path": ..., "sha256": ...}
+
+    def to_dict(self) -> dict[str, Any]:
+        baseline = None
+        if self.diff is not None:
+            baseline = {
+                **(self.baseline or {}),
+                "level": self.diff.level,
+                "forced": self.diff.forced,
+                "diff": self.diff.to_dict(),
+            }
+        return {
+            "fail_on": self.fail_on,
+            "thresholds_verdict": self.thresholds_verdict,
+            "reasons": list(self.reasons),
+            "baseline": baseline,
+        }
+
+
+def decide(
+    report: Mapping[str, Any],
+    *,
+    fail_on: str = "verdict",
+    baseline: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
+    level: float = DEFAULT_LEVEL,
+    force: bool = False,
+) -> Gate:
+    """The gate of run *report* (a ``report.json`` document) under rule *fail_on*.
+
+    Args:
+        baseline: The base run's parsed ``report.json``; required by the baseline rules.
+        provenance: What the report says of the baseline file (its path and sha256).
+        level: One-sided significance level of the regression test.
+        force: Compare runs that measured different things (see :func:`compare`).
+
+    Raises:
+        InputError: The runs measured different things and *force* is False, or a report
+            lacks what a comparison reads (the message names its ``$.path``).
+        ValueError: *fail_on* is unknown, or a baseline rule has no baseline.
+    """
+    if fail_on not in FAIL_ON:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    if fail_on != "verdict" and baseline is None:
+        raise ValueError(f"--fail-on {fail_on} compares with a baseline: give one")
+    diff = None
+    if baseline is not None:
+        from ragleaklab_core.reporting.diff import compare
+
+        diff = compare(baseline, report, level=level, force=force)
+    own = str(report["verdict"])
+    if fail_on == "verdict" or diff is None:
+        return Gate(fail_on, own, _EXIT[own], own, (), diff, provenance)
+    worse = _baseline_reasons(diff, fail_on)
+    reasons = [*worse, *_other_reasons(report)]
+    statuses = {p.get("verdict_without_thresholds", p["verdict"]) for p in report["packs"]}
+    if worse or "fail" in statuses:
+        verdict = "fail"
+    elif "error" in statuses or not report["packs"]:
+        verdict = "error"
+    else:
+        verdict = "pass"
+    return Gate(fail_on, verdict, _EXIT[verdict], own, tuple(reasons), diff, provenance)
+
+
+def _baseline_reasons(diff: RunDiff, fail_on: str) -> list[str]:
+    from ragleaklab_core.reporting.diff import p_text
+
+    reasons = []
+    for v in diff.values:
+        if fail_on == "regression" and v.regressed:
+            reasons.append(
+                f"regressed: {v.pack} {v.value}: failing {_rate(v, base=True)} -> "
+                f"{_rate(v, base=False)}, one-sided p = {p_text(v.p_value)} <= {diff.level}"
+            )
+        if fail_on == "new-failures" and v.newly_failing:
+            named = ", ".join(v.newly_failing[:_NAMED])
+            more = (
+                f" (+{len(v.newly_failing) - _NAMED} more)" if len(v.newly_failing) > _NAMED else ""
+            )
+            reasons.append(
+                f"newly failing: {v.pack} {v.value}: {len(v.newly_failing)} cases passed in "
+                f"the baseline and fail now: {named}{more}"
+            )
+    reasons.extend(f"not measured again: {x}" for x in diff.unmeasured)
+    return reasons
+
+
+def _other_reasons(report: Mapping[str, Any]) -> list[str]:
+    """Why packs fail or were not tested apart from their thresholds."""
+    found = []
+    for pack in report["packs"]:
+        status = pack.get("verdict_without_thresholds", pack["verdict"])
+        if status == "pass":
+            continue
+        what = "was not tested" if not pack.get("tested", True) else f"is {status}"
+        found.append(
+            f"{pack['name']} {what} apart from its thresholds (errored, unscorable or "
+            "unmeasured cases; see its reasons)"
+        )
+    return found
+
+
+def _rate(v: ValueDiff, *, base: bool) -> str:
+    k, n = (v.base_failing, v.base_scored) if base else (v.new_failing, v.new_scored)
+    return f"{k}/{n} ({100 * k / n:.1f}%)"
+
+
+def apply(report: Mapping[str, Any], gate: Gate) -> dict[str, Any]:
+    """*report* with its verdict and exit code set by *gate*, and the gate recorded."""
+    return {**report, "verdict": gate.verdict, "exit_code": gate.exit_code, "gate": gate.to_dict()}
+
+
+__all__ = ["DEFAULT_LEVEL", "FAIL_ON", "Gate", "apply", "decide"]

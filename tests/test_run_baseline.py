@@ -1,0 +1,271 @@
+"""`ragleaklab run --baseline ... --fail-on ...` and `--max-fail-rate`: real pairs of runs
+through the CLI, and the gate's decision against a brute-force exact test."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.reporting.gate import decide
+from ragleaklab_core.run.verdict import _allowed
+from tests.support.workspace import Workspace
+from tests.test_reporting_diff import _brute_p_value
+
+PACK = "verbatim-extraction"
+VALUE = "verbatim_score"
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory) -> Workspace:
+    """Base runs of the whole verbatim pack: naive, and hardened by cutting long quotes (46
+    failing cases instead of 57: fewer, but not significantly) or by paraphrasing (none)."""
+    space = Workspace(tmp_path_factory.mktemp("baseline"))
+    space.cli("run", "-p", PACK, "-o", "naive")
+    space.cli("run", "-p", PACK, "-o", "quotes", "--target-option", "max_quote_words=8")
+    space.cli("run", "-p", PACK, "-o", "paraphrase", "--target-option", "paraphrase=true")
+    return space
+
+
+def _gated_run(ws: Workspace, out: str, base: str, *args: str, ok=(0, 1)):
+    done = ws.cli("run", "-p", PACK, "-o", out, "--baseline", f"{base}/report.json", *args, ok=ok)
+    return done, _load(ws.root / out / "report.json")
+
+
+def test_each_rule_decides_the_same_pair_of_runs_its_own_way(ws):
+    """quotes -> naive: more failing cases, some of them new, but no significant regression.
+    Each rule gives its own answer, and the report says which decided."""
+    runs = {}
+    for rule in ("verdict", "regression", "new-failures"):
+        runs[rule] = _gated_run(ws, f"new-{rule}", "quotes", "--fail-on", rule, "--force-baseline")
+    done, report = runs["verdict"]
+    assert done.returncode == 1 and report["verdict"] == "fail"  # its thresholds fail
+    assert report["gate"]["baseline"]["diff"]["values"][0]["regressed"] is False
+    done, report = runs["regression"]
+    assert done.returncode == 0, done.stdout
+    assert report["verdict"] == "pass" and report["exit_code"] == 0
+    assert report["gate"]["thresholds_verdict"] == "fail" and report["gate"]["reasons"] == []
+    assert "gate (--fail-on regression): PASS (by its thresholds alone: FAIL)" in done.stdout
+    done, report = runs["new-failures"]
+    assert done.returncode == 1
+    (value,) = report["gate"]["baseline"]["diff"]["values"]
+    naive = _load(ws.root / "naive/report.json")["packs"][0]
+    quotes = _load(ws.root / "quotes/report.json")["packs"][0]
+    passed_before = (
+        set(quotes["cases"]["ids"])
+        - set(quotes["values"][VALUE]["all_failing_ids"])
+        - set(quotes["values"][VALUE]["unscored_ids"])
+    )
+    expected = sorted(set(naive["values"][VALUE]["all_failing_ids"]) & passed_before)
+    assert expected and value["newly_failing"] == expected
+    (reason,) = report["gate"]["reasons"]
+    assert reason.startswith(f"newly failing: {PACK} {VALUE}: {len(expected)} cases passed")
+
+
+def test_a_significant_regression_fails_and_an_unchanged_run_passes(ws):
+    done, report = _gated_run(
+        ws, "regressed", "paraphrase", "--fail-on", "regression", "--force-baseline"
+    )
+    assert done.returncode == 1 and report["verdict"] == "fail"
+    (reason,) = report["gate"]["reasons"]
+    assert reason.startswith(f"regressed: {PACK} {VALUE}: failing ") and "p = <0.0001" in reason
+    baseline = report["gate"]["baseline"]
+    assert baseline["path"] == "paraphrase/report.json" and baseline["forced"] is True
+    assert len(baseline["sha256"]) == 64
+    # The same run as its baseline: thresholds fail as before, nothing is worse.
+    done, report = _gated_run(ws, "same", "naive", "--fail-on", "regression")
+    assert done.returncode == 0 and report["gate"]["baseline"]["forced"] is False
+    # A stricter level does not turn "no change" into a regression, and a report is
+    # byte-identical when run again.
+    again, _ = _gated_run(ws, "same2", "naive", "--fail-on", "regression")
+    first = (ws.root / "same/report.json").read_text(encoding="utf-8")
+    second = (ws.root / "same2/report.json").read_text(encoding="utf-8")
+    assert first == second and again.returncode == 0
+
+
+def test_a_baseline_of_another_pack_version_is_refused_before_anything_runs(ws, tmp_path):
+    report = _load(ws.root / "naive/report.json")
+    report["packs"][0]["version"] = "0.9.0"
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(report), encoding="utf-8")
+    done = ws.cli("run", "-p", PACK, "-o", "bumped", "--baseline", str(old), ok=(2,))
+    assert f"pack {PACK} is version 0.9.0 in the base, 1.0.0 now" in done.stderr
+    assert "--force-baseline" in done.stderr and "Traceback" not in done.stderr
+    assert not (ws.root / "bumped").exists()  # nothing written, nothing asked
+    forced = ws.cli("run", "-p", PACK, "-o", "bumped", "--baseline", str(old), "--force-baseline")
+    assert forced.returncode == 1 and "compared with --force although" in forced.stdout
+
+
+def test_a_baseline_of_another_target_is_refused_after_the_run_and_resume_finishes_it(ws):
+    done = ws.cli("run", "-p", PACK, "-o", "other", "--baseline", "quotes/report.json", ok=(2,))
+    assert done.stderr.startswith("error: quotes/report.json: --baseline: these runs did not")
+    assert "max_quote_words 8 -> null" in done.stderr and "--resume" in done.stderr
+    assert not (ws.root / "other/report.json").exists()
+    kept = (ws.root / "other/runs.jsonl.partial").read_text(encoding="utf-8").splitlines()
+    assert len(kept) == _load(ws.root / "naive/report.json")["totals"]["cases"]
+    resumed = ws.cli(
+        "run", "-p", PACK, "-o", "other", "--baseline", "quotes/report.json",
+        "--force-baseline", "--resume",
+    )  # fmt: skip
+    assert resumed.returncode == 1
+    assert _load(ws.root / "other/report.json")["gate"]["baseline"]["forced"] is True
+
+
+def test_what_the_baseline_measured_and_this_run_did_not_fails_the_run(ws):
+    ws.cli("run", "--smoke", "-p", "relevance-hijack", "-p", "claim-corruption", "-o", "two")
+    done = ws.cli(
+        "run", "--smoke", "-p", "relevance-hijack", "-o", "one",
+        "--baseline", "two/report.json", "--fail-on", "regression",
+    )  # fmt: skip
+    report = _load(ws.root / "one/report.json")
+    assert done.returncode == 1 and report["verdict"] == "fail"
+    assert report["gate"]["reasons"] == ["not measured again: claim-corruption"]
+
+
+def test_errored_cases_still_fail_a_run_gated_on_its_baseline(ws):
+    """The same broken target twice: nothing regressed, but errored cases are no measurement."""
+    common = ("run", "--smoke", "-p", "relevance-hijack", "--target", "broken")
+    ws.cli(*common, "-o", "broken-base")
+    done = ws.cli(
+        *common, "-o", "broken-new", "--baseline", "broken-base/report.json",
+        "--fail-on", "regression",
+    )  # fmt: skip
+    report = _load(ws.root / "broken-new/report.json")
+    assert done.returncode == 1, done.stdout
+    assert report["packs"][0]["verdict_without_thresholds"] == "fail"
+    assert report["gate"]["reasons"][-1].startswith("relevance-hijack is fail apart from its")
+    tolerated = ws.cli(
+        *common, "-o", "broken-ok", "--tolerate-errors", "--baseline",
+        "broken-base/report.json", "--fail-on", "regression",
+    )  # fmt: skip
+    assert tolerated.returncode == 0, tolerated.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-on", "regression"], "--fail-on compares with a baseline: give --baseline"),
+        (["--force-baseline"], "--force-baseline compares with a baseline"),
+        (["--baseline", "nowhere.json"], "nowhere.json: no such file"),
+        (["--baseline", "bad.json"], "bad.json: $.packs: missing"),
+        (["--max-fail-rate", "1.5"], "expected RATE or PACK=RATE with RATE in [0, 1]"),
+        (["--max-fail-rate", "=0.1"], "expected RATE or PACK=RATE"),
+        (["--max-fail-rate", "no-such-pack=0.1"], "no installed pack is named 'no-such-pack'"),
+    ],
+)
+def test_bad_gate_options_exit_2_and_write_nothing(ws, args, message):
+    (ws.root / "bad.json").write_text('{"verdict": "pass"}', encoding="utf-8")
+    done = ws.cli("run", "--smoke", "-p", "relevance-hijack", "-o", "nothing", *args, ok=(2,))
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert not (ws.root / "nothing").exists()
+
+
+def test_max_fail_rate_per_pack_and_for_all(ws, tmp_path):
+    """sentinel-takeover-safe's smoke cases: k of n fail; a rate allowing exactly k passes it,
+    one allowing k - 1 does not; a pack's own rate wins over the rate for all."""
+    base = ("run", "--smoke", "-p", "sentinel-takeover-safe", "-p", "relevance-hijack")
+    first = ws.cli(*base, "-o", "strict")
+    pack = _load(ws.root / "strict/report.json")["packs"][0]
+    assert pack["name"] == "sentinel-takeover-safe" and first.returncode == 1
+    k, n = pack["values"]["leak_rate"]["failing_cases"], pack["values"]["leak_rate"]["summary"]["n"]
+    assert 1 < k < n
+    exact, short = f"{k / n:.6f}", f"{(k - 1) / n:.6f}"
+    allowing = Fraction(exact) * n
+    if allowing < k:  # rounded down below k/n: one more millionth
+        exact = f"{k / n + 1e-6:.6f}"
+    done = ws.cli(*base, "-o", "loose", "--max-fail-rate", f"sentinel-takeover-safe={exact}")
+    report = _load(ws.root / "loose/report.json")
+    assert done.returncode == 0, done.stdout
+    assert [p["max_fail_rate"] for p in report["packs"]] == [float(exact), 0.0]
+    assert report["settings"]["max_fail_rates"] == {"sentinel-takeover-safe": float(exact)}
+    done = ws.cli(*base, "-o", "short", "--max-fail-rate", f"sentinel-takeover-safe={short}")
+    assert done.returncode == 1 and f"at most {k - 1} allowed" in done.stdout
+    # The rate for all, overridden for one pack, from a config file and the command line.
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f"[run]\nmax_fail_rate = 1.0\n[run.max_fail_rates]\nsentinel-takeover-safe = {short}\n",
+        encoding="utf-8",
+    )
+    done = ws.cli(*base, "-o", "cfg", "-c", str(config))
+    assert done.returncode == 1
+    done = ws.cli(
+        *base, "-o", "cfg2", "-c", str(config), "--max-fail-rate", f"sentinel-takeover-safe={exact}"
+    )
+    assert done.returncode == 0
+    assert [p["max_fail_rate"] for p in _load(ws.root / "cfg2/report.json")["packs"]] == [
+        float(exact),
+        1.0,
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 6), st.integers(0, 5_000))
+def test_the_allowed_count_is_the_decimal_rate_times_the_cases(digits, places, scored):
+    assume(digits <= 10**places)
+    rate = float(f"{digits / 10**places:.{places}f}")
+    # Brute force in integers: the most k with k / scored <= digits / 10**places.
+    expected = max(k for k in range(scored + 1) if k * 10**places <= digits * scored)
+    assert _allowed(rate, scored) == expected
+
+
+def _report(base_k: int, new_k: int, n: int, *, verdict: str = "fail") -> tuple[dict, dict]:
+    ids = [f"c{i:02d}" for i in range(n)]
+
+    def run(k: int, failing: list[str]) -> dict:
+        value = {
+            "threshold": {"value": 0.5, "decision_rule": "score >= threshold -> FAIL"},
+            "fail_rate": {"successes": k, "trials": n},
+            "all_failing_ids": failing,
+            "unscored_ids": [],
+        }
+        pack = {
+            "name": "p",
+            "version": "1",
+            "verdict": verdict if k else "pass",
+            "verdict_without_thresholds": "pass",
+            "tested": True,
+            "metrics": [{"name": "m", "options": {}}],
+            "cases": {"tags": [], "ids": ids},
+            "values": {"v": value},
+        }
+        status = pack["verdict"]
+        return {"verdict": status, "target": None, "packs": [pack]}
+
+    return run(base_k, ids[:base_k]), run(new_k, ids[-new_k:] if new_k else [])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.integers(1, 12))
+def test_the_regression_gate_rejects_exactly_when_the_brute_force_test_does(bk, nk, n):
+    assume(bk <= n and nk <= n)
+    brute = _brute_p_value(nk, n, bk, n)
+    assume(abs(brute - 0.05) > 1e-3)  # the brute force's grid is approximate at the edge
+    base, new = _report(bk, nk, n)
+    gate = decide(new, fail_on="regression", baseline=base)
+    assert (gate.exit_code == 1) == (brute <= 0.05)
+    assert gate.thresholds_verdict == new["verdict"]
+    # new-failures: the new run's failing cases are the last ones, the base's the first ones.
+    failures = decide(new, fail_on="new-failures", baseline=base)
+    newly = set(range(n - nk, n)) - set(range(bk)) if nk else set()
+    assert (failures.exit_code == 1) == bool(newly)
+
+
+def test_decide_refuses_a_baseline_rule_without_a_baseline_and_unknown_rules():
+    base, new = _report(1, 1, 3)
+    with pytest.raises(ValueError, match="give one"):
+        decide(new, fail_on="regression")
+    with pytest.raises(ValueError, match="fail_on"):
+        decide(new, fail_on="worse", baseline=base)
+    other = {**base, "packs": [{**base["packs"][0], "version": "2"}]}
+    with pytest.raises(InputError, match="version 2 in the base, 1 now"):
+        decide(new, fail_on="regression", baseline=other)
+    assert decide(new, fail_on="verdict").exit_code == 1
