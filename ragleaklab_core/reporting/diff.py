@@ -49,6 +49,7 @@ class ValueDiff:
     newly_failing: tuple[str, ...]
     no_longer_failing: tuple[str, ...]
     threshold_changed: bool
+    still_failing: tuple[str, ...] = ()  # failing in both runs
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +64,7 @@ class ValueDiff:
             "regressed": self.regressed,
             "newly_failing": list(self.newly_failing),
             "no_longer_failing": list(self.no_longer_failing),
+            "still_failing": list(self.still_failing),
             "threshold_changed": self.threshold_changed,
         }
 
@@ -342,6 +344,7 @@ def _value_diff(
         newly_failing=tuple(sorted(n_failing & b_passed)),
         no_longer_failing=tuple(sorted(b_failing & n_passed)),
         threshold_changed=b["threshold"] != n["threshold"],
+        still_failing=tuple(sorted(b_failing & n_failing)),
     )
 
 
