@@ -4,6 +4,8 @@ through the CLI, and the gate's decision against a brute-force exact test."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ragleaklab_core.cli.reports import github_annotations
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.reporting.gate import decide
 from ragleaklab_core.run.verdict import _allowed
@@ -269,3 +272,26 @@ def test_decide_refuses_a_baseline_rule_without_a_baseline_and_unknown_rules():
     with pytest.raises(InputError, match="version 2 in the base, 1 now"):
         decide(new, fail_on="regression", baseline=other)
     assert decide(new, fail_on="verdict").exit_code == 1
+
+
+def test_github_annotations_follow_the_gate_not_the_thresholds(ws):
+    """Under --fail-on regression a pack failing its thresholds as in the baseline is a warning
+    and the gate's reasons are the errors; without a regression no ::error is printed."""
+    env = {**ws.env, "GITHUB_ACTIONS": "true"}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragleaklab_core.cli", "run", "-p", PACK, "-o", "gha",
+         "--baseline", "naive/report.json", "--fail-on", "regression"],
+        cwd=ws.root, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    commands = [line for line in done.stdout.splitlines() if line.startswith("::")]
+    assert commands and all(line.startswith("::warning ") for line in commands)
+    report = _load(ws.root / "naive/report.json")  # gated on its thresholds: an error
+    assert github_annotations(report)[0].startswith("::error title=ragleaklab verbatim-extraction")
+    regressed = (
+        _load(ws.root / "regressed/report.json") if (ws.root / "regressed").exists() else None
+    )
+    if regressed is not None:
+        errors = [a for a in github_annotations(regressed) if a.startswith("::error ")]
+        assert errors and "--fail-on regression" in errors[-1] and "regressed: " in errors[-1]

@@ -58,8 +58,14 @@ def read_report(path: Path, *, what: str = "report") -> dict[str, Any]:
 
 def github_annotations(report: Mapping[str, Any]) -> list[str]:
     """GitHub Actions workflow commands: ``::error`` for a pack that failed, errored or was not
-    tested, ``::warning`` for a passing pack's warnings (an uncalibrated threshold, say)."""
+    tested, ``::warning`` for a passing pack's warnings (an uncalibrated threshold, say).
+
+    Under a baseline rule (``--fail-on regression|new-failures``) what decides is the gate: its
+    reasons are the errors, and a pack failing only its thresholds (as in the baseline) is a
+    warning, so the annotations never contradict the job's outcome."""
     lines = []
+    gate = report.get("gate") if isinstance(report.get("gate"), Mapping) else None
+    baseline_rule = gate is not None and gate.get("fail_on", "verdict") != "verdict"
     for pack in report.get("packs", []):
         if not isinstance(pack, Mapping):
             continue
@@ -67,9 +73,15 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
         if pack.get("verdict") != "pass" or not pack.get("tested", True):
             said = [pack.get("not_tested_reason"), *pack.get("reasons", [])]
             text = "; ".join(str(r) for r in said if r) or str(pack.get("verdict"))
-            lines.append(f"::error title={name.rstrip()}::{_escape_data(text)}")
+            only_thresholds = pack.get("verdict_without_thresholds") == "pass"
+            level = "warning" if baseline_rule and only_thresholds else "error"
+            lines.append(f"::{level} title={name.rstrip()}::{_escape_data(text)}")
         for warning in pack.get("warnings", []):
             lines.append(f"::warning title={name.rstrip()}::{_escape_data(str(warning))}")
+    if gate is not None and baseline_rule:
+        title = _escape_property(f"ragleaklab --fail-on {gate['fail_on']}")
+        for reason in gate.get("reasons", []):
+            lines.append(f"::error title={title}::{_escape_data(str(reason))}")
     return lines
 
 
