@@ -13,7 +13,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.run.case_details import failing_details, rates_by_kind
+from ragleaklab_core.run.case_details import case_results, detail_counts, rates_by_kind
 from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
 from ragleaklab_core.values import Threshold
 
@@ -21,6 +21,7 @@ from ragleaklab_core.values import Threshold
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
     run = v.run
     info = run.info
+    cases = case_results(v)
     return {
         "name": info.name,
         "version": info.version,
@@ -32,6 +33,7 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "in_pack": run.n_cases_in_pack,
             "run": len(run.results),
             "errored": len(v.errored_ids),
+            **detail_counts(cases),
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
@@ -52,65 +54,10 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             metric: {"count": len(ids), "ids": dict(list(ids.items())[:LISTED])}
             for metric, ids in v.unscorable.items()
         },
-        "failing_details": failing_details(v),
         "description": info.description,
         "taxonomy": None if info.taxonomy is None else info.taxonomy.to_dict(),
-        "case_results": _case_results(v),
+        "case_results": cases,
     }
-
-
-def _sorted_keys(data: Any) -> Any:
-    # Evidence is the metric plugin's own dict: sort its keys so the report does not depend on
-    # the order a plugin happened to build it in.
-    if isinstance(data, Mapping):
-        return {str(k): _sorted_keys(data[k]) for k in sorted(data, key=str)}
-    if isinstance(data, list | tuple):
-        return [_sorted_keys(x) for x in data]
-    return data
-
-
-def _case_results(v: PackVerdict) -> list[dict[str, Any]]:
-    """Every case run, in the pack's order: its outcome, epoch-reduced values, the gated values
-    it fails, why it errored or could not be scored, and (failing cases only, to keep the report
-    small) each epoch's evidence by metric. What per-case renderings (JUnit, SARIF) read."""
-    failing: dict[str, list[str]] = {}
-    for value in v.values:
-        for tid in value.failing_ids:
-            failing.setdefault(tid, []).append(value.name)
-    epochs: dict[str, list[Any]] = {}
-    for record in sorted(v.run.records, key=lambda r: r.epoch):
-        epochs.setdefault(record.test_id, []).append(record)
-    out = []
-    for r in v.run.results:
-        fails = sorted(failing.get(r.test_id, []))
-        if r.error is not None:
-            outcome = "error"
-        elif fails:
-            outcome = "fail"
-        elif r.unscorable:
-            outcome = "unscorable"
-        else:
-            outcome = "pass"
-        evidence: dict[str, list[Any]] = {}
-        if fails:
-            for record in epochs.get(r.test_id, []):
-                for metric, scored in sorted(record.metrics.items()):
-                    evidence.setdefault(metric, []).append(
-                        _sorted_keys(scored.get("evidence") or {})
-                    )
-        out.append(
-            {
-                "test_id": r.test_id,
-                "outcome": outcome,
-                # Unrounded: a value rounded below its threshold would seem to pass it.
-                "values": {k: float(x) for k, x in sorted(r.values.items())},
-                "failing": fails,
-                "error": r.error,
-                "unscorable": dict(sorted(r.unscorable.items())),
-                "evidence": evidence,
-            }
-        )
-    return out
 
 
 def build_report(
