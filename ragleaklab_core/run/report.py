@@ -2,7 +2,9 @@
 
 ``report.json`` is deterministic: the same inputs give byte-identical files whatever the hash
 seed (keys and ids are sorted, floats rounded, ``generated_at`` honours ``SOURCE_DATE_EPOCH``).
-Timings live only in ``runs.jsonl`` (``elapsed_ms``), which is a log of what happened.
+Timings live only in ``runs.jsonl`` (``elapsed_ms``), which is a log of what happened. It is
+indented, but each case of a pack's ``case_results`` is one line: indented, the cases were most of
+the file.
 """
 
 from __future__ import annotations
@@ -90,9 +92,33 @@ def build_report(
     }
 
 
+#: The lists written one item a line: a pack's cases, thousands of them, each a handful of keys
+#: (indented, they made up most of report.json).
+ONE_LINE_ITEMS = frozenset({"case_results"})
+
+
 def dumps(document: Mapping[str, Any]) -> str:
-    """JSON as ragleaklab writes it: indented, no NaN, newline at the end."""
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """JSON as ragleaklab writes it: indented by two spaces as ``json.dumps`` indents, except
+    that each item of a :data:`ONE_LINE_ITEMS` list is on one line; no NaN, newline at the end."""
+    return _indented(document, 0) + "\n"
+
+
+def _indented(value: Any, level: int, one_line_items: bool = False) -> str:
+    if not value or not isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    pad = "  " * (level + 1)
+    if isinstance(value, Mapping):
+        items = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: "
+            + _indented(v, level + 1, str(k) in ONE_LINE_ITEMS)
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
+    if one_line_items:
+        items = [pad + json.dumps(v, ensure_ascii=False, allow_nan=False) for v in value]
+    else:
+        items = [pad + _indented(v, level + 1) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + "  " * level + "]"
 
 
 def runs_jsonl(verdicts: Sequence[PackVerdict]) -> str:
