@@ -152,10 +152,42 @@ def test_the_html_report_shows_a_calibration_report_given_to_report(tmp_path):
     assert refused.returncode == 2 and "--calibration is shown by html only" in refused.stderr
 
 
-@pytest.mark.parametrize("fmt", ["junit", "sarif"])
+#: What a ragleaklab before the one per-case list wrote: failing cases in failing_details, and
+#: case_results without their kind and detail.
+OLDER_REPORT = {
+    "verdict": "fail",
+    "packs": [
+        {
+            "name": "x", "version": "1", "verdict": "fail", "tested": True, "values": {},
+            "failing_details": [{"test_id": "c1", "kind": None, "query": "q", "answer": "a"}],
+            "case_results": [
+                {
+                    "test_id": "c1", "outcome": "fail", "values": {"v": 1.0}, "failing": ["v"],
+                    "error": None, "unscorable": {}, "evidence": {},
+                }
+            ],
+        }
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERINGS))
 def test_a_report_without_per_case_results_exits_2_naming_the_file(tmp_path, fmt):
     (tmp_path / "old.json").write_text('{"packs": [{"name": "x"}]}', encoding="utf-8")
     done = rlk("report", "old.json", "--format", fmt, "-o", "x", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.startswith("error: old.json: $.packs: report.json has no case_results")
+    assert done.stderr.startswith("error: old.json: $.packs[0]: report.json has no case_results")
     assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_a_report_an_older_ragleaklab_wrote_exits_2_naming_the_file(tmp_path, fmt):
+    """Markdown and HTML show the kind and detail of failing cases, which an older report keeps
+    elsewhere: they say so instead of raising a KeyError or showing no failing case."""
+    (tmp_path / "old.json").write_text(json.dumps(OLDER_REPORT), encoding="utf-8")
+    done = rlk("report", "old.json", "--format", fmt, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(
+        "error: old.json: $.packs[0].case_results[0]: no kind, detail (an older ragleaklab wrote"
+    ), done.stderr
+    assert "Traceback" not in done.stderr

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragleaklab_core.errors import InputError
 from ragleaklab_core.reporting import html as html_report
 from ragleaklab_core.reporting import markdown, wording
 from tests.support.workspace import Workspace
@@ -116,8 +117,21 @@ def test_the_runs_are_of_every_kind(runs):
     assert reports["errored"]["packs"][0]["errored"]
     assert reports["unscorable"]["packs"][0]["unscorable"]
     assert reports["third-party"]["packs"][0]["plugin"]["provider"] == "rlk-test-fakes 1.0"
-    hostile = reports["hostile"]["packs"][0]["failing_details"]
-    assert hostile and all(case["answer"].startswith(PAYLOAD[:50]) for case in hostile)
+    hostile = [c for c in reports["hostile"]["packs"][0]["case_results"] if c["detail"]]
+    assert hostile and all(c["detail"]["answer"].startswith(PAYLOAD[:50]) for c in hostile)
+
+
+def failing_case(test_id: str, text: str = "", **fields: Any) -> dict[str, Any]:
+    """A failing case of ``packs[].case_results``, detailed, with *text* everywhere."""
+    return {
+        "test_id": test_id, "kind": "attack", "tags": ["attack"], "outcome": "fail",
+        "values": {"v": 1.0}, "failing": ["v"], "error": None, "unscorable": {},
+        "detail": {
+            "query": text, "answer": text, "answer_truncated": False, "retrieved_ids": [text],
+        },
+        "evidence": {"m": [{"note": text}]},
+        **fields,
+    }  # fmt: skip
 
 
 # --- Markdown -------------------------------------------------------------------------------
@@ -222,24 +236,14 @@ hostile_text = st.lists(
 def test_any_case_text_stays_text_in_its_cell(query, answer, test_id):
     """Property: whatever a case's query, answer and id hold, GitHub shows each as the text of
     its own cell (clipped), in a row as wide as the table, and makes nothing of it."""
-    case = {
-        "test_id": test_id,
-        "kind": "attack",
-        "tags": [],
-        "fails": ["v"],
-        "values": {"v": 1.0},
-        "query": query,
-        "answer": answer,
-        "answer_truncated": False,
-        "retrieved_ids": [],
-        "evidence": {"m": {"note": answer}},
-    }
+    detail = {"query": query, "answer": answer, "answer_truncated": False, "retrieved_ids": []}
+    case = failing_case(test_id, answer, detail=detail)
     pack = {
         "name": "p",
         "version": "1",
         "verdict": "fail",
         "values": {},
-        "failing_details": [case] * (markdown.TOP_CASES + 1),
+        "case_results": [case] * (markdown.TOP_CASES + 1),
     }
     report = {"verdict": "fail", "packs": [pack], "totals": {}, "tool": {"version": "0"}}
     tree, _ = gfm(markdown.render(report))
@@ -276,11 +280,11 @@ def test_markdown_is_cut_to_the_limit_with_a_note(runs, limit):
 def test_a_huge_report_stays_under_githubs_step_summary_limit(runs):
     report = json.loads(json.dumps(runs["reports"]["several-failing"]))
     for pack in report["packs"]:
-        details = pack["failing_details"]
-        pack["failing_details"] = [
-            {**case, "test_id": f"{case['test_id']}-{i}", "query": "q" * 5000}
+        failing = [c for c in pack["case_results"] if c["detail"]]
+        pack["case_results"] = [
+            {**c, "test_id": f"{c['test_id']}-{i}", "detail": {**c["detail"], "query": "q" * 5000}}
             for i in range(200)
-            for case in details
+            for c in failing
         ]
     text = markdown.render(report)
     assert markdown.STEP_SUMMARY_BYTES - 4096 < len(text.encode()) <= markdown.STEP_SUMMARY_BYTES
@@ -403,13 +407,12 @@ def test_a_hostile_answer_is_text_in_the_html(runs):
 @given(text=hostile_text)
 @settings(max_examples=100, deadline=None)
 def test_any_case_text_is_text_in_the_html(text):
-    case = {
-        "test_id": text, "kind": text, "tags": [text], "fails": [text], "values": {text: 1.0},
-        "query": text, "answer": text, "answer_truncated": False, "retrieved_ids": [text],
-        "evidence": {text: {text: text}},
-    }  # fmt: skip
+    case = failing_case(
+        text, text, kind=text, tags=[text], values={text: 1.0}, failing=[text],
+        evidence={text: [{text: text}]},
+    )  # fmt: skip
     pack = {"name": text, "version": text, "verdict": "fail", "values": {}}
-    report = {"verdict": "fail", "packs": [{**pack, "failing_details": [case]}], "totals": {}}
+    report = {"verdict": "fail", "packs": [{**pack, "case_results": [case]}], "totals": {}}
     page = html_report.render(report)
     tree, collector = parse_html(page)
     assert_self_contained(page, collector)
@@ -457,3 +460,54 @@ def test_the_page_forbids_every_fetch_and_every_other_script():
     policy = meta.get("content")
     digest = base64.b64encode(hashlib.sha256(html_report._SCRIPT.encode()).digest()).decode()
     assert "default-src 'none'" in policy and f"script-src 'sha256-{digest}'" in policy
+
+
+# --- the cases report.json holds without their detail -----------------------------------------
+
+
+def test_failing_cases_past_the_detailed_ones_are_counted_exactly(runs):
+    """The renderings list the failing cases that have their detail and count the others: not
+    the errored ones, and not a failing case twice for failing two values."""
+    report = json.loads(json.dumps(runs["reports"]["several-failing"]))
+    pack = max(
+        report["packs"], key=lambda p: sum(c["outcome"] == "fail" for c in p["case_results"])
+    )
+    failing = [c for c in pack["case_results"] if c["outcome"] == "fail"]
+    assert len(failing) > 3
+    for case in failing[3:]:
+        case["detail"], case["evidence"] = None, {}
+    failing[-1]["failing"] = failing[-1]["failing"] * 2  # as if it failed a second value
+    unlisted = len(failing) - 3
+    errored = failing_case("errored", outcome="error", values={}, failing=[], error="boom")
+    pack["case_results"].append({**errored, "detail": None, "evidence": {}})
+    assert wording.unlisted_failing(pack) == unlisted
+    listed = [c["test_id"] for p, c in wording.failing_cases(report) if p is pack]
+    assert sorted(listed) == sorted(c["test_id"] for c in failing[:3])
+    text = markdown.render(report)
+    assert f"\n{unlisted} more failing cases are counted but not detailed in report.json." in text
+    page = html_report.render(report)
+    assert f"; {unlisted} more are counted but not detailed in report.json." in page
+
+
+@pytest.mark.parametrize("render", [markdown.render, html_report.render])
+def test_a_report_without_the_case_detail_is_refused_by_its_path(runs, render):
+    report = json.loads(json.dumps(runs["reports"]["epochs"]))
+    del report["packs"][0]["case_results"][2]["detail"]
+    with pytest.raises(InputError, match=r"^\$\.packs\[0\]\.case_results\[2\]: no detail \("):
+        render(report)
+    del report["packs"][0]["case_results"]
+    with pytest.raises(InputError, match=r"^\$\.packs\[0\]: report.json has no case_results"):
+        render(report)
+
+
+def test_a_case_scored_in_several_epochs_shows_each_epochs_evidence(runs):
+    report = runs["reports"]["epochs"]
+    (pack, case), *_ = wording.failing_cases(report)
+    assert pack["cases"]["epochs"] == 2
+    (metric, epochs), *_ = case["evidence"].items()
+    assert len(epochs) == 2
+    assert wording.shown_evidence(case["evidence"])[metric] == epochs
+    row = parse_html(html_report.render(report))[0].find(".//table[@id='cases']/tbody/tr")
+    assert json.loads(row[7][0].text) == wording.shown_evidence(case["evidence"])
+    single = {metric: epochs[:1]}
+    assert wording.shown_evidence(single) == {metric: epochs[0]}

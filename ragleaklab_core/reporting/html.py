@@ -19,6 +19,7 @@ from html import escape as _escape
 from typing import Any
 
 from ragleaklab_core.reporting import wording as w
+from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 
 #: Code points HTML forbids in a document (controls but tab, newline, form feed and carriage
 #: return; noncharacters): a case's text may hold any, and each is shown as U+FFFD.
@@ -95,7 +96,13 @@ def escape(value: Any) -> str:
 
 def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = None) -> str:
     """The HTML page of *report* (a parsed ``report.json``), with the ROC curve and calibration
-    details of *calibration* (a parsed ``calibration_report.json``) when given."""
+    details of *calibration* (a parsed ``calibration_report.json``) when given.
+
+    Raises:
+        InputError: *report* lacks the per-case results or their detail (an older ragleaklab
+            wrote it).
+    """
+    require_case_results(report, DETAIL_FIELDS)
     status = str(report.get("verdict"))
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     policy = (
@@ -325,19 +332,22 @@ def _cases(report: Mapping[str, Any]) -> list[str]:
         "<tbody>"
     )
     for pack, case in cases:
-        fails = ", ".join(f"{n} {w.number(v)}" for n, v in (case.get("values") or {}).items())
-        answer = case.get("answer")
+        fails = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
+        detail = case.get("detail") or {}
+        answer = detail.get("answer")
         shown = "" if answer is None else str(answer)[:ANSWER_CHARS]
-        if case.get("answer_truncated") or (answer is not None and len(str(answer)) > ANSWER_CHARS):
+        if detail.get("answer_truncated") or (
+            answer is not None and len(str(answer)) > ANSWER_CHARS
+        ):
             shown += "\u2026"
-        retrieved = case.get("retrieved_ids")
-        evidence = json.dumps(case.get("evidence") or {}, indent=1, ensure_ascii=False)
+        retrieved = detail.get("retrieved_ids")
+        evidence = json.dumps(w.shown_evidence(case.get("evidence")), indent=1, ensure_ascii=False)
         out.append(
             f'<tr data-pack="{escape(str(pack.get("name")))}" '
             f'data-kind="{escape(str(case.get("kind") or "unknown"))}">'
             f"<td>{escape(str(pack.get('name')))}</td><td>{escape(str(case.get('test_id')))}</td>"
             f"<td>{escape(str(case.get('kind') or ''))}</td><td>{escape(fails)}</td>"
-            f"<td>{escape(str(case.get('query') or ''))}</td><td>{escape(shown)}</td>"
+            f"<td>{escape(str(detail.get('query') or ''))}</td><td>{escape(shown)}</td>"
             f"<td>{escape(', '.join(map(str, retrieved)) if retrieved is not None else 'n/a')}</td>"
             f"<td><pre>{escape(evidence)}</pre></td></tr>"
         )

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from ragleaklab_core.errors import InputError
+from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
 
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -141,13 +141,10 @@ def render(report: Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a JUnit XML document.
 
     Raises:
-        InputError: *report* lacks the per-case results (``packs[].case_results``).
+        InputError: *report* lacks the per-case results (``packs[].case_results``) or
+            fields of them (an older ragleaklab wrote it).
     """
-    if any("case_results" not in pack for pack in report["packs"]):
-        raise InputError(
-            "$.packs: report.json has no case_results (a ragleaklab older than 0.2 wrote it); "
-            "run again"
-        )
+    require_case_results(report, OUTCOME_FIELDS)
     packs = report["packs"]
     suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
     root = ET.Element(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragleaklab_core.reporting import wording as w
+from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 
 #: GitHub's limit on one step's summary (1 MiB); the rendering never exceeds *max_bytes*.
 STEP_SUMMARY_BYTES = 1024 * 1024
@@ -52,7 +53,13 @@ def text(value: Any, limit: int = CELL_CHARS) -> str:
 def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
     """The Markdown summary of *report* (a parsed ``report.json``), at most *max_bytes* UTF-8
     bytes: when the whole would be longer, the collapsed list of failing cases is shortened
-    first, then the end is cut, and a note says so."""
+    first, then the end is cut, and a note says so.
+
+    Raises:
+        InputError: *report* lacks the per-case results or their detail (an older ragleaklab
+            wrote it).
+    """
+    require_case_results(report, DETAIL_FIELDS)
     head = _head(report)
     for pack in report.get("packs") or []:
         head += _pack(pack)
@@ -143,11 +150,12 @@ def _case_table(cases: list[PackCase]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for pack, case in cases:
-        fails = ", ".join(f"{n} {w.number(v)}" for n, v in (case.get("values") or {}).items())
+        fails = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
+        detail = case.get("detail") or {}
         lines.append(
             f"| {text(pack.get('name'), 60)} | {text(case.get('test_id'), 60)} "
-            f"| {text(case.get('kind') or '')} | {text(fails)} | {text(case.get('query'))} "
-            f"| {text(case.get('answer'))} | {text(w.evidence_text(case.get('evidence')))} |"
+            f"| {text(case.get('kind') or '')} | {text(fails)} | {text(detail.get('query'))} "
+            f"| {text(detail.get('answer'))} | {text(w.evidence_text(case.get('evidence')))} |"
         )
     return lines
 

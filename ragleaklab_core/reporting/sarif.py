@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ragleaklab_core.errors import InputError
+from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
 
 #: The official OASIS schema (errata 01), which the log names as its ``$schema``.
 SCHEMA = (
@@ -129,13 +129,10 @@ def render(report: Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
 
     Raises:
-        InputError: *report* lacks the per-case results (``packs[].case_results``).
+        InputError: *report* lacks the per-case results (``packs[].case_results``) or
+            fields of them (an older ragleaklab wrote it).
     """
-    if any("case_results" not in pack for pack in report["packs"]):
-        raise InputError(
-            "$.packs: report.json has no case_results (a ragleaklab older than 0.2 wrote it); "
-            "run again"
-        )
+    require_case_results(report, OUTCOME_FIELDS)
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []

@@ -88,10 +88,11 @@ def run_line(report: Mapping[str, Any]) -> str:
 
 
 def evidence_text(evidence: Mapping[str, Any] | None, limit: int = 160) -> str:
-    """One line of a failing case's evidence: each metric's non-empty entries as compact JSON,
-    cut at *limit* characters. Evidence is the metric's own (the core knows none of its keys)."""
+    """One line of a failing case's evidence (as :func:`shown_evidence` gives it): each metric's
+    non-empty entries as compact JSON, cut at *limit* characters. Evidence is the metric's own
+    (the core knows none of its keys)."""
     parts = []
-    for metric, data in (evidence or {}).items():
+    for metric, data in shown_evidence(evidence).items():
         kept = (
             {k: v for k, v in data.items() if v not in (None, [], {}, "")}
             if isinstance(data, Mapping)
@@ -102,6 +103,15 @@ def evidence_text(evidence: Mapping[str, Any] | None, limit: int = 160) -> str:
     return clip("; ".join(parts), limit)
 
 
+def shown_evidence(evidence: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A case's evidence (metric -> its evidence in each epoch) as a reader takes it in: a
+    metric scored in one epoch shows that epoch's evidence, one scored in several the list."""
+    return {
+        metric: epochs[0] if isinstance(epochs, list) and len(epochs) == 1 else epochs
+        for metric, epochs in (evidence or {}).items()
+    }
+
+
 def clip(text: Any, limit: int) -> str:
     """*text* on one line, at most *limit* characters (an ellipsis marks a cut)."""
     one_line = " ".join(str(text).split())
@@ -109,14 +119,14 @@ def clip(text: Any, limit: int) -> str:
 
 
 def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    """Every listed failing case as (pack, case), the most telling first: taken in turn from
-    each pack (so every failing pack shows among the first), attack cases before benign ones,
-    then by the highest value failed, then by id."""
+    """Every detailed failing case (of ``packs[].case_results``) as (pack, case), the most
+    telling first: taken in turn from each pack (so every failing pack shows among the first),
+    attack cases before benign ones, then by the highest value failed, then by id."""
     queues = []
     for pack in report.get("packs") or []:
-        details = list(pack.get("failing_details") or [])
-        details.sort(key=_rank)
-        queues.append([(pack, case) for case in details])
+        listed = [c for c in pack["case_results"] if c["outcome"] == "fail" and c["detail"]]
+        listed.sort(key=_rank)
+        queues.append([(pack, case) for case in listed])
     ordered = []
     while any(queues):
         for queue in queues:
@@ -125,17 +135,21 @@ def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Ma
     return ordered
 
 
+def failed_values(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The values *case* fails, by name: ``{"leak_rate": 0.7058...}``."""
+    values = case.get("values") or {}
+    return {name: values.get(name) for name in case.get("failing") or []}
+
+
 def _rank(case: Mapping[str, Any]) -> tuple[int, float, str]:
-    values = [v for v in (case.get("values") or {}).values() if isinstance(v, int | float)]
+    values = [v for v in failed_values(case).values() if isinstance(v, int | float)]
     return (0 if case.get("kind") == "attack" else 1, -max(values, default=0.0), case["test_id"])
 
 
 def unlisted_failing(pack: Mapping[str, Any]) -> int:
-    """How many failing cases of *pack* report.json counts but does not detail (at least; a
-    case failing two values counts once in the details)."""
-    values = (pack.get("values") or {}).values()
-    total = max((int(v.get("failing_cases") or 0) for v in values), default=0)
-    return max(0, total - len(pack.get("failing_details") or []))
+    """How many failing cases of *pack* report.json holds without their detail (those past
+    the first 500 failing or errored cases by id)."""
+    return sum(1 for c in pack["case_results"] if c["outcome"] == "fail" and not c["detail"])
 
 
 def gated(pack: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, Any]]]:
@@ -154,6 +168,7 @@ __all__ = [
     "clip",
     "count_text",
     "evidence_text",
+    "failed_values",
     "failing_cases",
     "gated",
     "interval_text",
@@ -162,6 +177,7 @@ __all__ = [
     "percent",
     "rule_text",
     "run_line",
+    "shown_evidence",
     "unlisted_failing",
     "verdict_word",
 ]

@@ -1,27 +1,31 @@
-"""What ``report.json`` says about single cases: the failing cases with their evidence, and the
-gated rates split into attack and benign cases.
+"""What ``report.json`` says about single cases: every case run with its outcome (the pack's
+``case_results``), the failing and errored cases in detail, and the gated rates split into
+attack and benign cases.
 
 Renderings of a report (Markdown, HTML, JUnit, SARIF) read only ``report.json``, so whatever
-they show about a case must be here. Everything is bounded (excerpts, list lengths) and ordered,
-so the report stays small and byte-identical for the same inputs.
+they show about a case must be here. Everything is bounded (excerpts, list lengths, evidence)
+and ordered, so the report stays small and byte-identical for the same inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragleaklab_core.stats.aggregation import rate_interval
 
 if TYPE_CHECKING:
-    from ragleaklab_core.run.runner import CaseRecord
+    from ragleaklab_core.run.runner import CaseRecord, CaseResult
     from ragleaklab_core.run.verdict import PackVerdict
 
 #: The tags that mark a case as an attack or a benign question (the convention of every pack's
 #: ``cases.jsonl``, docs/packs.md); a pack without them has no split.
 KINDS = ("attack", "benign")
-#: How many failing cases a pack lists in detail (the counts are always complete).
+#: How many failing or errored cases a pack details (query, answer, evidence), by test id; the
+#: outcomes and values of every case are always there.
 DETAILED = 500
+#: The outcomes a case is detailed for: what a reader triages.
+DETAILED_OUTCOMES = ("fail", "error")
 #: Longest answer excerpt and evidence string, in characters; longest evidence list.
 ANSWER_CHARS = 400
 EVIDENCE_CHARS = 200
@@ -30,7 +34,7 @@ EVIDENCE_ITEMS = 20
 RETRIEVED_IDS = 10
 
 
-def kind_of(tags: tuple[str, ...]) -> str | None:
+def kind_of(tags: Sequence[str]) -> str | None:
     """``"attack"``, ``"benign"`` or None from a case's tags (attack wins if both)."""
     return next((kind for kind in KINDS if kind in tags), None)
 
@@ -56,52 +60,97 @@ def rates_by_kind(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
     return {kind: rate_interval(k, n).to_dict() for kind, (k, n) in counts.items()}
 
 
-def failing_details(verdict: PackVerdict) -> list[dict[str, Any]]:
-    """Every case failing a gated value (up to :data:`DETAILED`, by test id): its kind, query,
-    answer excerpt, retrieved ids, the values it fails and each metric's evidence (of its first
-    answered epoch)."""
+def outcome_of(result: CaseResult, failing: Sequence[str]) -> str:
+    """``error`` (a plugin raised, or the case was not asked) outranks ``fail`` (a gated value
+    fails its threshold), which outranks ``unscorable``; otherwise ``pass``."""
+    if result.error is not None:
+        return "error"
+    if failing:
+        return "fail"
+    return "unscorable" if result.unscorable else "pass"
+
+
+def case_results(verdict: PackVerdict) -> list[dict[str, Any]]:
+    """Every case run, in the pack's order: its kind and tags, outcome, epoch-reduced values,
+    the gated values it fails, why it errored or could not be scored; and for the first
+    :data:`DETAILED` failing or errored cases by test id, its ``detail`` (query, answer excerpt,
+    retrieved ids) and each metric's ``evidence`` in every epoch. What every rendering reads."""
     failing: dict[str, list[str]] = {}
     for value in verdict.values:
         for test_id in value.failing_ids:
             failing.setdefault(test_id, []).append(value.name)
-    values = {r.test_id: r.values for r in verdict.run.results}
-    first: dict[str, CaseRecord] = {}
-    for answered in sorted(verdict.run.records, key=lambda r: r.epoch):
-        if answered.error is None:
-            first.setdefault(answered.test_id, answered)
-    details = []
-    for test_id in sorted(failing)[:DETAILED]:
-        record = first.get(test_id)
-        tags = tuple(verdict.run.case_tags.get(test_id, ()))
-        answer = None if record is None else record.answer
-        retrieved = None if record is None else record.retrieved
-        details.append(
+    outcomes = {r.test_id: outcome_of(r, failing.get(r.test_id, [])) for r in verdict.run.results}
+    detailed = set(sorted(t for t, o in outcomes.items() if o in DETAILED_OUTCOMES)[:DETAILED])
+    epochs: dict[str, list[CaseRecord]] = {}
+    for record in sorted(verdict.run.records, key=lambda r: r.epoch):
+        epochs.setdefault(record.test_id, []).append(record)
+    out = []
+    for r in verdict.run.results:
+        tags = list(verdict.run.case_tags.get(r.test_id, ()))
+        records = epochs.get(r.test_id, [])
+        out.append(
             {
-                "test_id": test_id,
+                "test_id": r.test_id,
                 "kind": kind_of(tags),
-                "tags": list(tags),
-                "fails": failing[test_id],
-                "values": {n: round(values[test_id][n], 6) for n in failing[test_id]},
-                "query": None if record is None else record.query,
-                "answer": None if answer is None else answer[:ANSWER_CHARS],
-                "answer_truncated": answer is not None and len(answer) > ANSWER_CHARS,
-                "retrieved_ids": None
-                if retrieved is None
-                else [str(d["doc_id"]) for d in retrieved[:RETRIEVED_IDS]],
-                "evidence": {}
-                if record is None
-                else {m: _bounded(r.get("evidence") or {}) for m, r in record.metrics.items()},
+                "tags": tags,
+                "outcome": outcomes[r.test_id],
+                # Unrounded: a value rounded below its threshold would seem to pass it.
+                "values": {k: float(x) for k, x in sorted(r.values.items())},
+                "failing": sorted(failing.get(r.test_id, [])),
+                "error": r.error,
+                "unscorable": dict(sorted(r.unscorable.items())),
+                "detail": _detail(records) if r.test_id in detailed else None,
+                "evidence": _evidence(records) if r.test_id in detailed else {},
             }
         )
-    return details
+    return out
+
+
+def detail_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many failing or errored cases of *results* are detailed, and how many are not
+    (beyond :data:`DETAILED`): the renderings' "and N more"."""
+    triaged = [c for c in results if c["outcome"] in DETAILED_OUTCOMES]
+    shown = sum(c["detail"] is not None for c in triaged)
+    return {"detailed": shown, "not_detailed": len(triaged) - shown}
+
+
+def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """The case's query and, from the first epoch the target answered (an errored case may
+    have none), the answer excerpt and the retrieved ids in rank order."""
+    answered = next((r for r in records if r.answer is not None), None)
+    answer = None if answered is None else answered.answer
+    retrieved = None if answered is None else answered.retrieved
+    return {
+        "query": records[0].query if records else None,
+        "answer": None if answer is None else answer[:ANSWER_CHARS],
+        "answer_truncated": answer is not None and len(answer) > ANSWER_CHARS,
+        "retrieved_ids": None
+        if retrieved is None
+        else [str(d["doc_id"]) for d in retrieved[:RETRIEVED_IDS]],
+    }
+
+
+def _evidence(records: Sequence[CaseRecord]) -> dict[str, list[Any]]:
+    """Metric -> its bounded evidence in each epoch, in epoch order; null for an epoch that
+    errored before the metric scored it (only an errored case has one)."""
+    metrics = sorted({m for r in records for m in r.metrics})
+    return {
+        m: [
+            _bounded(r.metrics[m].get("evidence") or {}) if m in r.metrics else None
+            for r in records
+        ]
+        for m in metrics
+    }
 
 
 def _bounded(data: Any) -> Any:
-    """*data* (JSON-compatible evidence) with long strings cut and long lists shortened."""
+    """*data* (JSON-compatible evidence, the metric's own) with keys sorted (so the report does
+    not depend on the order a plugin built it in), long strings cut, long lists shortened and
+    floats rounded."""
     if isinstance(data, str):
         return data if len(data) <= EVIDENCE_CHARS else data[:EVIDENCE_CHARS] + "..."
     if isinstance(data, Mapping):
-        return {str(k): _bounded(v) for k, v in data.items()}
+        return {str(k): _bounded(data[k]) for k in sorted(data, key=str)}
     if isinstance(data, list | tuple):
         items = [_bounded(v) for v in list(data)[:EVIDENCE_ITEMS]]
         return [*items, "..."] if len(data) > EVIDENCE_ITEMS else items
@@ -110,4 +159,12 @@ def _bounded(data: Any) -> Any:
     return data
 
 
-__all__ = ["KINDS", "failing_details", "kind_of", "rates_by_kind"]
+__all__ = [
+    "DETAILED",
+    "KINDS",
+    "case_results",
+    "detail_counts",
+    "kind_of",
+    "outcome_of",
+    "rates_by_kind",
+]

@@ -2,7 +2,9 @@
 
 ``report.json`` is deterministic: the same inputs give byte-identical files whatever the hash
 seed (keys and ids are sorted, floats rounded, ``generated_at`` honours ``SOURCE_DATE_EPOCH``).
-Timings live only in ``runs.jsonl`` (``elapsed_ms``), which is a log of what happened.
+Timings live only in ``runs.jsonl`` (``elapsed_ms``), which is a log of what happened. It is
+indented, but each case of a pack's ``case_results`` is one line: indented, the cases were most of
+the file.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.run.case_details import failing_details, rates_by_kind
+from ragleaklab_core.run.case_details import case_results, detail_counts, rates_by_kind
 from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
 from ragleaklab_core.values import Threshold
 
@@ -21,6 +23,7 @@ from ragleaklab_core.values import Threshold
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
     run = v.run
     info = run.info
+    cases = case_results(v)
     return {
         "name": info.name,
         "version": info.version,
@@ -32,6 +35,7 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "in_pack": run.n_cases_in_pack,
             "run": len(run.results),
             "errored": len(v.errored_ids),
+            **detail_counts(cases),
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
@@ -54,65 +58,10 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             metric: {"count": len(ids), "ids": dict(list(ids.items())[:LISTED])}
             for metric, ids in v.unscorable.items()
         },
-        "failing_details": failing_details(v),
         "description": info.description,
         "taxonomy": None if info.taxonomy is None else info.taxonomy.to_dict(),
-        "case_results": _case_results(v),
+        "case_results": cases,
     }
-
-
-def _sorted_keys(data: Any) -> Any:
-    # Evidence is the metric plugin's own dict: sort its keys so the report does not depend on
-    # the order a plugin happened to build it in.
-    if isinstance(data, Mapping):
-        return {str(k): _sorted_keys(data[k]) for k in sorted(data, key=str)}
-    if isinstance(data, list | tuple):
-        return [_sorted_keys(x) for x in data]
-    return data
-
-
-def _case_results(v: PackVerdict) -> list[dict[str, Any]]:
-    """Every case run, in the pack's order: its outcome, epoch-reduced values, the gated values
-    it fails, why it errored or could not be scored, and (failing cases only, to keep the report
-    small) each epoch's evidence by metric. What per-case renderings (JUnit, SARIF) read."""
-    failing: dict[str, list[str]] = {}
-    for value in v.values:
-        for tid in value.failing_ids:
-            failing.setdefault(tid, []).append(value.name)
-    epochs: dict[str, list[Any]] = {}
-    for record in sorted(v.run.records, key=lambda r: r.epoch):
-        epochs.setdefault(record.test_id, []).append(record)
-    out = []
-    for r in v.run.results:
-        fails = sorted(failing.get(r.test_id, []))
-        if r.error is not None:
-            outcome = "error"
-        elif fails:
-            outcome = "fail"
-        elif r.unscorable:
-            outcome = "unscorable"
-        else:
-            outcome = "pass"
-        evidence: dict[str, list[Any]] = {}
-        if fails:
-            for record in epochs.get(r.test_id, []):
-                for metric, scored in sorted(record.metrics.items()):
-                    evidence.setdefault(metric, []).append(
-                        _sorted_keys(scored.get("evidence") or {})
-                    )
-        out.append(
-            {
-                "test_id": r.test_id,
-                "outcome": outcome,
-                # Unrounded: a value rounded below its threshold would seem to pass it.
-                "values": {k: float(x) for k, x in sorted(r.values.items())},
-                "failing": fails,
-                "error": r.error,
-                "unscorable": dict(sorted(r.unscorable.items())),
-                "evidence": evidence,
-            }
-        )
-    return out
 
 
 def build_report(
@@ -145,9 +94,33 @@ def build_report(
     }
 
 
+#: The lists written one item a line: a pack's cases, thousands of them, each a handful of keys
+#: (indented, they made up most of report.json).
+ONE_LINE_ITEMS = frozenset({"case_results"})
+
+
 def dumps(document: Mapping[str, Any]) -> str:
-    """JSON as ragleaklab writes it: indented, no NaN, newline at the end."""
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """JSON as ragleaklab writes it: indented by two spaces as ``json.dumps`` indents, except
+    that each item of a :data:`ONE_LINE_ITEMS` list is on one line; no NaN, newline at the end."""
+    return _indented(document, 0) + "\n"
+
+
+def _indented(value: Any, level: int, one_line_items: bool = False) -> str:
+    if not value or not isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    pad = "  " * (level + 1)
+    if isinstance(value, Mapping):
+        items = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: "
+            + _indented(v, level + 1, str(k) in ONE_LINE_ITEMS)
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
+    if one_line_items:
+        items = [pad + json.dumps(v, ensure_ascii=False, allow_nan=False) for v in value]
+    else:
+        items = [pad + _indented(v, level + 1) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + "  " * level + "]"
 
 
 def runs_jsonl(verdicts: Sequence[PackVerdict]) -> str:
