@@ -295,3 +295,53 @@ def test_github_annotations_follow_the_gate_not_the_thresholds(ws):
     if regressed is not None:
         errors = [a for a in github_annotations(regressed) if a.startswith("::error ")]
         assert errors and "--fail-on regression" in errors[-1] and "regressed: " in errors[-1]
+
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+
+
+def test_every_rendering_of_a_run_gated_on_a_baseline_is_valid_and_shows_the_comparison(ws):
+    """quotes -> naive under --fail-on new-failures: SARIF (valid against the OASIS schema)
+    marks a finding failing in the baseline too as unchanged and every other as new; JUnit
+    validates; Markdown and HTML say what the baseline changed."""
+    import html5lib
+    import jsonschema
+    import xmlschema
+
+    files = {fmt: f"gated/r.{fmt}" for fmt in ("sarif", "junit", "markdown", "html")}
+    done = ws.cli(
+        "run", "-p", PACK, "-o", "gated", "--baseline", "quotes/report.json",
+        "--fail-on", "new-failures", "--force-baseline",
+        *[arg for fmt, path in files.items() for arg in (f"--{fmt}", path)],
+    )  # fmt: skip
+    assert done.returncode == 1
+    report = _load(ws.root / "gated/report.json")
+    (value,) = report["gate"]["baseline"]["diff"]["values"]
+    still, newly = set(value["still_failing"]), set(value["newly_failing"])
+    quotes = _load(ws.root / "quotes/report.json")["packs"][0]["values"][VALUE]["all_failing_ids"]
+    assert still == set(quotes) & set(report["packs"][0]["values"][VALUE]["all_failing_ids"])
+    sarif = json.loads((ws.root / files["sarif"]).read_text(encoding="utf-8"))
+    schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(sarif)
+    states = {
+        r["locations"][0]["logicalLocations"][0]["name"]: r["baselineState"]
+        for r in sarif["runs"][0]["results"]
+    }
+    assert {tid for tid, state in states.items() if state == "unchanged"} == still
+    assert newly <= {tid for tid, state in states.items() if state == "new"}
+    xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd")).validate(str(ws.root / files["junit"]))
+    markdown = (ws.root / files["markdown"]).read_text(encoding="utf-8")
+    assert (
+        "- compared with baseline quotes/report.json (one-sided level 0.05); --fail-on "
+        "new-failures: FAIL (by its thresholds alone: FAIL)"
+    ) in markdown
+    assert f"{len(newly)} newly failing, {len(value['no_longer_failing'])} no longer" in markdown
+    page = (ws.root / files["html"]).read_text(encoding="utf-8")
+    html5lib.HTMLParser(strict=True).parse(page)
+    assert page.count('<p class="gate">') == 2 + len(report["gate"]["reasons"])
+    # A run without a baseline has no baselineState: SARIF's comparison is not claimed.
+    plain = ws.root / "naive/report.json"
+    from ragleaklab_core.reporting import sarif as sarif_rendering
+
+    results = json.loads(sarif_rendering.render(_load(plain)))["runs"][0]["results"]
+    assert results and all("baselineState" not in r for r in results)

@@ -124,6 +124,7 @@ def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = No
         f"<h1>ragleaklab: {escape(w.verdict_word(status))}</h1>",
         f"<p>{escape(w.run_line(report))}</p>",
         f"<p>{escape(_tool_line(report))}</p>",
+        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(report)],
         "</header>",
         "<main>",
         '<h2 id="packs">Packs</h2>',

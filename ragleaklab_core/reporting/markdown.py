@@ -90,11 +90,14 @@ def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) ->
 
 def _head(report: Mapping[str, Any]) -> list[str]:
     status = str(report.get("verdict"))
+    gate = w.gate_lines(report)
     return [
         f"## {_ICON.get(status, '')} ragleaklab: {w.verdict_word(status)}",
         "",
         f"**{text(w.run_line(report), 400)}**",
         "",
+        *[f"- {text(line, 400)}" for line in gate],
+        *([""] if gate else []),
     ]
 
 

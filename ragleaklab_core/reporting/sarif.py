@@ -73,6 +73,7 @@ def _result(
     case: Mapping[str, Any],
     name: str,
     rule_index: int,
+    still: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     threshold = pack["values"][name]["threshold"]
     target = (report.get("target") or {}).get("name") or "target"
@@ -83,7 +84,13 @@ def _result(
     properties: dict[str, Any] = {"values": dict(case["values"])}
     if case["evidence"]:
         properties["evidence"] = case["evidence"]
+    found: dict[str, Any] = {}
+    if still is not None:
+        # SARIF's own baseline comparison, for dashboards that read it: failing in the
+        # baseline run too, or not (newly failing, or not run or scored there).
+        found["baselineState"] = "unchanged" if case["test_id"] in still else "new"
     return {
+        **found,
         "ruleId": f"{pack['name']}/{name}",
         "ruleIndex": rule_index,
         "message": {"text": text},
@@ -125,6 +132,18 @@ def _notifications(pack: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _still_failing(report: Mapping[str, Any]) -> dict[tuple[str, str], frozenset[str]] | None:
+    """(pack, value) -> the cases failing in the baseline run too, for a run compared with one
+    (``run --baseline``); None otherwise. A value the diff did not compare has no entry: its
+    failing cases were not in the baseline, so they are new."""
+    gate = report.get("gate")
+    baseline = gate.get("baseline") if isinstance(gate, Mapping) else None
+    if not isinstance(baseline, Mapping):
+        return None
+    values = (baseline.get("diff") or {}).get("values") or []
+    return {(v["pack"], v["value"]): frozenset(v.get("still_failing") or []) for v in values}
+
+
 def render(report: Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
 
@@ -133,6 +152,7 @@ def render(report: Mapping[str, Any]) -> str:
             fields of them (an older ragleaklab wrote it).
     """
     require_case_results(report, OUTCOME_FIELDS)
+    compared = _still_failing(report)
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
@@ -144,7 +164,10 @@ def render(report: Mapping[str, Any]) -> str:
                 rules.append(_rule(pack, name, value))
         for case in pack["case_results"]:
             for name in case["failing"]:
-                results.append(_result(report, pack, case, name, index[name]))
+                still = (
+                    None if compared is None else compared.get((pack["name"], name), frozenset())
+                )
+                results.append(_result(report, pack, case, name, index[name], still))
         notifications += _notifications(pack)
     tool = report.get("tool") or {}
     run: dict[str, Any] = {

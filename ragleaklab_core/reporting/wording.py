@@ -87,6 +87,33 @@ def run_line(report: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def gate_lines(report: Mapping[str, Any]) -> list[str]:
+    """What a baseline changed, for a run compared with one (``run --baseline``): the rule that
+    decided, why, and each gated value's failing rate in both runs; empty otherwise."""
+    gate = report.get("gate")
+    if not isinstance(gate, Mapping) or not isinstance(gate.get("baseline"), Mapping):
+        return []
+    baseline = gate["baseline"]
+    rule = str(gate.get("fail_on", "verdict"))
+    lines = [
+        f"compared with baseline {baseline.get('path')} (one-sided level "
+        f"{baseline.get('level')}); --fail-on {rule}: {verdict_word(str(report.get('verdict')))}"
+        f" (by its thresholds alone: {verdict_word(str(gate.get('thresholds_verdict')))})"
+    ]
+    lines += [str(reason) for reason in gate.get("reasons") or []]
+    diff = baseline.get("diff") if isinstance(baseline.get("diff"), Mapping) else {}
+    for value in diff.get("values") or []:
+        b, n = value["base"], value["new"]
+        changed = "regressed" if value.get("regressed") else "no significant rise"
+        lines.append(
+            f"{value['pack']} {value['value']}: failing {b['failing']}/{b['scored']} -> "
+            f"{n['failing']}/{n['scored']}, {changed} (p = {number(value.get('p_value'))}); "
+            f"{len(value.get('newly_failing') or [])} newly failing, "
+            f"{len(value.get('no_longer_failing') or [])} no longer failing"
+        )
+    return lines
+
+
 def evidence_text(evidence: Mapping[str, Any] | None, limit: int = 160) -> str:
     """One line of a failing case's evidence (as :func:`shown_evidence` gives it): each metric's
     non-empty entries as compact JSON, cut at *limit* characters. Evidence is the metric's own
