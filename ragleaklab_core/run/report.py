@@ -13,7 +13,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.run.case_details import failing_details, rates_by_kind
+from ragleaklab_core.run.case_details import failing_details, rates_by_family, rates_by_kind
 from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
 from ragleaklab_core.values import Threshold
 
@@ -44,7 +44,11 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
         "warnings": list(v.warnings),
         "wiring": None if run.wiring is None else run.wiring.to_dict(),
         "values": {
-            value.name: {**value.to_dict(), "by_kind": rates_by_kind(v, value.name)}
+            value.name: {
+                **value.to_dict(),
+                "by_kind": rates_by_kind(v, value.name),
+                "by_family": rates_by_family(v, value.name),
+            }
             for value in v.values
         },
         "errored": {k: v.errors[k] for k in list(v.errors)[:LISTED]},
