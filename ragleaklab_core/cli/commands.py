@@ -470,9 +470,10 @@ def run(
     target became unreachable). 1 wins over 3 when packs end differently.
     """
     from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.reporting.console import render as summary
     from ragleaklab_core.run.journal import Journal
     from ragleaklab_core.run.recording import Recorder, Replay
-    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl, summary_lines
+    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl
     from ragleaklab_core.run.suite import plan_suite, run_fingerprint, run_suite
 
     if record_dir is not None and replay_dir is not None:
@@ -559,8 +560,8 @@ def run(
     written = json.loads(dumps(report))
     write_renderings(written, rendered, write_file)
     journal.finish()
-    for line in summary_lines(outcome.verdicts):
-        click.echo(line)
+    # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
+    click.echo(summary(written), nl=False)
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
     for path in rendered.values():
         click.echo(f"wrote {path.as_posix()}")
