@@ -373,12 +373,11 @@ def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:
 
 
 def _progress_callbacks() -> Any:
-    """A progress bar on stderr when it is a terminal; None otherwise (CI logs stay clean)."""
-    if not sys.stderr.isatty():
-        return None
-    from ragleaklab_core.cli._progress import ProgressBar
+    """Progress on stderr: a bar on a terminal, else a plain line at a steady interval
+    (``RAGLEAKLAB_PROGRESS_INTERVAL``), or None when that is 0."""
+    from ragleaklab_core.cli._progress import progress_for
 
-    return ProgressBar()
+    return progress_for(sys.stderr, os.environ)
 
 
 @cli.command()
@@ -486,6 +485,7 @@ def run(
             "ignored, so they are refused (drop them, or run against the target without --replay)"
         )
     rendered = requested_renderings(renderings)
+    progress = _progress_callbacks()  # a malformed interval is refused before anything runs
     raw = read_config_file(config_path) if config_path else {}
     configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
     section = raw.setdefault("run", {})
@@ -529,7 +529,6 @@ def run(
     journal.check(resume=resume, restart=restart)
     recorder = Recorder(record_dir, resume=resume) if record_dir is not None else None
     journal.open(resume=resume)
-    progress = _progress_callbacks()
     try:
         outcome = run_suite(
             config,
