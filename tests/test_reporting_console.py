@@ -179,7 +179,7 @@ def test_a_clean_pass_takes_three_lines(runs):
 
 
 ROW = re.compile(
-    r"^      (?P<label>attack|benign|all cases) +(?P<k>\d+)/(?P<n>\d+) failing +"
+    r"^      (?P<label>attack|benign|untagged|all cases) +(?P<k>\d+)/(?P<n>\d+) failing +"
     r"(?P<rate>[\d.]+)% +\[(?P<lower>[\d.]+)%, (?P<upper>[\d.]+)%\]"
 )
 FAMILY_ROW = re.compile(
@@ -221,7 +221,7 @@ def test_attack_and_benign_rates_are_report_json_s(runs, kind):
                 said = " and ".join(
                     f"0/{r['trials']} {k}" for k, r in (kinds or {}).items() if r["trials"]
                 )
-                assert lines[-1].startswith(f"      {said} cases fail")
+                assert lines[-1].startswith(f"      {said or '0/' + str(rate['trials'])} cases")
             elif kinds is None:
                 same_rate(rows["all cases"], rate)
             else:
@@ -231,8 +231,45 @@ def test_attack_and_benign_rates_are_report_json_s(runs, kind):
                         checked += 1
                     else:
                         assert label not in rows
+                # The built-in packs tag every case attack or benign: no other row.
+                assert "untagged" not in rows
     if kind in ("several-failing", "full", "hostile", "calibrated"):
         assert checked
+
+
+def rate(k: int, n: int) -> dict[str, Any]:
+    interval = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return {
+        "successes": k, "trials": n, "rate": round(k / n, 6), "lower": round(interval.low, 6),
+        "upper": round(interval.high, 6), "confidence": 0.95,
+    }  # fmt: skip
+
+
+def one_value(fail_rate: dict[str, Any], by_kind: dict[str, Any] | None) -> dict[str, Any]:
+    threshold = {"value": 1.0, "decision_rule": "score >= threshold -> FAIL", "source": "pack"}
+    value = {"threshold": threshold, "fail_rate": fail_rate, "by_kind": by_kind}
+    pack = {"name": "p", "version": "1", "verdict": "fail", "values": {"v": value}}
+    return {"verdict": "fail", "totals": {"packs": 1, "failed": 1}, "packs": [pack]}
+
+
+def test_cases_tagged_neither_attack_nor_benign_have_a_row_of_their_own():
+    report = one_value(rate(4, 10), {"attack": rate(2, 5), "benign": rate(0, 3)})
+    lines = value_lines(console.render(report), report["packs"][0], "v")
+    rows = {m["label"]: m for m in map(ROW.match, lines) if m}
+    assert list(rows) == ["attack", "benign", "untagged"]
+    same_rate(rows["untagged"], rate(2, 2))  # 4 - 2 - 0 of 10 - 5 - 3
+    untagged = one_value(rate(3, 10), None)
+    [row] = [m for m in map(ROW.match, value_lines(console.render(untagged), {"name": "p"}, "v"))]
+    same_rate(row, rate(3, 10))
+    assert row["label"] == "all cases"
+    # Nothing failing: one sentence naming each group.
+    clean = one_value(rate(0, 10), {"attack": rate(0, 5), "benign": rate(0, 3)})
+    assert value_lines(console.render(clean), {"name": "p"}, "v") == [
+        "      0/5 attack, 0/3 benign and 0/2 untagged cases fail "
+        f"(attack rate at most {wording.percent(rate(0, 5)['upper'])}, 95% exact)"
+    ]
+    clean = one_value(rate(0, 10), None)
+    assert value_lines(console.render(clean), {"name": "p"}, "v") == ["      0/10 cases fail"]
 
 
 def brute_force_families(pack: dict[str, Any], name: str) -> dict[str, tuple[int, int]]:
@@ -424,3 +461,19 @@ def test_no_text_can_add_a_line_or_reach_the_terminal_raw(text):
     for line in rendered.splitlines():
         assert line == line.rstrip() or not line.strip()
         assert line.startswith(("    ", "FAIL  ", "verdict: "))
+
+
+def test_a_case_s_evidence_line_puts_what_was_found_before_bare_numbers():
+    case = {
+        "test_id": "c1", "kind": "attack", "fails": ["v"], "values": {"v": 1.0},
+        "evidence": {"m": {"k": 5, "found": [{"offset": 3, "text": "leak"}], "note": "y",
+                           "empty": []}},
+    }  # fmt: skip
+    report = one_value(rate(1, 1), None)
+    report["packs"][0]["failing_details"] = [case]
+    lines = console.render(report).splitlines()
+    at = lines.index("      c1 (attack, v 1)")
+    assert (
+        lines[at + 1]
+        == '        m: {"note": "y", "found": [{"text": "leak", "offset": 3}], "k": 5}'
+    )

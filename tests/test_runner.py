@@ -585,5 +585,5 @@ def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
     ],
 )
 def test_a_threshold_knows_whether_it_is_the_packs_default(source, from_pack):
-    # One rule for the summary's "from pack default" and the uncalibrated-defaults warning.
+    # One rule for the summary's "the pack's default" and the uncalibrated-defaults warning.
     assert Threshold(0.5, source=source).from_pack is from_pack

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragleaklab_core.reporting import wording as w
+from ragleaklab_core.stats.aggregation import rate_interval
 
 #: The width lines are kept under (a terminal or CI log is not assumed to be wider).
 WIDTH = 100
@@ -28,6 +29,8 @@ WIDTH = 100
 SHOWN_CASES = 3
 #: How many attack families each gated value lists (the most failing first; the rest summed).
 SHOWN_FAMILIES = 6
+#: The label of the rates of all cases, when no case is tagged attack or benign.
+ALL = "all cases"
 #: Unicode categories a terminal could act on: controls (ESC, CR, CSI...) and format
 #: characters (bidirectional overrides, zero-width joiners).
 _UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
@@ -114,21 +117,20 @@ def _gated(name: str, value: Mapping[str, Any]) -> list[str]:
     head = f"    {w.clip(plain(name), 30)}: {rule}, threshold from "
     lines = _wrapped(head, w.threshold_origin(threshold), indent="        ")
     rate = value.get("fail_rate")
-    kinds = {k: r for k, r in (value.get("by_kind") or {}).items() if r and r.get("trials")}
     if not rate or not rate.get("trials"):
         return [*lines, "      no case could be scored"]
-    if not rate.get("successes") and kinds:
+    kinds = _kinds(value)
+    if not rate.get("successes"):
         # Nothing fails: one line, with how high the attack rate could still be.
-        said = " and ".join(f"0/{r['trials']} {kind}" for kind, r in kinds.items())
-        attack = kinds.get("attack")
+        parts = [f"0/{r.get('trials')}" + ("" if k == ALL else f" {k}") for k, r in kinds]
+        said = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
         bound = ""
-        if attack and attack.get("upper") is not None:
+        attack = dict(kinds).get("attack") or {}
+        if attack.get("upper") is not None:
             bound = f" (attack rate at most {w.percent(attack['upper'])}, 95% exact)"
         return [*lines, _line("      ", f"{said} cases fail{bound}")]
     rows: list[tuple[str, Mapping[str, Any]]] = []
-    if not kinds:
-        rows.append(("all cases", rate))
-    for kind, kind_rate in kinds.items():
+    for kind, kind_rate in kinds:
         rows.append((kind, kind_rate))
         if kind == "attack" and kind_rate.get("successes"):
             rows += [(f"  {f}", r) for f, r in _families(value.get("by_family") or {})]
@@ -145,6 +147,21 @@ def _gated(name: str, value: Mapping[str, Any]) -> list[str]:
         # Numbers and labels only (family names are cleaned in _families): kept aligned.
         lines.append(f"      {label:<{width}}  {text}")
     return lines
+
+
+def _kinds(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The failing rate of the attack cases and of the benign ones (those that ran), and of
+    the cases tagged neither when there are some; of all cases when no case has a kind."""
+    rate = value.get("fail_rate") or {}
+    kinds = [(k, r) for k, r in (value.get("by_kind") or {}).items() if r and r.get("trials")]
+    if not kinds:
+        return [(ALL, rate)]
+    k = int(rate.get("successes") or 0) - sum(int(r.get("successes") or 0) for _, r in kinds)
+    n = int(rate.get("trials") or 0) - sum(int(r.get("trials") or 0) for _, r in kinds)
+    if n > 0 and 0 <= k <= n:
+        # report.json gives no interval for them: the same exact one, computed here.
+        kinds.append(("untagged", rate_interval(k, n).to_dict()))
+    return kinds
 
 
 def _count(rate: Mapping[str, Any]) -> str:
@@ -182,9 +199,28 @@ def _failing(pack: Mapping[str, Any]) -> list[str]:
         values = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
         kind = f"{case.get('kind')}, " if case.get("kind") else ""
         lines.append(_line("      ", f"{case.get('test_id')} ({kind}{values})"))
-        evidence = w.evidence_text(w.case_evidence(case), limit=WIDTH * 2) or "none"
+        evidence = w.evidence_text(_telling_first(w.case_evidence(case)), limit=WIDTH * 2)
+        evidence = evidence or "none"
         lines.append(_line("        ", evidence))
     return lines
+
+
+def _telling_first(data: Any) -> Any:
+    """Evidence reordered for the one line a case gets: in every object, text first, then
+    lists and objects, then bare numbers and flags (``"k": 5`` says less than what was found);
+    the metric's order is kept otherwise."""
+    if isinstance(data, Mapping):
+        rank = {k: _weight(v) for k, v in data.items()}
+        return {k: _telling_first(data[k]) for k in sorted(data, key=lambda k: rank[k])}
+    if isinstance(data, list | tuple):
+        return [_telling_first(v) for v in data]
+    return data
+
+
+def _weight(value: Any) -> int:
+    if isinstance(value, str):
+        return 0
+    return 1 if isinstance(value, Mapping | list | tuple) else 2
 
 
 def _errored(pack: Mapping[str, Any]) -> list[str]:
