@@ -473,6 +473,7 @@ def test_a_case_s_evidence_line_puts_what_was_found_before_bare_numbers():
     report["packs"][0]["failing_details"] = [case]
     lines = console.render(report).splitlines()
     at = lines.index("      c1 (attack, v 1)")
+    assert lines[at - 1] == "    1 failing case with its evidence:"
     assert (
         lines[at + 1]
         == '        m: {"note": "y", "found": [{"text": "leak", "offset": 3}], "k": 5}'

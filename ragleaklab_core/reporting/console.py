@@ -101,7 +101,7 @@ def _pack(pack: Mapping[str, Any]) -> list[str]:
     lines += _errored(pack)
     for metric, count, ids in w.unscorable_cases(pack):
         such = ", such as" if ids else ""
-        lines.append(_line("    ", f"{count} cases could not be scored by {metric}{such}:"))
+        lines.append(_line("    ", f"{_cases(count)} could not be scored by {metric}{such}:"))
         lines += [_line("      ", f"{test_id}: {reason}") for test_id, reason in ids[:1]]
     for reason in pack.get("reasons") or []:
         lines += _wrapped("    reason: ", reason)
@@ -194,15 +194,23 @@ def _failing(pack: Mapping[str, Any]) -> list[str]:
         return []
     total = max(w.failing_count(pack), len(cases))
     first = f", the first {SHOWN_CASES}" if total > SHOWN_CASES else ""
-    lines = [f"    {total} failing cases{first} with their evidence:"]
+    their = "its" if total == 1 else "their"
+    lines = [f"    {_cases(total, 'failing')}{first} with {their} evidence:"]
     for case in cases[:SHOWN_CASES]:
         values = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
-        kind = f"{case.get('kind')}, " if case.get("kind") else ""
-        lines.append(_line("      ", f"{case.get('test_id')} ({kind}{values})"))
+        said = ", ".join(filter(None, [str(case.get("kind") or ""), values]))
+        lines.append(
+            _line("      ", f"{case.get('test_id')} ({said})" if said else case.get("test_id"))
+        )
         evidence = w.evidence_text(_telling_first(w.case_evidence(case)), limit=WIDTH * 2)
         evidence = evidence or "none"
         lines.append(_line("        ", evidence))
     return lines
+
+
+def _cases(n: int, what: str = "") -> str:
+    """``1 failing case``, ``3 failing cases``."""
+    return f"{n} {what + ' ' if what else ''}case{'' if n == 1 else 's'}"
 
 
 def _telling_first(data: Any) -> Any:
@@ -229,7 +237,7 @@ def _errored(pack: Mapping[str, Any]) -> list[str]:
     if not total:
         return []
     first = f", the first {SHOWN_CASES}" if total > SHOWN_CASES else ""
-    lines = [f"    {total} errored cases{first} (runs.jsonl has every error):"]
+    lines = [f"    {_cases(total, 'errored')}{first} (runs.jsonl has every error):"]
     for test_id, reason in errored[:SHOWN_CASES]:
         lines.append(_line("      ", f"{test_id}: {reason}"))
     return lines
