@@ -27,7 +27,8 @@ from ragleaklab_core.stats.aggregation import rate_interval
 WIDTH = 100
 #: How many failing and errored cases each pack shows (the counts are always complete).
 SHOWN_CASES = 3
-#: How many attack families each gated value lists (the most failing first; the rest summed).
+#: How many rows of attack families each gated value shows (the most surely failing first; past
+#: that, one row sums the rest).
 SHOWN_FAMILIES = 6
 #: The label of the rates of all cases, when no case is tagged attack or benign.
 ALL = "all cases"
@@ -86,7 +87,7 @@ def _verdict(report: Mapping[str, Any]) -> str:
 
 
 def _pack(pack: Mapping[str, Any]) -> list[str]:
-    status = w.verdict_word(pack.get("verdict"))
+    status = w.clip(plain(w.verdict_word(pack.get("verdict"))), 20)
     if pack.get("tested") is False:
         status = "ERROR (not tested)"
     name = w.clip(plain(f"{pack.get('name')} {pack.get('version')}"), 60)
