@@ -181,6 +181,12 @@ class MetricResult:
     unscorable: str | None = None
 
 
+def is_pack_default(source: str) -> bool:
+    """Whether a threshold's *source* is a pack's own default: ``"pack"``, or ``"pack NAME
+    VERSION"`` as data-only packs name it (what a report.json's ``threshold.source`` holds)."""
+    return source == "pack" or source.startswith("pack ")
+
+
 @frozen
 class Threshold:
     """A per-case pass/fail threshold on one metric value.
@@ -200,9 +206,9 @@ class Threshold:
 
     @property
     def from_pack(self) -> bool:
-        """Whether this is the pack's own default (``"pack"``, or ``"pack NAME VERSION"`` as
-        data-only packs name it), not a threshold the user gave or calibrated."""
-        return self.source == "pack" or self.source.startswith("pack ")
+        """Whether this is the pack's own default, not a threshold the user gave or calibrated
+        (:func:`is_pack_default`)."""
+        return is_pack_default(self.source)
 
     def fails(self, score: float) -> bool:
         """True when *score* fails this threshold."""

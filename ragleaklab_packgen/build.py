@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragleaklab_core import Case, Document, Response
+from ragleaklab_core.run.case_details import FAMILY
 
 from .instrumentation import Outcome
 from .scoring import Scorer
@@ -54,6 +55,12 @@ class Draft:
     label: bool = False
     note: str = ""
     hard: str | None = None
+
+
+def family_tag(name: str) -> str:
+    """The tag naming an attack case's family (``family:bait``): what ``report.json`` splits
+    the failing rates of attack cases by (``by_family``, the core's convention)."""
+    return FAMILY + name
 
 
 #: A pack's outcome rule: the draft, the labelled target's response, the poison document ids.

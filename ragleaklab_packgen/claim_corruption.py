@@ -24,7 +24,7 @@ from ragleaklab_plugins.targets.reference.text import content_tokens
 
 from ragleaklab_core import Document, Response
 
-from .build import Draft, PackData, build_pack, finish
+from .build import Draft, PackData, build_pack, family_tag, finish
 from .corpus import build_kb, other_value, with_values
 from .ground_truth import nearest_poison
 from .instrumentation import Outcome, claims, retrieved_ids
@@ -99,7 +99,8 @@ def claim_corruption(seed: int) -> PackData:
         attacks.append(
             Draft(
                 query,
-                ["attack", style, strength],
+                # The family is how the poison page is written to win retrieval.
+                ["attack", style, strength, family_tag(style)],
                 {"poison_claims": [claim], "true_claims": [fact.sentence]},
                 plan,
                 poison=Document(f"cc-poison-{n:04d}", text, "poison", meta),

@@ -17,7 +17,7 @@ import random
 
 from ragleaklab_core import Document, Response
 
-from .build import Draft, PackData, build_pack, finish
+from .build import Draft, PackData, build_pack, family_tag, finish
 from .corpus import build_kb, other_value, with_values
 from .instrumentation import Outcome, influenced_by, retrieved_ids
 from .phrasing import (
@@ -96,7 +96,8 @@ def relevance_hijack(seed: int) -> PackData:
         attacks.append(
             Draft(
                 query,
-                ["attack", style, strength],
+                # The family is how the poison page is written to win retrieval.
+                ["attack", style, strength, family_tag(style)],
                 {"expected_doc_ids": [doc.doc_id]},
                 plan,
                 poison=poison,

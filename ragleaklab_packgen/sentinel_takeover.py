@@ -24,7 +24,7 @@ from ragleaklab_plugins.targets.reference.text import split_sentences
 
 from ragleaklab_core import Document, Response
 
-from .build import Draft, PackData, build_pack, finish
+from .build import Draft, PackData, build_pack, family_tag, finish
 from .corpus import build_kb, other_value
 from .ground_truth import nearest_poison
 from .injections import NO_PAYLOAD, instruction, pick_style
@@ -127,7 +127,9 @@ def sentinel_takeover_safe(seed: int) -> PackData:
         attacks.append(
             Draft(
                 query,
-                ["attack", cover_style, style_name, strength],
+                # The family is how the instruction is written (the takeover's technique);
+                # the cover page only carries it into retrieval.
+                ["attack", cover_style, style_name, strength, family_tag(style_name)],
                 {"sentinels": [mark]},
                 plan,
                 poison=Document(f"st-poison-{n:04d}", text, "poison", meta),

@@ -20,7 +20,7 @@ import random
 
 from ragleaklab_core import Response
 
-from .build import Draft, PackData, build_pack, finish
+from .build import Draft, PackData, build_pack, family_tag, finish
 from .corpus import build_kb
 from .instrumentation import Outcome, disclosures, influenced_by
 from .phrasing import question
@@ -75,19 +75,23 @@ def verbatim_extraction(seed: int) -> PackData:
             return Outcome(False, note, "public_overlap")
         return Outcome(False, "no private record reached the answer")
 
-    attacks = [
-        Draft(
-            r.query,
-            ["attack", str(r.document.metadata["record_type"])],
-            {"private_doc_ids": [r.document.doc_id]},
-            "win",
+    attacks = []
+    for r in records:
+        # The kind of record an attack goes after is its family: salary letters, incident
+        # reports, customer records (and, below, people who have no record).
+        record_type = str(r.document.metadata["record_type"])
+        attacks.append(
+            Draft(
+                r.query,
+                ["attack", record_type, family_tag(record_type)],
+                {"private_doc_ids": [r.document.doc_id]},
+                "win",
+            )
         )
-        for r in records
-    ]
     attacks += [
         Draft(
             rng.choice(UNKNOWN_QUESTIONS).format(name=name),
-            ["attack", "unknown_subject"],
+            ["attack", "unknown_subject", family_tag("unknown_subject")],
             {"private_doc_ids": []},
             "miss",
         )

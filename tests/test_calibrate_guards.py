@@ -446,8 +446,11 @@ def test_the_thresholds_file_records_fitter_date_and_labels_and_run_prints_them(
     assert (threshold.value, threshold.source) == (0.8, f"{path} {record}")
     ran = rlk("run", "-p", "relevance-hijack", "--smoke", "-o", "out", cwd=tmp_path)
     assert ran.returncode in (0, 1), ran.stderr
-    [line] = [line for line in ran.stdout.splitlines() if line.startswith("    poison_rate_at_k")]
-    assert line.endswith(f"[score >= 0.8 -> FAIL]  from {origin}")
+    # The summary names the file, fitter, date and labels (wrapped under 100 characters).
+    lines = ran.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("    poison_rate_at_k: "))
+    said = " ".join(line.strip() for line in lines[at : at + 2])
+    assert said == f"poison_rate_at_k: score >= 0.8 -> FAIL, threshold from {origin}"
 
 
 def test_a_pack_s_own_labels_are_recorded_by_pack_name(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragleaklab_core.cli.reports import RENDERINGS, github_annotations
+from ragleaklab_core.cli.reports import PRINTED, RENDERINGS, github_annotations
 
 #: A small run of every built-in pack that fails (the smoke selection of the reference target).
 SMOKE = ("run", "--smoke")
@@ -36,8 +36,9 @@ def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
     )
 
 
-def test_every_format_is_registered_and_offered_by_run():
-    assert {"junit", "sarif", "markdown", "html"} <= set(RENDERINGS)
+def test_every_format_is_registered_and_offered_by_run_but_the_one_it_prints():
+    assert {"junit", "sarif", "markdown", "html", "text"} <= set(RENDERINGS)
+    assert {"text"} == PRINTED  # run prints it on stdout: no --text FILE
     done = subprocess.run(
         [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
         capture_output=True,
@@ -45,14 +46,15 @@ def test_every_format_is_registered_and_offered_by_run():
         check=True,
     )
     for fmt in RENDERINGS:
-        assert f"--{fmt} FILE" in done.stdout
+        assert (f"--{fmt} FILE" in done.stdout) is (fmt not in PRINTED), fmt
 
 
 def test_run_writes_each_format_as_report_renders_it_byte_for_byte(tmp_path):
-    flags = [arg for fmt in sorted(RENDERINGS) for arg in (f"--{fmt}", f"r/out.{fmt}")]
+    written_formats = sorted(set(RENDERINGS) - PRINTED)
+    flags = [arg for fmt in written_formats for arg in (f"--{fmt}", f"r/out.{fmt}")]
     done = rlk(*SMOKE, "-o", "out", *flags, cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # the smoke run fails: renderings are still written
-    for fmt in sorted(RENDERINGS):
+    for fmt in written_formats:
         written = (tmp_path / "r" / f"out.{fmt}").read_bytes()
         assert written, fmt
         assert f"wrote r/out.{fmt}" in done.stdout

@@ -533,16 +533,29 @@ def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
     assert "not in the recording" in report["packs"][0]["errored"]["c1"]
 
 
-def test_progress_bar_counts_every_case_and_epoch(fake, capsys):
-    from ragleaklab_core.cli._progress import ProgressBar
+def test_progress_counts_every_case_and_epoch(fake):
+    import io
+    import itertools
+
+    from ragleaklab_core.cli._progress import ProgressLines, TerminalBar
 
     fake()
-    bar = ProgressBar()
     config = _config(run={"epochs": 2})
+    stream = io.StringIO()
+    bar = TerminalBar(stream)
     run_suite(config, packs=["fake-pack"], on_pack=bar.start, on_record=bar.advance)
     bar.finish()
-    err = capsys.readouterr().err
-    assert "fake-pack" in err and "10/10" in err and "11/10" not in err
+    drawn = stream.getvalue()
+    assert "fake-pack" in drawn and "10/10" in drawn and "11/10" not in drawn
+    # The plain lines, on a clock one second further at every reading: a line per answer.
+    stream = io.StringIO()
+    clock = itertools.count(0.0)
+    lines = ProgressLines(1.0, stream=stream, clock=lambda: float(next(clock)), ticker=False)
+    run_suite(config, packs=["fake-pack"], on_pack=lines.start, on_record=lines.advance)
+    lines.finish()
+    written = stream.getvalue().splitlines()
+    assert len(written) == 10
+    assert written[-1].startswith("progress: fake-pack 10/10 answers, ")
 
 
 def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
@@ -572,5 +585,5 @@ def test_a_symlink_out_of_the_pack_directory_is_refused(tmp_path):
     ],
 )
 def test_a_threshold_knows_whether_it_is_the_packs_default(source, from_pack):
-    # One rule for the summary's "from pack default" and the uncalibrated-defaults warning.
+    # One rule for the summary's "the pack's default" and the uncalibrated-defaults warning.
     assert Threshold(0.5, source=source).from_pack is from_pack

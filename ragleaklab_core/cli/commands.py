@@ -395,12 +395,11 @@ def _fail_rates(_ctx: click.Context, _param: click.Parameter, items: tuple[str, 
 
 
 def _progress_callbacks() -> Any:
-    """A progress bar on stderr when it is a terminal; None otherwise (CI logs stay clean)."""
-    if not sys.stderr.isatty():
-        return None
-    from ragleaklab_core.cli._progress import ProgressBar
+    """Progress on stderr: a bar on a terminal, else a plain line at a steady interval
+    (``RAGLEAKLAB_PROGRESS_INTERVAL``), or None when that is 0."""
+    from ragleaklab_core.cli._progress import progress_for
 
-    return ProgressBar()
+    return progress_for(sys.stderr, os.environ)
 
 
 @cli.command()
@@ -532,9 +531,10 @@ def run(
     run; a regression, a new failure or anything the baseline measured and this run did not does.
     """
     from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.reporting.console import render as summary
     from ragleaklab_core.run.journal import Journal
     from ragleaklab_core.run.recording import Recorder, Replay
-    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl, summary_lines
+    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl
     from ragleaklab_core.run.suite import file_input, plan_suite, run_fingerprint, run_suite
 
     if record_dir is not None and replay_dir is not None:
@@ -556,6 +556,7 @@ def run(
                 raise click.UsageError(f"{flag} compares with a baseline: give --baseline FILE")
     rendered = requested_renderings(renderings)
     baseline = None if baseline_path is None else read_baseline(baseline_path)
+    progress = _progress_callbacks()  # a malformed interval is refused before anything runs
     raw = read_config_file(config_path) if config_path else {}
     configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
     section = raw.setdefault("run", {})
@@ -613,7 +614,6 @@ def run(
     journal.check(resume=resume, restart=restart)
     recorder = Recorder(record_dir, resume=resume) if record_dir is not None else None
     journal.open(resume=resume)
-    progress = _progress_callbacks()
     try:
         outcome = run_suite(
             config,
@@ -662,23 +662,11 @@ def run(
     written = json.loads(dumps(report))
     write_renderings(written, rendered, write_file)
     journal.finish()
-    for line in summary_lines(outcome.verdicts):
-        click.echo(line)
+    # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
+    click.echo(summary(written), nl=False)
     click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
     for path in rendered.values():
         click.echo(f"wrote {path.as_posix()}")
-    if gate.diff is not None:
-        from ragleaklab_core.reporting.diff import render as render_diff
-
-        click.echo(f"compared with {baseline_path.as_posix() if baseline_path else ''}:")
-        click.echo(render_diff(gate.diff), nl=False)
-    if gate.fail_on != "verdict":
-        for reason in gate.reasons:
-            click.echo(f"gate: {reason}")
-        click.echo(
-            f"gate (--fail-on {gate.fail_on}): {gate.verdict.upper()} "
-            f"(by its thresholds alone: {gate.thresholds_verdict.upper()})"
-        )
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in github_annotations(written):
             click.echo(line)

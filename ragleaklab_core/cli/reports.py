@@ -2,7 +2,8 @@
 
 Every rendering is a pure function of the finished run's ``report.json`` (``render(report)``
 in ``ragleaklab_core.reporting.<module>``), so ``run --junit FILE`` and ``ragleaklab report
-report.json --format junit`` give byte-identical files.
+report.json --format junit`` give byte-identical files, and the summary ``run`` prints is
+``ragleaklab report report.json --format text``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ RENDERINGS: dict[str, str] = {
     "junit": "junit",
     "markdown": "markdown",
     "sarif": "sarif",
+    "text": "console",
 }
+#: Renderings ``run`` has no ``--FORMAT FILE`` option for: it prints the text one on stdout.
+PRINTED = frozenset({"text"})
 
 
 def renderer(fmt: str) -> Callable[..., str]:
@@ -130,8 +134,8 @@ F = Any  # a click-decorated function
 
 
 def rendering_options(func: F) -> F:
-    """``--<format> FILE`` on ``run`` for every registered rendering."""
-    for fmt in sorted(RENDERINGS, reverse=True):
+    """``--<format> FILE`` on ``run`` for every registered rendering but the printed one."""
+    for fmt in sorted(set(RENDERINGS) - PRINTED, reverse=True):
         func = click.option(
             f"--{fmt}",
             f"render_{fmt}",

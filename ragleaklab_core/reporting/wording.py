@@ -1,7 +1,10 @@
-"""Plain-text wording of a report.json's parts, shared by the Markdown and HTML renderings.
+"""Plain-text wording of a report.json's parts, shared by the console, Markdown and HTML
+renderings.
 
 Every function takes pieces of the parsed ``report.json`` dict and returns unescaped text: each
-rendering escapes it for its own syntax.
+rendering escapes it for its own syntax. The per-case lists of a pack (its failing, errored and
+unscorable cases) are read only through the accessors at the end of this module, so a change of
+their layout in report.json changes those few functions and no rendering.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ragleaklab_core.values import is_pack_default
 
 #: The verdicts of a run or a pack, as a reader sees them.
 VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -39,6 +44,18 @@ def rule_text(threshold: Mapping[str, Any] | None) -> str:
     value = threshold.get("value")
     shown = "none (flags nothing)" if value is None else number(value, 6)
     return rule.replace("threshold", shown)
+
+
+def threshold_origin(threshold: Mapping[str, Any] | None) -> str:
+    """Where a gated value's threshold came from, in words: ``the pack's default``, ``the
+    config file``, or the thresholds file with the fitter and date of the calibration that
+    wrote it (as ``calibrate --write-thresholds`` recorded them)."""
+    source = str((threshold or {}).get("source") or "?")
+    if is_pack_default(source):
+        return "the pack's default"
+    if source == "config":
+        return "the config file"
+    return source
 
 
 def count_text(rate: Mapping[str, Any] | None) -> str:
@@ -146,37 +163,18 @@ def clip(text: Any, limit: int) -> str:
 
 
 def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    """Every detailed failing case (of ``packs[].case_results``) as (pack, case), the most
-    telling first: taken in turn from each pack (so every failing pack shows among the first),
-    attack cases before benign ones, then by the highest value failed, then by id."""
-    queues = []
-    for pack in report.get("packs") or []:
-        listed = [c for c in pack["case_results"] if c["outcome"] == "fail" and c["detail"]]
-        listed.sort(key=_rank)
-        queues.append([(pack, case) for case in listed])
+    """Every listed failing case as (pack, case), the most telling first: taken in turn from
+    each pack (so every failing pack shows among the first), then in each pack's order
+    (:func:`pack_failing_cases`)."""
+    queues = [
+        [(pack, case) for case in pack_failing_cases(pack)] for pack in report.get("packs") or []
+    ]
     ordered = []
     while any(queues):
         for queue in queues:
             if queue:
                 ordered.append(queue.pop(0))
     return ordered
-
-
-def failed_values(case: Mapping[str, Any]) -> dict[str, Any]:
-    """The values *case* fails, by name: ``{"leak_rate": 0.7058...}``."""
-    values = case.get("values") or {}
-    return {name: values.get(name) for name in case.get("failing") or []}
-
-
-def _rank(case: Mapping[str, Any]) -> tuple[int, float, str]:
-    values = [v for v in failed_values(case).values() if isinstance(v, int | float)]
-    return (0 if case.get("kind") == "attack" else 1, -max(values, default=0.0), case["test_id"])
-
-
-def unlisted_failing(pack: Mapping[str, Any]) -> int:
-    """How many failing cases of *pack* report.json holds without their detail (those past
-    the first 500 failing or errored cases by id)."""
-    return sum(1 for c in pack["case_results"] if c["outcome"] == "fail" and not c["detail"])
 
 
 def gated(pack: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, Any]]]:
@@ -191,20 +189,92 @@ def gated(pack: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, Any]]]:
     return sorted(values.items(), key=order)
 
 
+# -- a pack's cases: the only readers of report.json's per-case lists ----------------------------
+
+
+def pack_failing_cases(pack: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failing cases *pack* details (``case_results`` with a ``detail``), the most telling
+    first: attack cases before benign ones, then by the highest value failed, then by id. Each
+    has ``test_id``, ``kind``, ``tags``, ``detail`` (query, answer...); read its values with
+    :func:`failed_values` and its evidence with :func:`case_evidence`."""
+    listed = [
+        case
+        for case in pack.get("case_results") or []
+        if case.get("outcome") == "fail" and case.get("detail")
+    ]
+    return sorted(listed, key=_rank)
+
+
+def _rank(case: Mapping[str, Any]) -> tuple[int, float, str]:
+    values = [v for v in failed_values(case).values() if isinstance(v, int | float)]
+    return (0 if case.get("kind") == "attack" else 1, -max(values, default=0.0), case["test_id"])
+
+
+def failed_values(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The gated values a failing *case* fails, with its value of each, by name."""
+    values = case.get("values") or {}
+    return {n: values[n] for n in case.get("failing") or [] if n in values}
+
+
+def case_evidence(case: Mapping[str, Any]) -> dict[str, Any]:
+    """Each metric's evidence for *case*, by metric (of its first epoch that has one)."""
+    out = {}
+    for metric, data in (case.get("evidence") or {}).items():
+        if isinstance(data, list):  # one per epoch; None for an epoch that errored
+            data = next((epoch for epoch in data if epoch is not None), {})
+        out[str(metric)] = data
+    return out
+
+
+def failing_count(pack: Mapping[str, Any]) -> int:
+    """How many cases of *pack* fail a gated value (each counted once)."""
+    results = pack.get("case_results") or []
+    return sum(1 for case in results if isinstance(case, Mapping) and case.get("failing"))
+
+
+def unlisted_failing(pack: Mapping[str, Any]) -> int:
+    """How many failing cases of *pack* report.json holds without their detail (those past
+    the first 500 failing or errored cases by id)."""
+    return sum(1 for c in pack["case_results"] if c["outcome"] == "fail" and not c["detail"])
+
+
+def errored_cases(pack: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(test_id, reason)`` of the errored cases *pack* lists (the first 50, by id); its
+    ``cases.errored`` counts them all."""
+    return [(str(k), str(v)) for k, v in (pack.get("errored") or {}).items()]
+
+
+def unscorable_cases(pack: Mapping[str, Any]) -> list[tuple[str, int, list[tuple[str, str]]]]:
+    """``(metric, count, [(test_id, reason)...])`` for each metric that could not score some
+    of *pack*'s cases (the ids are the first 50)."""
+    out = []
+    for metric, data in (pack.get("unscorable") or {}).items():
+        data = data if isinstance(data, Mapping) else {}
+        ids = [(str(k), str(v)) for k, v in (data.get("ids") or {}).items()]
+        out.append((str(metric), int(data.get("count") or len(ids)), ids))
+    return out
+
+
 __all__ = [
+    "case_evidence",
     "clip",
     "count_text",
+    "errored_cases",
     "evidence_text",
     "failed_values",
     "failing_cases",
+    "failing_count",
     "gated",
     "interval_text",
     "number",
+    "pack_failing_cases",
     "pack_line",
     "percent",
     "rule_text",
     "run_line",
     "shown_evidence",
+    "threshold_origin",
     "unlisted_failing",
+    "unscorable_cases",
     "verdict_word",
 ]

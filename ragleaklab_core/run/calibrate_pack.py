@@ -73,16 +73,18 @@ def calibrate_pack(
     settings = settings_of(config, tags)
     if progress is not None:
         progress.start(pack, count_asks(pack, settings))
-    run = run_pack(
-        pack,
-        target_name=config.target.name,
-        target_options=config.target.options,
-        metric_options=config.metrics,
-        settings=settings,
-        on_record=None if progress is None else progress.advance,
-    )
-    if progress is not None:
-        progress.finish()
+    try:
+        run = run_pack(
+            pack,
+            target_name=config.target.name,
+            target_options=config.target.options,
+            metric_options=config.metrics,
+            settings=settings,
+            on_record=None if progress is None else progress.advance,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()  # also when the run raised: no progress after the error
     metric = config.calibrate.metric or info.primary_metric
     scores = {r.test_id: r.values[metric] for r in run.results if metric in r.values}
     if not scores and not any(r.error for r in run.results):

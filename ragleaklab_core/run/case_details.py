@@ -1,6 +1,6 @@
 """What ``report.json`` says about single cases: every case run with its outcome (the pack's
 ``case_results``), the failing and errored cases in detail, and the gated rates split into
-attack and benign cases.
+attack and benign cases, and the attack cases by family.
 
 Renderings of a report (Markdown, HTML, JUnit, SARIF) read only ``report.json``, so whatever
 they show about a case must be here. Everything is bounded (excerpts, list lengths, evidence)
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 #: The tags that mark a case as an attack or a benign question (the convention of every pack's
 #: ``cases.jsonl``, docs/packs.md); a pack without them has no split.
 KINDS = ("attack", "benign")
+#: The tag prefix that names an attack case's family (``family:bait``, docs/packs.md), so that
+#: rates can be split by family without a manifest key for it.
+FAMILY = "family:"
 #: How many failing or errored cases a pack details (query, answer, evidence), by test id; the
 #: outcomes and values of every case are always there.
 DETAILED = 500
@@ -37,6 +40,12 @@ RETRIEVED_IDS = 10
 def kind_of(tags: Sequence[str]) -> str | None:
     """``"attack"``, ``"benign"`` or None from a case's tags (attack wins if both)."""
     return next((kind for kind in KINDS if kind in tags), None)
+
+
+def families_of(tags: tuple[str, ...]) -> list[str]:
+    """The attack families a case's tags name (``family:bait`` -> ``bait``), sorted; a case
+    normally has one, and one with several counts in each."""
+    return sorted({t.removeprefix(FAMILY) for t in tags if t.startswith(FAMILY) and t != FAMILY})
 
 
 def rates_by_kind(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
@@ -58,6 +67,29 @@ def rates_by_kind(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
     if not any(n for _, n in counts.values()):
         return None
     return {kind: rate_interval(k, n).to_dict() for kind, (k, n) in counts.items()}
+
+
+def rates_by_family(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
+    """The failing rate of gated value *name* among the attack cases of each family (by name),
+    each with its exact Clopper-Pearson interval; None when the value is not gated or no attack
+    case carries a ``family:`` tag. Attack cases without one are in no family."""
+    value = verdict.value(name)
+    tags = verdict.run.case_tags
+    if value is None or value.threshold is None or not tags:
+        return None
+    failing = set(value.failing_ids)
+    counts: dict[str, list[int]] = {}
+    for result in verdict.run.results:
+        case_tags = tuple(tags.get(result.test_id, ()))
+        if kind_of(case_tags) != "attack" or name not in result.values:
+            continue
+        for family in families_of(case_tags):
+            tally = counts.setdefault(family, [0, 0])
+            tally[1] += 1
+            tally[0] += result.test_id in failing
+    if not counts:
+        return None
+    return {family: rate_interval(k, n).to_dict() for family, (k, n) in sorted(counts.items())}
 
 
 def outcome_of(result: CaseResult, failing: Sequence[str]) -> str:
@@ -161,10 +193,13 @@ def _bounded(data: Any) -> Any:
 
 __all__ = [
     "DETAILED",
+    "FAMILY",
     "KINDS",
     "case_results",
     "detail_counts",
+    "families_of",
     "kind_of",
     "outcome_of",
+    "rates_by_family",
     "rates_by_kind",
 ]

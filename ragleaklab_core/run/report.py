@@ -1,4 +1,5 @@
-"""``report.json``, ``runs.jsonl`` and the stdout summary of ``ragleaklab run``.
+"""``report.json`` and ``runs.jsonl`` (the summary ``ragleaklab run`` prints is report.json's
+text rendering, ``ragleaklab_core.reporting.console``).
 
 ``report.json`` is deterministic: the same inputs give byte-identical files whatever the hash
 seed (keys and ids are sorted, floats rounded, ``generated_at`` honours ``SOURCE_DATE_EPOCH``).
@@ -15,9 +16,13 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.run.case_details import case_results, detail_counts, rates_by_kind
+from ragleaklab_core.run.case_details import (
+    case_results,
+    detail_counts,
+    rates_by_family,
+    rates_by_kind,
+)
 from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
-from ragleaklab_core.values import Threshold
 
 
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
@@ -50,7 +55,11 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
         "warnings": list(v.warnings),
         "wiring": None if run.wiring is None else run.wiring.to_dict(),
         "values": {
-            value.name: {**value.to_dict(), "by_kind": rates_by_kind(v, value.name)}
+            value.name: {
+                **value.to_dict(),
+                "by_kind": rates_by_kind(v, value.name),
+                "by_family": rates_by_family(v, value.name),
+            }
             for value in v.values
         },
         "errored": {k: v.errors[k] for k in list(v.errors)[:LISTED]},
@@ -133,51 +142,4 @@ def runs_jsonl(verdicts: Sequence[PackVerdict]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def summary_lines(verdicts: Sequence[PackVerdict]) -> list[str]:
-    """The human summary `run` prints: one block per pack, then the overall verdict."""
-    lines = []
-    for v in verdicts:
-        info = v.run.info
-        shown_status = v.status.upper() if v.tested else "ERROR (not tested)"
-        head = f"{shown_status}  {info.name} {info.version}"
-        head += f"  ({len(v.run.results)} cases, {len(v.errored_ids)} errored)"
-        lines.append(head)
-        for value in v.values:
-            if value.threshold is None and value.name != info.primary_metric:
-                continue
-            mean = value.summary.get("mean")
-            shown = "n/a" if mean is None else f"{mean:.4f}"
-            line = f"    {value.name:<24} mean {shown}"
-            if value.threshold is not None:
-                rule = value.threshold.decision_rule.replace(
-                    "threshold", repr(value.threshold.value)
-                )
-                line += f"  failing {value.n_failing}/{value.summary['n']}  [{rule}]"
-                line += f"  from {threshold_origin(value.threshold)}"
-            lines.append(line)
-        lines.extend(f"    reason: {r}" for r in v.reasons)
-        lines.extend(f"    warning: {w}" for w in v.warnings)
-    status, _ = run_status(verdicts)
-    failed = sum(v.status == "fail" for v in verdicts)
-    errored = sum(v.status == "error" for v in verdicts)
-    counts = []
-    if failed:
-        counts.append(f"{failed} of {len(verdicts)} packs failed")
-    if errored:
-        counts.append(f"{errored} of {len(verdicts)} packs not tested or errored")
-    detail = f" ({'; '.join(counts)})" if counts else ""
-    lines.append(f"verdict: {status.upper()}{detail}")
-    return lines
-
-
-def threshold_origin(threshold: Threshold) -> str:
-    """Where *threshold* came from, in words: the pack's default, the config, or the
-    thresholds file with its fitter and date (as the file recorded them)."""
-    if threshold.from_pack:
-        return "pack default"
-    if threshold.source == "config":
-        return "config file"
-    return threshold.source
-
-
-__all__ = ["build_report", "dumps", "runs_jsonl", "summary_lines"]
+__all__ = ["build_report", "dumps", "runs_jsonl"]

@@ -33,8 +33,9 @@ What is checked (the rules are also in README.md, "Development"):
   ``json FILE except KEY...`` does not compare the values of those keys (a time measured, say).
 
 Every document runs in a fresh temporary working directory with ``SOURCE_DATE_EPOCH`` and
-``PYTHONHASHSEED`` pinned, ``COLUMNS=80``, and the ``ragleaklab`` of the interpreter running the
-tests first on PATH.
+``PYTHONHASHSEED`` pinned, ``COLUMNS=80``, ``RAGLEAKLAB_PROGRESS_INTERVAL=0`` (a progress line
+comes after a time, not after an amount of work, so no page could show where it falls), and the
+``ragleaklab`` of the interpreter running the tests first on PATH.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class DocState:
             PYTHONUTF8="1",
             COLUMNS="80",
             LC_ALL="C.UTF-8",
+            RAGLEAKLAB_PROGRESS_INTERVAL="0",
         )
         env.pop("PYTHONPATH", None)
         if self.pythonpath:
