@@ -365,6 +365,46 @@ def test_a_bad_action_input_is_exit_2_and_runs_nothing(tmp_path, inputs, message
     assert not (tmp_path / "ragleaklab-out").exists()
 
 
+@pytest.mark.skipif(
+    not run_options() >= PENDING, reason="ragleaklab run --baseline is not on this branch yet"
+)
+def test_the_action_gates_on_a_baseline_when_asked(tmp_path):
+    """What docs/ci.md's baseline workflow relies on: against a baseline that failed the same
+    way, ``fail-on: regression`` passes the run and says so in the outputs; ``verdict`` still
+    fails it; a baseline of another target is refused (exit 2) unless forced."""
+    main = runner_env(tmp_path, packs="verbatim-extraction", smoke="true", out="main")
+    assert script("run", main, tmp_path).returncode == 1
+    base = str(tmp_path / "main" / "report.json")
+
+    for fail_on, code, verdict in [("regression", 0, "pass"), ("verdict", 1, "fail")]:
+        env = runner_env(
+            tmp_path,
+            packs="verbatim-extraction",
+            smoke="true",
+            out=f"pr-{fail_on}",
+            baseline=base,
+            fail_on=fail_on,
+            baseline_level="0.05",
+        )
+        done = script("run", env, tmp_path)
+        assert done.returncode == code, done.stdout + done.stderr
+        outputs = github_outputs(env)
+        report = json.loads(Path(outputs["report"]).read_text(encoding="utf-8"))
+        assert outputs["verdict"] == report["verdict"] == verdict  # the gate's
+        assert outputs["exit-code"] == str(report["exit_code"]) == str(code)
+        assert f"compared with {base}:" in done.stdout  # shown whatever decides
+
+    other = {"packs": "verbatim-extraction", "smoke": "true", "baseline": base}
+    other |= {"fail_on": "regression", "target_options": "paraphrase = true"}
+    refused = runner_env(tmp_path, out="refused", **other)
+    done = script("run", refused, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert github_outputs(refused)["verdict"] == ""
+    forced = runner_env(tmp_path, out="forced", force_baseline="true", **other)
+    assert script("run", forced, tmp_path).returncode == 0
+    assert github_outputs(forced)["verdict"] == "pass"
+
+
 STUB = """#!{python}
 import json, os, sys
 with open(os.environ["STUB_ARGV"], "a", encoding="utf-8") as f:
