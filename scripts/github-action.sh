@@ -99,9 +99,9 @@ install() {
         spec="ragleaklab==$spec" # a bare version
     fi
     split_words "${INPUT_PACKAGES:-}"
-    set -x
+    # Not echoed here: a requirement may carry a token (git+https://TOKEN@..., an index URL);
+    # pip's own log names what it installs with the credentials of URLs masked.
     python -m pip install --disable-pip-version-check "$spec" ${ITEMS[@]+"${ITEMS[@]}"}
-    { set +x; } 2>/dev/null
     ragleaklab --version
 }
 
