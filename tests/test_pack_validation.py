@@ -794,6 +794,71 @@ def test_the_command_refuses_a_path_that_is_not_a_pack(tmp_path, monkeypatch):
     assert "did you mean 'relevance-hijack'" in unknown.output
 
 
+def test_several_packs_are_each_checked_once_and_the_worst_code_wins(tmp_path, monkeypatch):
+    write(tmp_path / "good", manifest=SOURCED)
+    write(tmp_path / "bad", manifest=SOURCED, labels=[LABELS[0]])
+    monkeypatch.chdir(tmp_path)
+    args = ["validate", "good", "bad/pack.toml", "./good", "claim-corruption", "relevance-hijak"]
+    out = CliRunner().invoke(pack_group, args)
+    assert out.exit_code == 2  # an invalid pack outranks one that cannot be loaded
+    assert out.stdout.splitlines() == [
+        "good: valid: 2 documents, 2 cases, 1 positive / 1 negative labels",  # once
+        "bad/cases.jsonl:2: $.test_id: case 'c2' has no label in bad/labels.jsonl",
+        "bad/labels.jsonl:1: $: no negative label (negative = security held); calibration "
+        "needs both classes",
+        "bad: invalid: 2 problems in bad",
+        "claim-corruption: valid: 533 documents, 780 cases, 165 positive / 615 negative labels",
+        "4 packs: 2 valid, 1 invalid, 1 could not be loaded",
+    ]
+    assert "error: no plugin named 'relevance-hijak'" in out.stderr  # and the others still ran
+    unloadable = CliRunner().invoke(pack_group, ["validate", "good", "relevance-hijak"])
+    assert unloadable.exit_code == 3
+    # every argument is checked before any pack is: a path that is no pack stops the command
+    refused = CliRunner().invoke(pack_group, ["validate", "good", "./nope"])
+    assert refused.exit_code == 2 and "valid" not in refused.stdout
+
+
+def test_files_are_mapped_to_the_pack_that_holds_them(tmp_path, monkeypatch):
+    """``--files`` is what the pre-commit hook passes: changed files, several per pack, some in
+    no pack; each pack is checked once, by the nearest directory above a file with pack.toml."""
+    (tmp_path / "packs").mkdir()
+    write(tmp_path / "packs" / "a", manifest=SOURCED)
+    nested = write(tmp_path / "packs" / "a" / "inner", manifest=SOURCED, labels=[LABELS[0]])
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "labels.jsonl").write_text("{}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    files = [
+        "packs/a/cases.jsonl",
+        "packs/a/inner/labels.jsonl",
+        "data/labels.jsonl",
+        "packs/a/pack.toml",
+        str(nested / "cases.jsonl"),  # the same pack by another path
+    ]
+    out = CliRunner().invoke(pack_group, ["validate", "--files", *files])
+    assert out.exit_code == 2, out.output
+    assert out.stdout.splitlines() == [
+        "not in a pack: data/labels.jsonl (no pack.toml in its directory or above)",
+        "packs/a: valid: 2 documents, 2 cases, 1 positive / 1 negative labels",
+        "packs/a/inner/cases.jsonl:2: $.test_id: case 'c2' has no label in "
+        "packs/a/inner/labels.jsonl",
+        "packs/a/inner/labels.jsonl:1: $: no negative label (negative = security held); "
+        "calibration needs both classes",
+        "packs/a/inner: invalid: 2 problems in packs/a/inner",
+        "2 packs: 1 valid, 1 invalid",
+    ]
+    one = CliRunner().invoke(pack_group, ["validate", "--files", "packs/a/documents.jsonl"])
+    assert one.exit_code == 0
+    assert one.stdout.startswith("packs/a: valid: ")  # named, even alone
+    none = CliRunner().invoke(pack_group, ["validate", "--files", "data/labels.jsonl"])
+    assert none.exit_code == 0
+    assert none.stdout.splitlines()[-1] == "no pack to check: no file given is in a pack"
+    at_root = CliRunner().invoke(pack_group, ["validate", "--files", "pack.toml"])
+    assert "not in a pack: pack.toml" in at_root.stdout  # no pack.toml in the root here
+    monkeypatch.chdir(tmp_path / "packs" / "a")
+    root = CliRunner().invoke(pack_group, ["validate", "--files", "cases.jsonl"])
+    assert root.exit_code == 0 and root.stdout.startswith(".: valid: ")
+
+
 ACME_METRIC = '''
 from attrs import frozen
 from ragleaklab_core import MetricResult

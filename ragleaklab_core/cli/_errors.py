@@ -19,6 +19,15 @@ def fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def describe(exc: RagleaklabError) -> str:
+    """What stderr says about *exc* after ``error:``: its message, and where to look for a
+    plugin that could not be used."""
+    message = str(exc)
+    if exc.exit_code == 3:
+        message += "\nhint: `ragleaklab plugins` lists what is installed"
+    return message
+
+
 def handle_errors(func: F) -> F:
     """Turn ragleaklab's own errors into a message on stderr and the right exit code."""
 
@@ -27,9 +36,6 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RagleaklabError as exc:
-            message = str(exc)
-            if exc.exit_code == 3:
-                message += "\nhint: `ragleaklab plugins` lists what is installed"
-            fail(message, exc.exit_code)
+            fail(describe(exc), exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
