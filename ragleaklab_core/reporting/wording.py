@@ -119,6 +119,8 @@ def gate_lines(report: Mapping[str, Any]) -> list[str]:
     ]
     lines += [str(reason) for reason in gate.get("reasons") or []]
     diff = baseline.get("diff") if isinstance(baseline.get("diff"), Mapping) else {}
+    if diff.get("differences"):
+        lines.append("compared with --force-baseline although: " + "; ".join(diff["differences"]))
     for value in diff.get("values") or []:
         b, n = value["base"], value["new"]
         changed = "regressed" if value.get("regressed") else "no significant rise"
