@@ -92,8 +92,8 @@ def _verdict(report: Mapping[str, Any]) -> str:
         counts.append(f"{totals['failed']} of {packs} packs failed")
     if totals.get("packs_errored"):
         counts.append(f"{totals['packs_errored']} of {packs} packs not tested or errored")
-    gate = report.get("gate") if isinstance(report.get("gate"), Mapping) else {}
-    rule = gate.get("fail_on", "verdict")
+    gate = report.get("gate")
+    rule = gate.get("fail_on", "verdict") if isinstance(gate, Mapping) else "verdict"
     if rule != "verdict":  # the packs' counts are by their thresholds, which did not decide
         counts = [f"--fail-on {rule}", *(f"{c} their thresholds" for c in counts if "failed" in c)]
     detail = f" ({'; '.join(counts)})" if counts else ""
