@@ -85,13 +85,7 @@ def render(report: Mapping[str, Any]) -> str:
 
 
 def _verdict(report: Mapping[str, Any]) -> str:
-    totals = report.get("totals") or {}
-    packs = totals.get("packs", 0)
-    counts = []
-    if totals.get("failed"):
-        counts.append(f"{totals['failed']} of {packs} packs failed")
-    if totals.get("packs_errored"):
-        counts.append(f"{totals['packs_errored']} of {packs} packs not tested or errored")
+    counts = w.pack_counts(report)
     gate = report.get("gate")
     rule = gate.get("fail_on", "verdict") if isinstance(gate, Mapping) else "verdict"
     if rule != "verdict":  # the packs' counts are by their thresholds, which did not decide

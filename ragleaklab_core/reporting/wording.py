@@ -86,8 +86,8 @@ def pack_line(pack: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def run_line(report: Mapping[str, Any]) -> str:
-    """``4 of 4 packs failed; 2595 cases, 0 errored; target reference``."""
+def pack_counts(report: Mapping[str, Any]) -> list[str]:
+    """``["3 of 4 packs failed", "1 of 4 packs not tested or errored"]``, the parts that apply."""
     totals = report.get("totals") or {}
     packs = totals.get("packs", 0)
     parts = []
@@ -95,6 +95,14 @@ def run_line(report: Mapping[str, Any]) -> str:
         parts.append(f"{totals['failed']} of {packs} packs failed")
     if totals.get("packs_errored"):
         parts.append(f"{totals['packs_errored']} of {packs} packs not tested or errored")
+    return parts
+
+
+def run_line(report: Mapping[str, Any]) -> str:
+    """``4 of 4 packs failed; 2595 cases, 0 errored; target reference``."""
+    totals = report.get("totals") or {}
+    packs = totals.get("packs", 0)
+    parts = pack_counts(report)
     if not parts:
         parts.append(f"{totals.get('passed', 0)} of {packs} packs passed")
     parts.append(f"{totals.get('cases', 0)} cases, {totals.get('errored', 0)} errored")
@@ -266,9 +274,11 @@ __all__ = [
     "failed_values",
     "failing_cases",
     "failing_count",
+    "gate_lines",
     "gated",
     "interval_text",
     "number",
+    "pack_counts",
     "pack_failing_cases",
     "pack_line",
     "percent",
