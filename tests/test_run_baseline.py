@@ -3,6 +3,7 @@ through the CLI, and the gate's decision against a brute-force exact test."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -350,3 +351,24 @@ def test_every_rendering_of_a_run_gated_on_a_baseline_is_valid_and_shows_the_com
 
     results = json.loads(sarif_rendering.render(_load(plain)))["runs"][0]["results"]
     assert results and all("baselineState" not in r for r in results)
+
+
+def test_a_pack_or_value_the_baseline_lacks_is_gated_on_its_own_thresholds():
+    """Nothing to compare with is no pass: a failing pack added to the suite fails the run
+    under every rule, a passing one does not, and neither does a failing value that is not new."""
+    base, new = _report(2, 2, 10)
+    added = {**new["packs"][0], "name": "added"}
+    with_failing = {**new, "packs": [new["packs"][0], added]}
+    for rule in ("regression", "new-failures"):
+        gate = decide(with_failing, fail_on=rule, baseline=base)
+        assert gate.exit_code == 1, rule
+        assert "not in the baseline, so gated on its thresholds: added fails them" in gate.reasons
+    passing = {**added, "verdict": "pass"}
+    gate = decide({**new, "packs": [new["packs"][0], passing]}, fail_on="regression", baseline=base)
+    assert gate.exit_code == 0 and gate.reasons == ()
+    # A gated value only the new run has, failing its threshold.
+    pack = copy.deepcopy(new["packs"][0])
+    pack["values"]["w"] = {**pack["values"]["v"], "passed": False}
+    gate = decide({**new, "packs": [pack]}, fail_on="regression", baseline=base)
+    assert gate.exit_code == 1
+    assert gate.reasons == ("not in the baseline, so gated on its threshold: p w fails it",)

@@ -9,6 +9,9 @@
 - ``new-failures``: any case that passed in the baseline (was scored and failed nothing) and
   fails now.
 
+A pack or gated value the baseline did not measure has nothing to be compared with: its own
+thresholds gate it under every rule, so adding a failing pack to a suite never passes.
+
 Under the two baseline rules a value that fails its threshold as it already did in the baseline
 no longer fails the run: that is what a team tracking a known weakness asks for. Everything else
 that fails or stops a run still does, because none of it is a measurement that could be
@@ -100,7 +103,7 @@ def decide(
     own = str(report["verdict"])
     if fail_on == "verdict" or diff is None:
         return Gate(fail_on, own, _EXIT[own], own, (), diff, provenance)
-    worse = _baseline_reasons(diff, fail_on)
+    worse = [*_baseline_reasons(diff, fail_on), *_unbased_reasons(report, diff)]
     reasons = [*worse, *_other_reasons(report)]
     statuses = {p.get("verdict_without_thresholds", p["verdict"]) for p in report["packs"]}
     if worse or "fail" in statuses:
@@ -133,6 +136,22 @@ def _baseline_reasons(diff: RunDiff, fail_on: str) -> list[str]:
             )
     reasons.extend(f"not measured again: {x}" for x in diff.unmeasured)
     return reasons
+
+
+def _unbased_reasons(report: Mapping[str, Any], diff: RunDiff) -> list[str]:
+    """What the baseline did not measure has nothing to be compared with, so its own
+    thresholds gate it: a pack added to the suite must not pass because it is new."""
+    packs = {p["name"]: p for p in report["packs"]}
+    found = []
+    for entry in diff.only_in_new:
+        name, _, value = entry.partition(" ")
+        pack = packs.get(name, {})
+        if value:
+            if (pack.get("values") or {}).get(value, {}).get("passed") is False:
+                found.append(f"not in the baseline, so gated on its threshold: {entry} fails it")
+        elif pack.get("verdict") == "fail":
+            found.append(f"not in the baseline, so gated on its thresholds: {name} fails them")
+    return found
 
 
 def _other_reasons(report: Mapping[str, Any]) -> list[str]:
