@@ -350,3 +350,112 @@ def test_it_states_that_it_promises_nothing_beyond_the_sample():
     nothing = fit([0.9, 0.1, 0.2], [False, True, True], 0.0)
     promise = "FPR on the calibration sample <= target; no guarantee beyond the sample"
     assert found.guarantee == nothing.guarantee == promise
+
+
+# --- large inputs: the selection that skips most of the array ---------------------------------
+
+from ragleaklab_plugins.fitters import _order  # noqa: E402
+
+
+def sweep_reference(scores, labels, target_fpr, higher_is_worse=True):
+    """A full ROC sweep by sorting, for sizes the literal brute force cannot reach: the counts
+    at every distinct threshold, the best feasible TPR, the highest threshold on ties."""
+    s = np.asarray(scores, dtype=np.float64)
+    s = s if higher_is_worse else -s
+    y = np.asarray(labels, dtype=bool)
+    order = np.argsort(-s, kind="stable")
+    s, y = s[order], y[order]
+    tp, fp = np.cumsum(y), np.cumsum(~y)
+    n_pos, n_neg = int(tp[-1]), int(fp[-1])
+    last = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # end of each run of equal scores
+    feasible = last[(fp[last] / n_neg <= target_fpr) & (tp[last] > 0)]
+    if feasible.size == 0:
+        return None, 0.0, 0.0, 0, 0, n_pos, n_neg
+    best = feasible[np.argmax(tp[feasible])]  # first maximum: the highest threshold
+    t = float(s[best]) if higher_is_worse else -float(s[best]) + 0.0
+    f, p = int(fp[best]), int(tp[best])
+    return t, f / n_neg, p / n_pos, f, p, n_pos, n_neg
+
+
+ORDERS = ["random", "ascending", "descending", "positives-last", "blocks"]
+
+
+@st.composite
+def large_problems(draw):
+    n = draw(st.integers(_order._SAMPLED, 3 * _order._SAMPLED))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    kind = draw(st.sampled_from(["uniform", "ties", "separable", "huge", "tiny-range"]))
+    if kind == "uniform":
+        scores = rng.random(n)
+    elif kind == "ties":
+        scores = rng.integers(0, draw(st.integers(1, 50)), n).astype(float)
+    elif kind == "separable":
+        scores = rng.normal(size=n)
+    elif kind == "huge":  # magnitudes where a shift of max - min + 1 would round
+        scores = rng.choice([-1e17, 1e17, 1e17 + 16, -1e17 + 32], size=n)
+    else:
+        scores = 1.0 + rng.integers(0, 3, n) * np.finfo(float).eps
+    labels = rng.random(n) < draw(st.sampled_from([0.01, 0.3, 0.5, 0.9]))
+    labels[:2] = [True, False]
+    if kind == "separable":
+        scores = scores + 2.0 * labels
+    order = draw(st.sampled_from(ORDERS))
+    if order == "ascending":
+        idx = np.argsort(scores, kind="stable")
+    elif order == "descending":
+        idx = np.argsort(-scores, kind="stable")
+    elif order == "positives-last":  # the strided sample sees almost only negatives
+        idx = np.argsort(labels, kind="stable")
+    elif order == "blocks":
+        idx = np.concatenate([np.arange(n)[i::7] for i in range(7)])
+    else:
+        idx = np.arange(n)
+    target = draw(st.sampled_from([0.0, 0.001, 0.01, 0.05, 0.5, 1.0]))
+    return scores[idx], labels[idx], target, draw(st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(large_problems())
+def test_large_inputs_match_a_full_sweep(problem):
+    scores, labels, target, higher_is_worse = problem
+    got = fit(scores, labels, target, higher_is_worse)
+    assert as_tuple(got) == sweep_reference(scores, labels, target, higher_is_worse)
+
+
+@settings(max_examples=80, deadline=None)
+@given(large_problems(), st.integers(1, 3 * _order._SAMPLED))
+def test_top_value_is_the_sorted_value(problem, rank):
+    scores, labels = problem[0], problem[1]
+    before = scores.copy()
+    rank = min(rank, scores.size)
+    assert _order.top_value(scores, rank) == float(np.sort(scores)[-rank])
+    assert _order.top_value(scores, 1) == float(scores.max())
+    negatives = scores[~labels]
+    within = min(rank, negatives.size)
+    assert _order.top_value(scores, within, where=~labels) == float(np.sort(negatives)[-within])
+    assert np.array_equal(scores, before)  # never reordered
+    with pytest.raises(IndexError):
+        _order.top_value(scores, negatives.size + 1, where=~labels)
+
+
+def test_scores_near_the_float_limits_are_fitted_exactly():
+    scores = np.array([-1.7e308, 1.7e308, 1e308, -1e308, 0.0, 5.0])
+    labels = np.array([False, True, True, False, False, True])
+    for higher_is_worse in (True, False):
+        got = fit(scores, labels, 0.34, higher_is_worse)
+        assert as_tuple(got) == brute_force(scores, labels, 0.34, higher_is_worse)
+
+
+@pytest.mark.parametrize("rank", [1, 500, 5_000, 39_000])
+def test_top_value_survives_a_sample_that_sees_only_the_largest_values(rank):
+    """Every value the strided sample reads is among the largest: the bound it gives keeps
+    fewer than *rank* values, and the whole array must be partitioned instead."""
+    n = 40_000
+    values = np.zeros(n)
+    stride = n // _order._SAMPLE
+    values[::stride] = 1.0 + np.arange(values[::stride].size)
+    expected = float(np.sort(values)[-rank])
+    assert _order.top_value(values, rank) == expected
+    everywhere = np.ones(n, dtype=bool)
+    assert _order.top_value(values, rank, where=everywhere) == expected

@@ -42,6 +42,52 @@ def kth_largest(values: np.ndarray, k: int) -> float:
     return float(np.partition(values, n - k)[n - k])
 
 
+#: Below this many values a plain partition is as quick as sampling first.
+_SAMPLED = 1 << 15
+#: About how many values the sample that bounds a selection holds.
+_SAMPLE = 4096
+
+
+def top_value(values: np.ndarray, rank: int, where: np.ndarray | None = None) -> float:
+    """The *rank*-th largest of ``values[where]`` (``rank = 1`` is the maximum; all of *values*
+    when *where* is None), equal to ``np.sort(values[where])[-rank]``. *values* itself is
+    never reordered.
+
+    Copying a class out with a boolean mask costs more than the rest of a fit, and partitioning
+    it most of what is left when the rank is near the top (the 1% false positives a target
+    allows). So a large array is first cut with a bound read off a strided sample: only the
+    values at or above the bound are copied out, and when at least *rank* of them are, the
+    answer is among them (the rank-th largest is at or above a value with *rank* values at or
+    above it). A sample that misjudges the bound (an adversarial order) costs a pass, never the
+    answer: then every value is taken.
+    """
+    total = values.size if where is None else int(np.count_nonzero(where))
+    if not 1 <= rank <= total:
+        raise IndexError(f"rank must be in [1, {total}], got {rank}")
+    if values.size >= _SAMPLED:
+        step = values.size // _SAMPLE
+        sample = values[::step] if where is None else values[::step][where[::step]]
+        m = sample.size
+        expected = rank * m / total
+        # Generous: a few standard deviations of the binomial count above its expectation.
+        at = math.ceil(1.25 * expected + 4.0 * math.sqrt(expected) + 8.0)
+        if at < m:
+            bound = np.partition(sample, m - at)[m - at]
+            keep = values >= bound
+            if where is not None:
+                keep &= where
+            kept = values[keep]
+            if kept.size >= rank:
+                return _select(kept, rank)
+    return _select(values.copy() if where is None else values[where], rank)
+
+
+def _select(values: np.ndarray, rank: int) -> float:
+    # *values* is a copy the caller owns: partitioned in place.
+    values.partition(values.size - rank)
+    return float(values[values.size - rank])
+
+
 def lowest_above(values: np.ndarray, floor: float) -> float | None:
     """The smallest value strictly above *floor*, or ``None`` when there is none."""
     above = values[values > floor]

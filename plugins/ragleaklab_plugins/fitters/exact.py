@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from attrs import frozen
 
-from ragleaklab_core import FitResult, decision_rule, max_false_positives
-from ragleaklab_plugins.fitters._order import mirrored_classes
+from ragleaklab_core import FitResult, check_fit_inputs, decision_rule, max_false_positives
+from ragleaklab_plugins.fitters._order import top_value
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -42,43 +42,55 @@ class ExactSweepFitter:
         target_fpr: float,
         higher_is_worse: bool = True,
     ) -> FitResult:
-        neg, pos = mirrored_classes(scores, labels, target_fpr, higher_is_worse)
-        n_neg, n_pos = neg.size, pos.size
+        s, y = check_fit_inputs(scores, labels, target_fpr)
+        if not higher_is_worse:
+            s = np.negative(s)  # the mirror image: fit once, for higher-is-worse
+        n_pos = int(np.count_nonzero(y))
+        n_neg = y.size - n_pos
         k = max_false_positives(target_fpr, n_neg)
-        if k >= n_neg:
-            above = pos  # every threshold is feasible: the lowest positive catches them all
-        else:
-            # The (k+1)-th highest negative: any threshold at or below it flags k+1 negatives.
-            floor = np.partition(neg, n_neg - k - 1)[n_neg - k - 1]
-            above = pos[pos > floor]
-        rule = decision_rule(higher_is_worse)
-        if above.size == 0:
-            return FitResult(
-                threshold=None,
-                achieved_fpr=0.0,
-                achieved_tpr=0.0,
-                n_positive=n_pos,
-                n_negative=n_neg,
-                decision_rule=rule,
-                false_positives=0,
-                true_positives=0,
-                reason=(
-                    "no threshold catches a positive case within the target false-positive "
-                    "rate; only 'flag nothing' is feasible"
-                ),
-                guarantee=GUARANTEE,
-            )
-        t = float(above.min())
-        fp = int(np.count_nonzero(neg >= t))
-        tp = int(np.count_nonzero(pos >= t))
-        return FitResult(
-            threshold=t if higher_is_worse else -t + 0.0,
-            achieved_fpr=fp / n_neg,
-            achieved_tpr=tp / n_pos,
-            n_positive=n_pos,
-            n_negative=n_neg,
-            decision_rule=rule,
-            false_positives=fp,
-            true_positives=tp,
-            guarantee=GUARANTEE,
-        )
+        negatives = ~y
+        # The (k+1)-th highest negative: any threshold at or below it flags k+1 negatives; with
+        # k >= n_neg every threshold is feasible and the lowest positive catches them all.
+        floor = -np.inf if k >= n_neg else top_value(s, k + 1, where=negatives)
+        candidates = np.greater(s, floor)
+        candidates &= y
+        t = float(np.min(s, where=candidates, initial=np.inf))
+        if t == np.inf:
+            return _nothing(n_pos, n_neg, higher_is_worse)
+        flagged = np.greater_equal(s, t)
+        fp = int(np.count_nonzero(flagged & negatives))
+        tp = int(np.count_nonzero(flagged)) - fp
+        return _result(t, fp, tp, n_pos, n_neg, higher_is_worse)
+
+
+def _nothing(n_pos: int, n_neg: int, higher_is_worse: bool) -> FitResult:
+    return FitResult(
+        threshold=None,
+        achieved_fpr=0.0,
+        achieved_tpr=0.0,
+        n_positive=n_pos,
+        n_negative=n_neg,
+        decision_rule=decision_rule(higher_is_worse),
+        false_positives=0,
+        true_positives=0,
+        reason=(
+            "no threshold catches a positive case within the target false-positive "
+            "rate; only 'flag nothing' is feasible"
+        ),
+        guarantee=GUARANTEE,
+    )
+
+
+def _result(t: float, fp: int, tp: int, n_pos: int, n_neg: int, higher_is_worse: bool) -> FitResult:
+    """*t* is in the frame where higher is worse; the threshold is mirrored back."""
+    return FitResult(
+        threshold=t if higher_is_worse else -t + 0.0,
+        achieved_fpr=fp / n_neg,
+        achieved_tpr=tp / n_pos,
+        n_positive=n_pos,
+        n_negative=n_neg,
+        decision_rule=decision_rule(higher_is_worse),
+        false_positives=fp,
+        true_positives=tp,
+        guarantee=GUARANTEE,
+    )
