@@ -30,6 +30,7 @@ from ragleaklab_core import (
     load_plugin,
 )
 from ragleaklab_core.values import FLAG_ABOVE, FLAG_BELOW
+from tests.plugins.test_exact import large_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 NEG = [0.05, 0.10, 0.12, 0.20, 0.31, 0.33, 0.40, 0.52, 0.61, 0.70]
@@ -459,3 +460,23 @@ def test_cli_calibrate_infeasible_write_thresholds_is_refused_and_writes_nothing
     assert done.returncode == 2, done.stderr
     assert "--write-thresholds refused: the fitter found no threshold" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@settings(max_examples=60, deadline=None)
+@given(large_problems(), st.sampled_from([0.01, 0.05, 0.2]))
+def test_large_inputs_match_the_sorted_order_statistic(problem, alpha):
+    """At sizes where the selection cuts with a sampled bound: the threshold is the k-th smallest
+    negative by a full sort, and the counts are those above it."""
+    scores, labels, _, higher_is_worse = problem
+    fitter = NeymanPearsonFitter(delta=0.05)
+    got = fitter.fit(scores, labels, target_fpr=alpha, higher_is_worse=higher_is_worse)
+    s = scores if higher_is_worse else -scores
+    neg, pos = np.sort(s[~labels]), s[labels]
+    k = umbrella_rank(neg.size, alpha, 0.05)
+    if k is None:
+        assert got.threshold is None
+        return
+    t = float(neg[k - 1])
+    assert got.threshold == (t if higher_is_worse else -t + 0.0)
+    assert got.false_positives == int(np.count_nonzero(neg > t))
+    assert got.true_positives == int(np.count_nonzero(pos > t))

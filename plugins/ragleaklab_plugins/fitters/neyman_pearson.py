@@ -30,9 +30,10 @@ from ragleaklab_core import (
     FLAG_ABOVE,
     FLAG_BELOW,
     FitResult,
+    check_fit_inputs,
     negatives_needed,
 )
-from ragleaklab_plugins.fitters._order import kth_largest, mirrored_classes
+from ragleaklab_plugins.fitters._order import top_value
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -106,8 +107,11 @@ class NeymanPearsonFitter:
         target_fpr: float,
         higher_is_worse: bool = True,
     ) -> FitResult:
-        neg, pos = mirrored_classes(scores, labels, target_fpr, higher_is_worse)
-        n_neg, n_pos = neg.size, pos.size
+        s, y = check_fit_inputs(scores, labels, target_fpr)
+        if not higher_is_worse:
+            s = np.negative(s)  # the mirror image: fit once, for higher-is-worse
+        n_pos = int(np.count_nonzero(y))
+        n_neg = y.size - n_pos
         rule = _RULES[higher_is_worse]
         needed = negatives_needed(target_fpr, self.delta)
         k = umbrella_rank(n_neg, target_fpr, self.delta)
@@ -145,10 +149,13 @@ class NeymanPearsonFitter:
                     }
                 },
             )
-        # The k-th smallest is the (n - k + 1)-th largest.
-        t = kth_largest(neg, n_neg - k + 1)
-        fp = int(np.count_nonzero(neg > t))
-        tp = int(np.count_nonzero(pos > t))
+        # The k-th smallest negative is the (n - k + 1)-th largest, selected without copying the
+        # negatives out (as the exact fitter does: a boolean extraction is the costliest step).
+        negatives = ~y
+        t = top_value(s, n_neg - k + 1, where=negatives)
+        flagged = np.greater(s, t)
+        fp = int(np.count_nonzero(flagged & negatives))
+        tp = int(np.count_nonzero(flagged)) - fp
         guarantee: dict[str, Any] = {
             "feasible": True,
             "delta": self.delta,
