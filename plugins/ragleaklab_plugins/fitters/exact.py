@@ -56,35 +56,20 @@ class ExactSweepFitter:
         candidates &= y
         t = float(np.min(s, where=candidates, initial=np.inf))
         if t == np.inf:
-            return _nothing(n_pos, n_neg, higher_is_worse)
+            return _result(None, 0, 0, n_pos, n_neg, higher_is_worse)
         flagged = np.greater_equal(s, t)
         fp = int(np.count_nonzero(flagged & negatives))
         tp = int(np.count_nonzero(flagged)) - fp
         return _result(t, fp, tp, n_pos, n_neg, higher_is_worse)
 
 
-def _nothing(n_pos: int, n_neg: int, higher_is_worse: bool) -> FitResult:
+def _result(
+    t: float | None, fp: int, tp: int, n_pos: int, n_neg: int, higher_is_worse: bool
+) -> FitResult:
+    """*t* is in the frame where higher is worse (mirrored back here); None flags nothing."""
+    threshold = None if t is None else t if higher_is_worse else -t + 0.0
     return FitResult(
-        threshold=None,
-        achieved_fpr=0.0,
-        achieved_tpr=0.0,
-        n_positive=n_pos,
-        n_negative=n_neg,
-        decision_rule=decision_rule(higher_is_worse),
-        false_positives=0,
-        true_positives=0,
-        reason=(
-            "no threshold catches a positive case within the target false-positive "
-            "rate; only 'flag nothing' is feasible"
-        ),
-        guarantee=GUARANTEE,
-    )
-
-
-def _result(t: float, fp: int, tp: int, n_pos: int, n_neg: int, higher_is_worse: bool) -> FitResult:
-    """*t* is in the frame where higher is worse; the threshold is mirrored back."""
-    return FitResult(
-        threshold=t if higher_is_worse else -t + 0.0,
+        threshold=threshold,
         achieved_fpr=fp / n_neg,
         achieved_tpr=tp / n_pos,
         n_positive=n_pos,
@@ -92,5 +77,11 @@ def _result(t: float, fp: int, tp: int, n_pos: int, n_neg: int, higher_is_worse:
         decision_rule=decision_rule(higher_is_worse),
         false_positives=fp,
         true_positives=tp,
+        reason=None
+        if t is not None
+        else (
+            "no threshold catches a positive case within the target false-positive "
+            "rate; only 'flag nothing' is feasible"
+        ),
         guarantee=GUARANTEE,
     )
