@@ -129,14 +129,15 @@ def test_a_baseline_of_another_target_is_refused_after_the_run_and_resume_finish
     assert _load(ws.root / "other/report.json")["gate"]["baseline"]["forced"] is True
 
 
-def test_what_the_baseline_measured_and_this_run_did_not_fails_the_run(ws):
+def test_what_the_baseline_measured_and_this_run_did_not_is_untested_never_a_pass(ws):
     ws.cli("run", "--smoke", "-p", "relevance-hijack", "-p", "claim-corruption", "-o", "two")
     done = ws.cli(
         "run", "--smoke", "-p", "relevance-hijack", "-o", "one",
-        "--baseline", "two/report.json", "--fail-on", "regression",
+        "--baseline", "two/report.json", "--fail-on", "regression", ok=(3,),
     )  # fmt: skip
     report = _load(ws.root / "one/report.json")
-    assert done.returncode == 1 and report["verdict"] == "fail"
+    # Untested, not passed (exit 3): nothing measured is worse, and nothing is known of the rest.
+    assert done.returncode == 3 and report["verdict"] == "error"
     assert report["gate"]["reasons"] == ["not measured again: claim-corruption"]
 
 

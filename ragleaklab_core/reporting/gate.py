@@ -15,9 +15,10 @@ thresholds gate it under every rule, so adding a failing pack to a suite never p
 Under the two baseline rules a value that fails its threshold as it already did in the baseline
 no longer fails the run: that is what a team tracking a known weakness asks for. Everything else
 that fails or stops a run still does, because none of it is a measurement that could be
-compared: errored or unscorable cases (unless tolerated), a pack that was not tested, and
-anything the baseline measured that this run did not (a pack, a gated value, a value no case
-could score). So ``pass`` still means "measured, and no worse".
+compared: errored or unscorable cases (unless tolerated, exit 1), a pack that was not tested
+and anything the baseline measured that this run did not (a pack, a gated value, a value no
+case could score), which are untested (exit 3) unless something measured is worse. So ``pass``
+still means "measured, and no worse".
 """
 
 from __future__ import annotations
@@ -104,11 +105,14 @@ def decide(
     if fail_on == "verdict" or diff is None:
         return Gate(fail_on, own, _EXIT[own], own, (), diff, provenance)
     worse = [*_baseline_reasons(diff, fail_on), *_unbased_reasons(report, diff)]
-    reasons = [*worse, *_other_reasons(report)]
+    # What the baseline measured and this run did not is no regression and no pass: untested,
+    # as a pack that was not tested is (exit 3), unless something measured is worse (exit 1).
+    unmeasured = [f"not measured again: {x}" for x in diff.unmeasured]
+    reasons = [*worse, *unmeasured, *_other_reasons(report)]
     statuses = {p.get("verdict_without_thresholds", p["verdict"]) for p in report["packs"]}
     if worse or "fail" in statuses:
         verdict = "fail"
-    elif "error" in statuses or not report["packs"]:
+    elif unmeasured or "error" in statuses or not report["packs"]:
         verdict = "error"
     else:
         verdict = "pass"
@@ -134,7 +138,6 @@ def _baseline_reasons(diff: RunDiff, fail_on: str) -> list[str]:
                 f"newly failing: {v.pack} {v.value}: {len(v.newly_failing)} cases passed in "
                 f"the baseline and fail now: {named}{more}"
             )
-    reasons.extend(f"not measured again: {x}" for x in diff.unmeasured)
     return reasons
 
 
