@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ragleaklab_core.errors import InputError
@@ -233,6 +233,8 @@ hostile_text = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(query=hostile_text, answer=hostile_text, test_id=hostile_text)
+@example(query="", answer="", test_id="https://x.example@someonewww.x.example")  # e-mail autolink
+@example(query="write to a.b@c.example", answer="x@y.example @team", test_id="id")
 def test_any_case_text_stays_text_in_its_cell(query, answer, test_id):
     """Property: whatever a case's query, answer and id hold, GitHub shows each as the text of
     its own cell (clipped), in a row as wide as the table, and makes nothing of it."""
@@ -254,6 +256,8 @@ def test_any_case_text_stays_text_in_its_cell(query, answer, test_id):
     for table in found[1:]:
         assert {len(row) for row in table} == {len(table[0])}
         for row in table[1:]:
+            # An '@' is followed by an invisible word joiner, so GitHub links no address.
+            row = [cell.replace("@\u2060", "@") for cell in row]
             assert row[1] == visible(test_id, markdown.CELL_CHARS // 2)
             assert row[4] == visible(query, markdown.CELL_CHARS)
             assert row[5] == visible(answer, markdown.CELL_CHARS)

@@ -30,8 +30,8 @@ _ICON = {"pass": "\u2705", "fail": "\u274c", "error": "\u26a0\ufe0f"}
 # for any ASCII punctuation and GFM honours for '|' inside table cells too.
 _PUNCTUATION = set("\\`*_[]<>|~$&!")
 # What GitHub would turn into a link or a mention by itself (`javascript:x`, `https://`, `www.`,
-# `@team`): written as character references, which it shows but never links. A ':' before a
-# space or at the end ("evidence: ...") can start no link and stays readable.
+# `@team`, `a@b.example`): written as character references, which it shows but never links. A
+# ':' before a space or at the end ("evidence: ...") can start no link and stays readable.
 _LINKING = re.compile(r":(?=\S)|@|(?<=www)\.", re.IGNORECASE)
 _TRUNCATED = (
     "\n> **Note:** this summary was cut to stay under {limit} bytes; report.json has it all.\n"
@@ -47,7 +47,14 @@ def text(value: Any, limit: int = CELL_CHARS) -> str:
             out.append("\\" + c)
         elif c.isprintable():
             out.append(c)
-    return _LINKING.sub(lambda m: f"&#{ord(m.group())};", "".join(out))
+    return _LINKING.sub(_inert, "".join(out))
+
+
+def _inert(match: re.Match[str]) -> str:
+    # GitHub links an e-mail address after decoding references, so an '@' is also followed by
+    # an invisible word joiner: a domain cannot start with it, and the text reads the same.
+    c = match.group()
+    return "&#64;&#8288;" if c == "@" else f"&#{ord(c)};"
 
 
 def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
