@@ -637,10 +637,13 @@ def run(
         journal.close()
         if progress is not None:
             progress.finish()
-    report = build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+    # report.json as `ragleaklab report` reads it back: what the gate and every rendering read.
+    written = json.loads(
+        dumps(build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs))
+    )
     try:
         gate = decide(
-            json.loads(dumps(report)),
+            written,
             fail_on=fail_on or "verdict",
             baseline=baseline,
             provenance=None if baseline_path is None else file_input(baseline_path),
@@ -655,11 +658,9 @@ def run(
             f"{journal.partial.as_posix()}: run again with --resume",
             source=baseline_path.as_posix() if baseline_path is not None else None,
         ) from None
-    report = apply_gate(report, gate)
+    written = apply_gate(written, gate)
     write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
-    write_file(directory / "report.json", dumps(report))
-    # The renderings read report.json as written (what `ragleaklab report` reads back).
-    written = json.loads(dumps(report))
+    write_file(directory / "report.json", dumps(written))
     write_renderings(written, rendered, write_file)
     journal.finish()
     # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
@@ -671,7 +672,7 @@ def run(
         for line in github_annotations(written):
             click.echo(line)
     step_summary(written)
-    sys.exit(report["exit_code"])
+    sys.exit(written["exit_code"])
 
 
 def _apply_target(
