@@ -373,3 +373,16 @@ def test_a_pack_or_value_the_baseline_lacks_is_gated_on_its_own_thresholds():
     gate = decide({**new, "packs": [pack]}, fail_on="regression", baseline=base)
     assert gate.exit_code == 1
     assert gate.reasons == ("not in the baseline, so gated on its threshold: p w fails it",)
+
+
+def test_a_case_failing_now_that_the_baseline_never_measured_fails_new_failures():
+    """It errored in the baseline (no value): it neither passed nor failed there, so nothing
+    says it is not new. Under new-failures its threshold decides; the regression test, which
+    compares rates over the scored cases, is unchanged by it."""
+    base, new = _report(1, 1, 6)  # base fails c00, new fails c05
+    base["packs"][0]["values"]["v"]["unscored_ids"] = ["c05"]
+    base["packs"][0]["values"]["v"]["fail_rate"]["trials"] = 5
+    gate = decide(new, fail_on="new-failures", baseline=base)
+    assert gate.exit_code == 1
+    assert gate.reasons == ("failing and not measured in the baseline: p v: 1 cases: c05",)
+    assert decide(new, fail_on="regression", baseline=base).exit_code == 0

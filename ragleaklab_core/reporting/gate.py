@@ -7,7 +7,8 @@
 - ``regression``: a gated value whose failing rate rose significantly from the baseline
   (Barnard's one-sided exact test at ``level``, :mod:`ragleaklab_core.reporting.diff`);
 - ``new-failures``: any case that passed in the baseline (was scored and failed nothing) and
-  fails now.
+  fails now, or that fails now and was not measured there (it errored, could not be scored or
+  was not run).
 
 A pack or gated value the baseline did not measure has nothing to be compared with: its own
 thresholds gate it under every rule, so adding a failing pack to a suite never passes.
@@ -23,7 +24,7 @@ still means "measured, and no worse".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -104,7 +105,7 @@ def decide(
     own = str(report["verdict"])
     if fail_on == "verdict" or diff is None:
         return Gate(fail_on, own, _EXIT[own], own, (), diff, provenance)
-    worse = [*_baseline_reasons(diff, fail_on), *_unbased_reasons(report, diff)]
+    worse = [*_baseline_reasons(report, diff, fail_on), *_unbased_reasons(report, diff)]
     # What the baseline measured and this run did not is no regression and no pass: untested,
     # as a pack that was not tested is (exit 3), unless something measured is worse (exit 1).
     unmeasured = [f"not measured again: {x}" for x in diff.unmeasured]
@@ -119,9 +120,10 @@ def decide(
     return Gate(fail_on, verdict, _EXIT[verdict], own, tuple(reasons), diff, provenance)
 
 
-def _baseline_reasons(diff: RunDiff, fail_on: str) -> list[str]:
+def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) -> list[str]:
     from ragleaklab_core.reporting.diff import p_text
 
+    packs = {p["name"]: p for p in report["packs"]}
     reasons = []
     for v in diff.values:
         if fail_on == "regression" and v.regressed:
@@ -129,16 +131,28 @@ def _baseline_reasons(diff: RunDiff, fail_on: str) -> list[str]:
                 f"regressed: {v.pack} {v.value}: failing {_rate(v, base=True)} -> "
                 f"{_rate(v, base=False)}, one-sided p = {p_text(v.p_value)} <= {diff.level}"
             )
-        if fail_on == "new-failures" and v.newly_failing:
-            named = ", ".join(v.newly_failing[:_NAMED])
-            more = (
-                f" (+{len(v.newly_failing) - _NAMED} more)" if len(v.newly_failing) > _NAMED else ""
-            )
+        if fail_on != "new-failures":
+            continue
+        if v.newly_failing:
             reasons.append(
                 f"newly failing: {v.pack} {v.value}: {len(v.newly_failing)} cases passed in "
-                f"the baseline and fail now: {named}{more}"
+                f"the baseline and fail now: {_named(v.newly_failing)}"
+            )
+        # Failing now and neither passing nor failing in the baseline (it errored there, could
+        # not be scored, or was not run): nothing to compare with, so its threshold decides.
+        failing = packs[v.pack]["values"][v.value]["all_failing_ids"]
+        unmeasured = sorted(set(failing) - set(v.newly_failing) - set(v.still_failing))
+        if unmeasured:
+            reasons.append(
+                f"failing and not measured in the baseline: {v.pack} {v.value}: "
+                f"{len(unmeasured)} cases: {_named(unmeasured)}"
             )
     return reasons
+
+
+def _named(ids: Sequence[str]) -> str:
+    more = f" (+{len(ids) - _NAMED} more)" if len(ids) > _NAMED else ""
+    return ", ".join(ids[:_NAMED]) + more
 
 
 def _unbased_reasons(report: Mapping[str, Any], diff: RunDiff) -> list[str]:
