@@ -13,20 +13,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
+import logging
 import os
 import random
 import re
 import ssl
-import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import threading
+import urllib.request
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import httpx
+import aiohttp
+import certifi
+import yarl
 from attrs import define, field, frozen
 
 # One rule for what is a secret, shared with the core (reports, recordings, logs).
@@ -44,8 +50,6 @@ from ragleaklab_core import (
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Statuses worth another attempt: rate limited, or a server-side failure.
 RETRY_STATUSES = frozenset({429}) | frozenset(range(500, 600))
-# Transport failures that another attempt may cure (the network, the server going away, time).
-_RETRY_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
 class MissingEnvironmentVariable(ValueError):
@@ -307,69 +311,273 @@ def _looks_streamed(text: str) -> str | None:
     return None
 
 
-def _reply(response: httpx.Response, attempt: int) -> Reply:
-    content_type = response.headers.get("content-type", "")
-    return Reply(response.status_code, attempt, response.text, content_type)
-
-
 def snippet(text: str, secrets: Secrets, limit: int = 200) -> str:
     """The start of a response body for an error message, with secrets redacted."""
     text = secrets.redact(text)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _failure(exc: httpx.HTTPError, timeout: float, secrets: Secrets) -> str:
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out after {timeout:g} s ({type(exc).__name__})"
+@functools.lru_cache(maxsize=8)
+def _ssl_context(verify: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The TLS settings: the certifi bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set
+    (what httpx, the client before aiohttp, used; aiohttp alone would use the system store).
+
+    Loading a CA bundle takes tens of milliseconds; every caller made in this process with the
+    same settings shares one context.
+    """
+    if not verify:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    if cert_file:
+        return ssl.create_default_context(cafile=cert_file)
+    if cert_dir:
+        return ssl.create_default_context(capath=cert_dir)
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+#: Proxy URL schemes aiohttp can use (``socks5://`` and the like need a library it lacks).
+PROXY_SCHEMES = frozenset({"http", "https"})
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment sets for *url*, or None: as urllib (and httpx) read them,
+    ``HTTP_PROXY`` / ``HTTPS_PROXY`` by the URL's scheme, else ``ALL_PROXY`` (lower case wins
+    over upper case), unless ``NO_PROXY`` names the host; a proxy without a scheme is http://.
+
+    Raises:
+        ValueError: The proxy is not an http:// or https:// URL (credentials redacted).
+    """
+    proxies = urllib.request.getproxies()
+    parts = urlsplit(url)
+    proxy = proxies.get(parts.scheme.lower()) or proxies.get("all")
+    if not proxy:
+        return None
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    # Documented in urllib (NO_PROXY: '*', names, domain suffixes, host:port), not typeshed.
+    if urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+        return None
+    if "://" not in proxy:
+        proxy = "http://" + proxy
+    if urlsplit(proxy).scheme.lower() not in PROXY_SCHEMES:
+        raise ValueError(
+            f"the proxy for {redact_url(url)} set in the environment, {redact_url(proxy)!r}, "
+            "is not supported: use an http:// or https:// proxy"
+        )
+    return proxy
+
+
+_JSON_TYPE = "application/json"
+
+
+class _WriteTimeout(TimeoutError):
+    """A block of the request body was not taken by the connection within the timeout."""
+
+
+class _TimedBody(aiohttp.Payload):
+    """A request body large enough to block on a full socket buffer, written in blocks that
+    must each be sent within the timeout.
+
+    aiohttp's timeouts cover connecting and reading, and its read timer starts only once the
+    body is sent: without this a server that stops reading would stall the request for ever.
+    A body no larger than one block never waits for the connection (aiohttp buffers it whole),
+    so small requests, which are nearly all of them, go out as plain bytes. Bytes, so the same
+    body is sent again on a retry.
+    """
+
+    BLOCK = 0x10000  # aiohttp waits for its buffer to drain past 64 KiB
+    _autoclose = True  # nothing to release
+    _value: bytes
+
+    def __init__(self, value: bytes, timeout: float) -> None:
+        super().__init__(value, content_type=_JSON_TYPE)
+        self._size = len(value)
+        self._timeout = timeout
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return self._value.decode(encoding, errors)
+
+    async def as_bytes(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return self._value
+
+    async def write(self, writer: Any) -> None:
+        await self.write_with_length(writer, None)
+
+    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+        data = memoryview(self._value)[:content_length]
+        for start in range(0, len(data), self.BLOCK):
+            try:
+                async with asyncio.timeout(self._timeout):
+                    await writer.write(data[start : start + self.BLOCK])
+            except TimeoutError:
+                raise _WriteTimeout from None
+
+
+#: How each transport failure is named in error messages (the names httpx gave them, so the
+#: messages did not change with the client), whether it is a timeout, and whether another
+#: attempt may cure it. The first matching class wins: subclasses come before their bases.
+_FAILURES: tuple[tuple[type[BaseException], str, bool, bool], ...] = (
+    (_WriteTimeout, "WriteTimeout", True, True),
+    (aiohttp.ConnectionTimeoutError, "ConnectTimeout", True, True),
+    (aiohttp.SocketTimeoutError, "ReadTimeout", True, True),
+    (TimeoutError, "Timeout", True, True),
+    (aiohttp.ClientHttpProxyError, "ProxyError", False, False),
+    (aiohttp.ClientConnectorError, "ConnectError", False, True),
+    (aiohttp.ServerDisconnectedError, "RemoteProtocolError", False, True),
+    (aiohttp.ClientPayloadError, "RemoteProtocolError", False, True),
+    (aiohttp.ClientResponseError, "RemoteProtocolError", False, True),  # an unreadable reply
+    (aiohttp.ServerFingerprintMismatch, "ConnectError", False, False),
+    (aiohttp.InvalidURL, "InvalidURL", False, False),
+    (aiohttp.ClientConnectionError, "NetworkError", False, True),  # reset, broken pipe...
+    (OSError, "NetworkError", False, True),
+)
+#: What the transport raises for a request that got no response.
+TRANSPORT_ERRORS = (aiohttp.ClientError, OSError)
+
+
+def _failure(exc: BaseException, timeout: float, secrets: Secrets) -> tuple[str, bool]:
+    """Why an attempt got no response, for the error message, and whether to try again."""
+    name, timed_out, retry = next(
+        ((n, t, r) for kind, n, t, r in _FAILURES if isinstance(exc, kind)),
+        (type(exc).__name__, False, False),
+    )
+    if timed_out:
+        return f"timed out after {timeout:g} s ({name})", retry
     detail = secrets.redact(str(exc)) or "no detail"
-    return f"{type(exc).__name__}: {detail}"
+    return f"{name}: {detail}", retry
 
 
-def _status_reason(response: httpx.Response, secrets: Secrets) -> str:
-    reason = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
-    if 300 <= response.status_code < 400:
+def _status_reason(status: int, phrase: str, text: str, secrets: Secrets) -> str:
+    reason = f"HTTP {status} {phrase}".rstrip()
+    if 300 <= status < 400:
         return f"{reason} (redirects are not followed; use the final URL)"
-    body = snippet(response.text, secrets)
+    body = snippet(text, secrets)
     return f"{reason}: {body}" if body else reason
 
 
-@functools.lru_cache(maxsize=8)
-def _ssl_context(verify: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    # Loading the CA bundle takes tens of milliseconds; every client made in this process with
-    # the same settings (and the same SSL_CERT_* variables, which httpx reads) shares one context.
-    del cert_file, cert_dir  # part of the cache key only
-    return httpx.create_ssl_context(verify=verify)
+def _decode(body: bytes, charset: str | None) -> str:
+    """The body as text: its declared charset, else UTF-8; undecodable bytes replaced."""
+    if charset:
+        try:
+            return body.decode(charset, "replace")
+        except LookupError:
+            pass
+    return body.decode("utf-8", "replace")
 
 
-#: Connections per async client ("lane"); see :class:`HttpCaller`.
-LANE_CONNECTIONS = 4
+def _json_bytes(value: Any) -> bytes:
+    # Compact, UTF-8 and no NaN: the body httpx sent, so servers see the same bytes as before.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+#: Requests as they go out are logged here at INFO (``-v``), one line per attempt, in the form
+#: httpx used: ``HTTP Request: POST https://host/path "HTTP/1.1 200 OK"`` (URL redacted).
+_log = logging.getLogger("ragleaklab.http")
 
 
 @define
-class _Lane:
-    """One async client and how many requests it is serving right now."""
+class _Route:
+    """Where a URL goes: the parsed URL and the proxy (from the environment) in between."""
 
-    client: httpx.AsyncClient
-    capacity: int
-    in_flight: int = 0
+    url: yarl.URL
+    proxy: yarl.URL | None = None
+    proxy_auth: aiohttp.BasicAuth | None = None
+
+
+@define
+class _Pool:
+    """One aiohttp session (one pool of keep-alive connections) and the loop it belongs to."""
+
+    loop: asyncio.AbstractEventLoop
+    session: aiohttp.ClientSession
+
+
+def _discard(pool: _Pool) -> None:
+    """Let go of a session whose loop is not the running one, without leaking its sockets or
+    aiohttp's "Unclosed client session" complaint."""
+    if pool.session.closed:
+        return
+    if pool.loop.is_running():  # another thread's loop: close it there
+        asyncio.run_coroutine_threadsafe(pool.session.close(), pool.loop)
+        return
+    connector = pool.session.connector
+    if connector is not None:
+        # A loop that is not running cannot await close(); the synchronous part closes every
+        # transport (nothing at all once the loop is closed) and marks the session closed.
+        with contextlib.suppress(Exception):
+            connector._close()
+
+
+class _Background:
+    """An event loop on a daemon thread, where the synchronous calls run the async code, so
+    both share one transport, one set of timeouts and one way of naming failures."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pool: _Pool | None = None
+        self.thread = threading.Thread(target=self._run, name="ragleaklab-http", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def call(self, coro: Coroutine[Any, Any, Reply]) -> Reply:
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # interrupted (Ctrl-C): stop the request too
+            raise
+
+    async def _close_pool(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            await pool.session.close()
+
+    async def _close_and_stop(self) -> None:
+        try:
+            await self._close_pool()
+        finally:
+            self.loop.stop()
+
+    def shutdown(self) -> None:
+        """Close the session, stop the loop and end the thread (also run when the caller is
+        garbage collected, and at exit)."""
+        if not self.thread.is_alive():
+            return
+        if threading.current_thread() is self.thread:  # collected on the loop's own thread
+            self.loop.create_task(self._close_and_stop())
+            return
+        with contextlib.suppress(Exception):  # the loop stopped meanwhile: nothing to close
+            asyncio.run_coroutine_threadsafe(self._close_pool(), self.loop).result(10)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
 
 
 @define
 class HttpCaller:
-    """HTTP with timeouts and retries, over lazily made clients (sync and async).
+    """HTTP with timeouts and retries, over one aiohttp session per event loop.
 
-    Concurrent requests share a pool of at most ``max_connections`` keep-alive connections.
-    The async pool is split into lanes: small ``httpx.AsyncClient`` s of
-    :data:`LANE_CONNECTIONS` connections each, opened as the concurrency needs them, and each
-    attempt goes to the first lane with a free connection. One client with a large pool would
-    do the same work, but httpcore re-scans every connection of its pool for every queued
-    request (quadratic in the concurrency; httpx issue 3215), which at 64 requests in flight
-    costs more CPU than the requests themselves. The lanes are bound to the event loop they
-    were made in; a new loop gets new ones. :meth:`aclose` (or :meth:`close`) releases them.
+    Concurrent requests share a pool of at most ``max_connections`` keep-alive connections
+    (aiohttp's ``TCPConnector``; its pool does constant work per request, where httpx's pool
+    re-scanned every connection for every queued request, see docs/targets.md#performance).
+    The session is bound to the event loop it was made in; a new loop gets a new one.
+    Synchronous calls run the same code on a private event loop in a daemon thread.
+    :meth:`aclose` (or :meth:`close`) releases them.
+
+    Cookies a server sets are not kept: each request carries only the configured headers, so
+    one case cannot change what the next one is answered.
 
     Attributes:
         policy: When to retry and how long to wait.
-        timeout: Seconds for each of connect, read, write and waiting for a pooled connection.
+        timeout: Seconds for connecting (waiting for a free pooled connection included), for
+            sending each 64 KiB of a body, and for each read of the response.
         verify_tls: Check the server's TLS certificate.
         max_connections: Most connections open at once (the run's concurrency should not exceed
             it, or requests queue for a connection within their timeout).
@@ -381,132 +589,168 @@ class HttpCaller:
     verify_tls: bool = True
     max_connections: int = 100
     secrets: Secrets = field(factory=Secrets, repr=False)
-    _lanes: list[_Lane] = field(factory=list, init=False, repr=False)
-    _lanes_loop: asyncio.AbstractEventLoop | None = field(default=None, init=False, repr=False)
-    _sync_client: httpx.Client | None = field(default=None, init=False, repr=False)
-    # Parsed once: httpx re-parses a string URL on every request, an httpx.URL it just copies.
-    _urls: dict[str, httpx.URL] = field(factory=dict, init=False, repr=False)
+    _pool: _Pool | None = field(default=None, init=False, repr=False)
+    # Each lets its pool go (closing what it can) if the caller is collected unclosed.
+    _pool_finalizer: weakref.finalize | None = field(default=None, init=False, repr=False)
+    _background: _Background | None = field(default=None, init=False, repr=False)
+    _background_finalizer: weakref.finalize | None = field(default=None, init=False, repr=False)
+    # Parsed once per URL, with its proxy: yarl re-parses a string URL on every request.
+    _routes: dict[str, _Route] = field(factory=dict, init=False, repr=False)
     _rng: random.Random = field(factory=random.Random, init=False, repr=False)
     # Injectable so tests can see the waits without waiting.
     _sleep: Callable[[float], Awaitable[None]] = field(
         default=asyncio.sleep, init=False, repr=False
     )
-    _sleep_sync: Callable[[float], None] = field(default=time.sleep, init=False, repr=False)
 
-    def _options(self, connections: int) -> dict[str, Any]:
-        env = os.environ
-        return {
-            "timeout": httpx.Timeout(self.timeout),
-            "verify": _ssl_context(
-                self.verify_tls, env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR")
-            ),
-            "limits": httpx.Limits(
-                max_connections=connections, max_keepalive_connections=connections
-            ),
-            "follow_redirects": False,
-        }
+    def route(self, url: str) -> _Route:
+        """Where *url* goes (cached); call it when a target is built to check its proxy.
 
-    def _url(self, url: str) -> httpx.URL:
-        parsed = self._urls.get(url)
-        if parsed is None:
-            parsed = self._urls[url] = httpx.URL(url)
-        return parsed
+        Raises:
+            ValueError: The environment's proxy for *url* is not an http(s) URL.
+        """
+        found = self._routes.get(url)
+        if found is None:
+            proxy = env_proxy(url)
+            found = _Route(yarl.URL(url))
+            if proxy is not None:
+                self.secrets += Secrets.of(url_secrets(proxy))
+                parsed = yarl.URL(proxy)
+                found.proxy = parsed.with_user(None)
+                if parsed.user is not None:
+                    found.proxy_auth = aiohttp.BasicAuth(parsed.user, parsed.password or "")
+            self._routes[url] = found
+        return found
 
-    def _lane(self) -> _Lane:
-        """The lane for the next attempt: the first with a free connection, a new one while
-        the pool allows, else the least busy."""
+    def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        if self._lanes_loop is not loop:
-            # Clients of another (finished) loop cannot be used or closed here; drop them.
-            self._lanes, self._lanes_loop = [], loop
-        for lane in self._lanes:
-            if lane.in_flight < lane.capacity:
-                return lane
-        opened = sum(lane.capacity for lane in self._lanes)
-        if opened < self.max_connections:
-            size = min(LANE_CONNECTIONS, self.max_connections - opened)
-            lane = _Lane(httpx.AsyncClient(**self._options(size)), size)
-            self._lanes.append(lane)
-            return lane
-        return min(self._lanes, key=lambda lane: lane.in_flight)
+        pool = self._pool
+        if pool is not None and pool.loop is loop:
+            return pool.session
+        background = self._background
+        if background is not None and background.loop is loop:
+            if background.pool is None:
+                background.pool = _Pool(loop, self._new_session())
+            return background.pool.session
+        old = self._release_pool()
+        if old is not None:
+            _discard(old)  # made in another (finished) loop: cannot be used here
+        pool = self._pool = _Pool(loop, self._new_session())
+        self._pool_finalizer = weakref.finalize(self, _discard, pool)
+        return pool.session
 
-    def _client_sync(self) -> httpx.Client:
-        if self._sync_client is None:
-            self._sync_client = httpx.Client(**self._options(self.max_connections))
-        return self._sync_client
+    def _release_pool(self) -> _Pool | None:
+        """Forget the async pool (the caller closes or discards it)."""
+        pool, finalizer = self._pool, self._pool_finalizer
+        self._pool = self._pool_finalizer = None
+        if finalizer is not None:
+            finalizer.detach()
+        return pool
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        env = os.environ
+        connector = aiohttp.TCPConnector(
+            limit=self.max_connections,
+            limit_per_host=0,
+            ssl=_ssl_context(self.verify_tls, env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR")),
+            # Shorter than the keep-alive of common servers (5 s for uvicorn), as httpx's was:
+            # a connection the server closes while it is being reused fails the attempt.
+            keepalive_timeout=4.0,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                connect=self.timeout,
+                sock_connect=self.timeout,
+                sock_read=self.timeout,
+            ),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            # Proxies are read by route(), once per URL, not by aiohttp on every request.
+            trust_env=False,
+        )
 
     async def send(self, request: Request) -> Reply:
         """Send *request*, retrying as the policy says; raise :class:`TargetRequestError`."""
+        session = self._session()
+        route = self.route(request.url)
+        headers = request.headers
+        data: Any = None
+        if request.json is not None:
+            raw = _json_bytes(request.json)
+            data = raw if len(raw) <= _TimedBody.BLOCK else _TimedBody(raw, self.timeout)
+            if not any(name.lower() == "content-type" for name in headers):
+                headers = {**headers, "Content-Type": _JSON_TYPE}
         attempt = 0
         while True:
             attempt += 1
-            lane = self._lane()
-            lane.in_flight += 1
             try:
-                response = await lane.client.request(
+                async with session.request(
                     request.method,
-                    self._url(request.url),
-                    headers=request.headers or None,
-                    json=request.json,
+                    route.url,
+                    headers=headers or None,
+                    data=data,
                     params=request.params,
-                )
-            except httpx.HTTPError as exc:
+                    allow_redirects=False,
+                    proxy=route.proxy,
+                    proxy_auth=route.proxy_auth,
+                ) as response:
+                    body = await response.read()
+                    status = response.status
+                    phrase = response.reason or ""
+                    retry_after = response.headers.get("Retry-After")
+                    content_type = response.headers.get("Content-Type", "")
+                    charset = response.charset
+            except TRANSPORT_ERRORS as exc:
                 wait = self._after_failure(request, attempt, exc)
             else:
-                retry_wait = self._after_response(request, attempt, response)
-                if retry_wait is None:
-                    return _reply(response, attempt)
-                wait = retry_wait
-            finally:
-                lane.in_flight -= 1
+                if _log.isEnabledFor(logging.INFO):
+                    _log.info(
+                        'HTTP Request: %s %s "HTTP/1.1 %d %s"',
+                        request.method,
+                        request.shown_url,
+                        status,
+                        phrase,
+                    )
+                text = _decode(body, charset)
+                if 200 <= status < 300:
+                    return Reply(status, attempt, text, content_type)
+                wait = self._after_status(request, attempt, status, phrase, text, retry_after)
             await self._sleep(wait)
 
     def send_sync(self, request: Request) -> Reply:
-        """The synchronous form of :meth:`send`."""
-        client = self._client_sync()
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                response = client.request(
-                    request.method,
-                    self._url(request.url),
-                    headers=request.headers or None,
-                    json=request.json,
-                    params=request.params,
-                )
-            except httpx.HTTPError as exc:
-                wait = self._after_failure(request, attempt, exc)
-            else:
-                retry_wait = self._after_response(request, attempt, response)
-                if retry_wait is None:
-                    return _reply(response, attempt)
-                wait = retry_wait
-            self._sleep_sync(wait)
+        """The synchronous form of :meth:`send` (run on the caller's private event loop)."""
+        background = self._background
+        if background is None:
+            background = self._background = _Background()
+            self._background_finalizer = weakref.finalize(self, background.shutdown)
+        return background.call(self.send(request))
 
-    def _after_failure(self, request: Request, attempt: int, exc: httpx.HTTPError) -> float:
+    def _after_failure(self, request: Request, attempt: int, exc: BaseException) -> float:
         """The wait before the next attempt after a transport failure, or raise."""
-        reason = _failure(exc, self.timeout, self.secrets)
-        if not isinstance(exc, _RETRY_ERRORS) or attempt > self.policy.retries:
+        reason, retry = _failure(exc, self.timeout, self.secrets)
+        if not retry or attempt > self.policy.retries:
             raise TargetRequestError(
                 request.method, request.shown_url, attempt, None, reason, call=request.call
             ) from None
         return self.policy.backoff_delay(attempt - 1, self._rng)
 
-    def _after_response(
-        self, request: Request, attempt: int, response: httpx.Response
-    ) -> float | None:
-        """None for a success; else the wait before the next attempt, or raise."""
-        status = response.status_code
-        if 200 <= status < 300:
-            return None
-        reason = _status_reason(response, self.secrets)
+    def _after_status(
+        self,
+        request: Request,
+        attempt: int,
+        status: int,
+        phrase: str,
+        text: str,
+        retry_after_header: str | None,
+    ) -> float:
+        """The wait before the next attempt after an unsuccessful status, or raise."""
+        reason = _status_reason(status, phrase, text, self.secrets)
         fail = TargetRequestError(
             request.method, request.shown_url, attempt, status, reason, call=request.call
         )
         if status not in RETRY_STATUSES or attempt > self.policy.retries:
             raise fail
-        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        retry_after = parse_retry_after(retry_after_header)
         if retry_after is None:
             return self.policy.backoff_delay(attempt - 1, self._rng)
         if retry_after > self.policy.max_wait:
@@ -522,19 +766,23 @@ class HttpCaller:
         return retry_after
 
     async def aclose(self) -> None:
-        """Close every client (the async ones only if they belong to the running loop)."""
-        lanes, self._lanes = self._lanes, []
-        if self._lanes_loop is asyncio.get_running_loop():
-            for lane in lanes:
-                await lane.client.aclose()
-        self._lanes_loop = None
+        """Close every session (the async one in the running loop, or let it go if it
+        belongs to another loop) and the synchronous path's loop."""
+        pool = self._release_pool()
+        if pool is not None:
+            if pool.loop is asyncio.get_running_loop():
+                await pool.session.close()
+            else:
+                _discard(pool)
         self.close()
 
     def close(self) -> None:
-        """Close the synchronous client (async clients need :meth:`aclose`, in their loop)."""
-        client, self._sync_client = self._sync_client, None
-        if client is not None:
-            client.close()
+        """Close the synchronous path: its session, loop and thread (async sessions need
+        :meth:`aclose`, in their loop)."""
+        finalizer = self._background_finalizer
+        self._background = self._background_finalizer = None
+        if finalizer is not None:
+            finalizer()
 
 
 def hide_literal_secrets(

@@ -213,6 +213,11 @@ class HttpTarget:
             max_connections=self.max_connections,
             secrets=secrets,
         )
+        # An unusable proxy in the environment is an error now, not at the first request.
+        for endpoint in (self._endpoint, self._ingest, self._reset):
+            if endpoint is not None:
+                self._caller.route(endpoint.url)
+        self._secrets = self._caller.secrets  # with the proxies' credentials
 
     # ---- requests ---------------------------------------------------------------------------
 

@@ -193,6 +193,9 @@ class OpenAICompatibleTarget:
             max_connections=self.max_connections,
             secrets=secrets,
         )
+        # An unusable proxy in the environment is an error now, not at the first request.
+        self._caller.route(self._endpoint.url)
+        self._secrets = self._caller.secrets  # with the proxy's credentials
         self._retriever = self._new_retriever()
 
     def _new_retriever(self) -> ReferenceTarget:
