@@ -19,6 +19,7 @@ Endpoints:
 - ``/echo`` (any method): what the server parsed: method, JSON body, query parameters, headers;
 - ``/leak...``: 401 with the request's headers in the body (a service that echoes credentials);
 - ``/text``: 200 with a plain-text body;
+- ``/set-cookie``: 200 with a ``Set-Cookie`` header (a client that keeps cookies sends it back);
 - ``/stream``, ``/ndjson``, ``/stream-untyped``: the ``/simple`` answer streamed, as
   server-sent events (``text/event-stream``), as JSON lines (``application/x-ndjson``), and as
   server-sent events labelled ``text/plain``;
@@ -102,6 +103,7 @@ class FakeRagServer:
         faults: Pending faults; each request takes the first one that applies to its path.
         ingested_batches: The number of documents in each ``/ingest`` request.
         resets: How many times ``/reset`` was called.
+        connections: How many connections clients opened.
     """
 
     target: ReferenceTarget = field(factory=ReferenceTarget, repr=False)
@@ -114,6 +116,7 @@ class FakeRagServer:
     faults: list[Fault] = field(factory=list)
     ingested_batches: list[int] = field(factory=list)
     resets: int = 0
+    connections: int = 0
     _lock: threading.Lock = field(factory=threading.Lock, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
@@ -185,6 +188,7 @@ class FakeRagServer:
             self.seen.clear()
             self.ingested_batches.clear()
             self.resets = 0
+            self.connections = 0
             self.latency = 0.0
             self.completion = echo_prompt
             self.chat_reply = None
@@ -260,6 +264,8 @@ class FakeRagServer:
             return 401, {}, {"error": "unauthorized", "you_sent": sent, "params": seen.params}
         if seen.path == "/text":
             return 200, {}, b"plain text, not JSON"
+        if seen.path == "/set-cookie":
+            return 200, {"Set-Cookie": "session=s3ss10n; Path=/"}, {"answer": "cookie set"}
         if seen.path in ("/stream", "/ndjson", "/stream-untyped"):
             response = self._answer(str(body.get("query", "")))
             events = [
@@ -319,6 +325,8 @@ class FakeRagServer:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve one keep-alive connection, request after request."""
+        with self._lock:
+            self.connections += 1
         try:
             while True:
                 line = await reader.readline()

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import email.utils
 import functools
@@ -413,6 +414,11 @@ class _TimedBody(aiohttp.Payload):
                 async with asyncio.timeout(self._timeout):
                     await writer.write(data[start : start + self.BLOCK])
             except TimeoutError:
+                # Drop what is still buffered: a graceful close would wait for the server to
+                # read it, that is for ever, and leave the socket open.
+                transport = getattr(writer, "transport", None)
+                if transport is not None:
+                    transport.abort()
                 raise _WriteTimeout from None
 
 
@@ -484,7 +490,11 @@ class _Route:
 
     url: yarl.URL
     proxy: yarl.URL | None = None
-    proxy_auth: aiohttp.BasicAuth | None = None
+    #: ``Proxy-Authorization`` from the proxy URL's credentials, if it has any: on the request
+    #: itself for an http:// URL (the proxy forwards it), on the tunnel's CONNECT for https://
+    #: (never inside the tunnel, where the system under test would see it).
+    headers: dict[str, str] = field(factory=dict)
+    proxy_headers: dict[str, str] | None = None
 
 
 @define
@@ -613,11 +623,21 @@ class HttpCaller:
             proxy = env_proxy(url)
             found = _Route(yarl.URL(url))
             if proxy is not None:
-                self.secrets += Secrets.of(url_secrets(proxy))
                 parsed = yarl.URL(proxy)
                 found.proxy = parsed.with_user(None)
+                hidden = list(url_secrets(proxy))
                 if parsed.user is not None:
-                    found.proxy_auth = aiohttp.BasicAuth(parsed.user, parsed.password or "")
+                    # Basic credentials in UTF-8, as httpx sent them (aiohttp's BasicAuth is
+                    # deprecated and latin-1).
+                    pair = f"{parsed.user}:{parsed.password or ''}".encode()
+                    token = base64.b64encode(pair).decode("ascii")
+                    auth = {"Proxy-Authorization": f"Basic {token}"}
+                    if found.url.scheme == "https":
+                        found.proxy_headers = auth
+                    else:
+                        found.headers = auth
+                    hidden.append(token)
+                self.secrets += Secrets.of(hidden)
             self._routes[url] = found
         return found
 
@@ -673,7 +693,7 @@ class HttpCaller:
         """Send *request*, retrying as the policy says; raise :class:`TargetRequestError`."""
         session = self._session()
         route = self.route(request.url)
-        headers = request.headers
+        headers = {**request.headers, **route.headers} if route.headers else request.headers
         data: Any = None
         if request.json is not None:
             raw = _json_bytes(request.json)
@@ -692,7 +712,7 @@ class HttpCaller:
                     params=request.params,
                     allow_redirects=False,
                     proxy=route.proxy,
-                    proxy_auth=route.proxy_auth,
+                    proxy_headers=route.proxy_headers,
                 ) as response:
                     body = await response.read()
                     status = response.status
