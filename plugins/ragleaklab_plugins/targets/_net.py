@@ -175,7 +175,7 @@ class Secrets:
         """Distinct non-empty values, longest first (a secret holding another is hidden whole).
 
         They are registered with the core too (:func:`ragleaklab_core.register_secrets`),
-        so the CLI's log handler hides them in every line, whoever logs it (httpx included).
+        so the CLI's log handler hides them in every line, whoever logs it (any library too).
         Here every value is hidden, however short: an error message names no ordinary words
         that a one-letter secret could be mistaken for, unlike a log line.
         """
