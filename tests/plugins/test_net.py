@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -280,6 +281,20 @@ def test_the_sync_path_keeps_one_connection_and_close_ends_its_thread(server):
     del target
     gc.collect()  # a target dropped without close() ends its thread too
     assert len(http_threads()) == before
+
+
+def test_sync_calls_from_many_threads_share_one_loop_and_pool(server):
+    server.latency = 0.05
+    before = len(http_threads())
+    target = HttpTarget(url=server.url("/simple"), max_connections=4)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            responses = list(pool.map(target.answer, [f"q{i}" for i in range(16)]))
+        assert len(http_threads()) == before + 1
+    finally:
+        target.close()
+    assert [r.metadata["status"] for r in responses] == [200] * 16
+    assert server.connections <= 4  # one pool, whichever thread asked
 
 
 def test_sync_and_async_calls_of_one_target_each_use_their_own_loop(server):

@@ -604,6 +604,8 @@ class HttpCaller:
     _pool_finalizer: weakref.finalize | None = field(default=None, init=False, repr=False)
     _background: _Background | None = field(default=None, init=False, repr=False)
     _background_finalizer: weakref.finalize | None = field(default=None, init=False, repr=False)
+    # Synchronous calls may come from several threads: they must start one loop, not several.
+    _background_lock: threading.Lock = field(factory=threading.Lock, init=False, repr=False)
     # Parsed once per URL, with its proxy: yarl re-parses a string URL on every request.
     _routes: dict[str, _Route] = field(factory=dict, init=False, repr=False)
     _rng: random.Random = field(factory=random.Random, init=False, repr=False)
@@ -739,10 +741,11 @@ class HttpCaller:
 
     def send_sync(self, request: Request) -> Reply:
         """The synchronous form of :meth:`send` (run on the caller's private event loop)."""
-        background = self._background
-        if background is None:
-            background = self._background = _Background()
-            self._background_finalizer = weakref.finalize(self, background.shutdown)
+        with self._background_lock:
+            background = self._background
+            if background is None:
+                background = self._background = _Background()
+                self._background_finalizer = weakref.finalize(self, background.shutdown)
         return background.call(self.send(request))
 
     def _after_failure(self, request: Request, attempt: int, exc: BaseException) -> float:
@@ -799,8 +802,9 @@ class HttpCaller:
     def close(self) -> None:
         """Close the synchronous path: its session, loop and thread (async sessions need
         :meth:`aclose`, in their loop)."""
-        finalizer = self._background_finalizer
-        self._background = self._background_finalizer = None
+        with self._background_lock:
+            finalizer = self._background_finalizer
+            self._background = self._background_finalizer = None
         if finalizer is not None:
             finalizer()
 
