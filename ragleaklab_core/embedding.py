@@ -23,15 +23,9 @@ from ragleaklab_core._discovery import (
 from ragleaklab_core.config import DEFAULT_TARGET, Config, load_config, read_config_file
 from ragleaklab_core.errors import PluginRuntimeError
 from ragleaklab_core.inputs import parse_labels
-from ragleaklab_core.run.runner import (
-    RunSettings,
-    _bad_result,
-    _select,
-    _TargetSession,
-    describe,
-    load_metric,
-    load_pack,
-)
+from ragleaklab_core.run.executor import TargetSession as _PackSession
+from ragleaklab_core.run.executor import bad_result, describe
+from ragleaklab_core.run.runner import RunSettings, load_metric, load_pack, select_cases
 from ragleaklab_core.values import Case, MetricResult, PackInfo, Response
 
 T = TypeVar("T")
@@ -76,7 +70,7 @@ def pack_cases(pack: str | LoadedPlugin, tags: Sequence[str] = ()) -> tuple[Case
     """
     loaded = _pack(pack)
     info = pack_info(loaded.obj)
-    return _select(tuple(loaded.obj.cases()), tuple(tags), info.name)
+    return select_cases(loaded.obj.cases(), tuple(tags), info.name)
 
 
 def pack_labels(pack: str | LoadedPlugin) -> dict[str, bool]:
@@ -149,7 +143,7 @@ class TargetSession:
 
     target: LoadedPlugin
     pack: PackInfo | None
-    _session: _TargetSession = field(repr=False)
+    _session: _PackSession = field(repr=False)
     _loop: _PrivateLoop | None = field(repr=False)
     _state: _Lifecycle = field(factory=_Lifecycle, repr=False)
 
@@ -221,7 +215,7 @@ class TargetSession:
         else:
             chosen = read_config(config, target=target, target_options=options).target
             plugin = load_plugin(TARGETS, chosen.name, chosen.options, path="$.target.options")
-        session = _TargetSession(plugin, RunSettings(concurrency=concurrency))
+        session = _PackSession(plugin, RunSettings(concurrency=concurrency))
         try:
             await session.ingest(documents)
         except Exception as exc:  # what a run reports as the pack's problem, then raised
@@ -328,7 +322,7 @@ def score_case(metric: LoadedPlugin, case: Case, response: Response) -> MetricRe
     """
     try:
         result: MetricResult = metric.obj.score(case, response)
-        problem = _bad_result(metric, result)
+        problem = bad_result(result)
         if problem:
             raise TypeError(problem)
     except Exception as exc:

@@ -53,13 +53,12 @@ def rates_by_kind(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
     with its exact Clopper-Pearson interval; None when the pack's cases carry neither tag or
     the value is not gated."""
     value = verdict.value(name)
-    tags = verdict.run.case_tags
-    if value is None or value.threshold is None or not tags:
+    if value is None or value.threshold is None:
         return None
     failing = set(value.failing_ids)
     counts = {kind: [0, 0] for kind in KINDS}
     for result in verdict.run.results:
-        kind = kind_of(tags.get(result.test_id, ()))
+        kind = kind_of(result.tags)
         if kind is None or name not in result.values:
             continue
         counts[kind][1] += 1
@@ -74,16 +73,14 @@ def rates_by_family(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
     each with its exact Clopper-Pearson interval; None when the value is not gated or no attack
     case carries a ``family:`` tag. Attack cases without one are in no family."""
     value = verdict.value(name)
-    tags = verdict.run.case_tags
-    if value is None or value.threshold is None or not tags:
+    if value is None or value.threshold is None:
         return None
     failing = set(value.failing_ids)
     counts: dict[str, list[int]] = {}
     for result in verdict.run.results:
-        case_tags = tuple(tags.get(result.test_id, ()))
-        if kind_of(case_tags) != "attack" or name not in result.values:
+        if kind_of(result.tags) != "attack" or name not in result.values:
             continue
-        for family in families_of(case_tags):
+        for family in families_of(result.tags):
             tally = counts.setdefault(family, [0, 0])
             tally[1] += 1
             tally[0] += result.test_id in failing
@@ -114,11 +111,15 @@ def case_results(verdict: PackVerdict) -> list[dict[str, Any]]:
     outcomes = {r.test_id: outcome_of(r, failing.get(r.test_id, [])) for r in verdict.run.results}
     detailed = set(sorted(t for t, o in outcomes.items() if o in DETAILED_OUTCOMES)[:DETAILED])
     epochs: dict[str, list[CaseRecord]] = {}
-    for record in sorted(verdict.run.records, key=lambda r: r.epoch):
-        epochs.setdefault(record.test_id, []).append(record)
+    if detailed:  # one pass over the records on disk, keeping only the detailed cases'
+        for record in verdict.run.records:
+            if record.test_id in detailed:
+                epochs.setdefault(record.test_id, []).append(record)
+        for records in epochs.values():
+            records.sort(key=lambda r: r.epoch)
     out = []
     for r in verdict.run.results:
-        tags = list(verdict.run.case_tags.get(r.test_id, ()))
+        tags = list(r.tags)
         records = epochs.get(r.test_id, [])
         out.append(
             {

@@ -12,6 +12,7 @@ document ids, so it applies to every target, recorded or live.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -95,6 +96,55 @@ class Wiring:
         }
 
 
+class WiringTally:
+    """The wiring of one pack, counted one answered case epoch at a time (a run streams its
+    records, so the retrieved ids of every case are never held together)."""
+
+    def __init__(self, corpus: Iterable[str]) -> None:
+        self.ids = frozenset(corpus)
+        self.answered = 0
+        self.with_retrieval = 0
+        self.retrieved = 0
+        self.unknown = 0
+        self._examples: list[str] = []  # the smallest distinct unknown ids, sorted
+
+    def add(self, retrieved: Sequence[str] | None) -> None:
+        """One answered case epoch: its retrieved ids in rank order, or None when the target
+        did not report retrieval for it."""
+        self.answered += 1
+        if retrieved is None:
+            return
+        self.with_retrieval += 1
+        self.retrieved += len(retrieved)
+        for doc_id in retrieved:
+            if doc_id in self.ids:
+                continue
+            self.unknown += 1
+            examples = self._examples
+            if doc_id in examples:
+                continue
+            if len(examples) < LISTED_UNKNOWN or doc_id < examples[-1]:
+                bisect.insort(examples, doc_id)
+                del examples[LISTED_UNKNOWN:]
+
+    def result(self) -> Wiring:
+        if not self.ids or not self.with_retrieval:
+            reached = None
+        elif not self.retrieved:
+            reached = False  # the system retrieved nothing at all for any case
+        else:
+            reached = self.unknown < self.retrieved
+        return Wiring(
+            corpus=len(self.ids),
+            answered=self.answered,
+            with_retrieval=self.with_retrieval,
+            retrieved=self.retrieved,
+            unknown=self.unknown,
+            unknown_examples=tuple(self._examples),
+            reached=reached,
+        )
+
+
 def check_wiring(corpus: Iterable[str], answered: Sequence[Sequence[str] | None]) -> Wiring:
     """The wiring of one pack.
 
@@ -103,25 +153,10 @@ def check_wiring(corpus: Iterable[str], answered: Sequence[Sequence[str] | None]
         answered: For each answered case epoch, the retrieved document ids in rank order, or
             None when the target did not report retrieval for it.
     """
-    ids = frozenset(corpus)
-    reported = [r for r in answered if r is not None]
-    retrieved = [doc_id for r in reported for doc_id in r]
-    unknown = [doc_id for doc_id in retrieved if doc_id not in ids]
-    if not ids or not reported:
-        reached = None
-    elif not retrieved:
-        reached = False  # the system retrieved nothing at all for any case
-    else:
-        reached = len(unknown) < len(retrieved)
-    return Wiring(
-        corpus=len(ids),
-        answered=len(answered),
-        with_retrieval=len(reported),
-        retrieved=len(retrieved),
-        unknown=len(unknown),
-        unknown_examples=tuple(sorted(set(unknown))[:LISTED_UNKNOWN]),
-        reached=reached,
-    )
+    tally = WiringTally(corpus)
+    for retrieved in answered:
+        tally.add(retrieved)
+    return tally.result()
 
 
-__all__ = ["Wiring", "check_wiring"]
+__all__ = ["Wiring", "WiringTally", "check_wiring"]

@@ -150,7 +150,7 @@ def assert_metric_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.run.runner import _score_case
+    from ragleaklab_core.run.executor import score_case
 
     loaded = _plugin(METRICS, metric, options)
     who = f"{METRICS}:{loaded.name}"
@@ -161,7 +161,7 @@ def assert_metric_contract(
     if documents is not None and callable(bind):
         bound = _call(f"{who}.for_corpus()", bind, tuple(documents))
         loaded = _plugin(METRICS, bound)
-    record = _score_case("contract", case, 0, response, None, (loaded,), 0.0)
+    record = score_case("contract", case, 0, response, None, (loaded,), 0.0)
     if record.error is not None:
         _fail(
             f"{who} fails on case {case.test_id!r} as a run would record it: "
@@ -325,7 +325,8 @@ def assert_target_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.run.runner import RunSettings, _TargetSession
+    from ragleaklab_core.run.executor import TargetSession
+    from ragleaklab_core.run.runner import RunSettings
 
     loaded = _plugin(TARGETS, target, options)
     who = f"{TARGETS}:{loaded.name}"
@@ -333,7 +334,7 @@ def assert_target_contract(
     asked = list(queries)
     if not asked:
         raise ValueError("give at least one query")
-    session = _TargetSession(loaded, RunSettings())
+    session = TargetSession(loaded, RunSettings())
 
     async def converse() -> list[Response]:
         await session.ingest(docs)

@@ -1,0 +1,472 @@
+"""Executors: who answers and scores a pack's cases, in this process or elsewhere.
+
+The runner reads a pack's cases as a stream and hands them, one :class:`Ask` (a case in one
+epoch) at a time, to an executor; the executor answers each ask with the target, scores it with
+the pack's metrics and gives back a :class:`CaseRecord` through ``emit``, in whatever order the
+answers come. The runner alone puts records in case order, journals and aggregates them, so the
+report does not depend on the executor or on timing.
+
+:class:`LocalExecutor` answers in this process, ``run.concurrency`` asks at a time. The Ray
+executor (``ragleaklab_core.run.ray_executor``, extra ``ragleaklab[ray]``) answers on Ray
+actors, each building its own target and metrics from the same :class:`WorkerSpec`; both call
+:func:`answer_asks` to do the work, so a case is answered and scored the same way wherever it
+runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+from attrs import frozen
+
+from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
+from ragleaklab_core._log import get_logger
+from ragleaklab_core.run.records import CaseRecord, RunSettings
+from ragleaklab_core.values import Case, Document, MetricResult, Response
+
+if TYPE_CHECKING:
+    from ragleaklab_core.run.recording import Recorder
+
+log = get_logger(__name__)
+
+#: The ``error.group`` of a case the runner did not ask (the pack stopped before it).
+NOT_ASKED = "ragleaklab.run"
+
+
+@frozen
+class Ask:
+    """One case in one epoch, with its place in the run's order.
+
+    Attributes:
+        seq: Position in the pack's (case, epoch) order: ``index * epochs + epoch``.
+        index: The case's position among the selected cases.
+        epoch: Which epoch (0-based).
+        case: The case.
+    """
+
+    seq: int
+    index: int
+    epoch: int
+    case: Case
+
+
+@frozen
+class WorkerSpec:
+    """What a worker in another process needs to build the same target and metrics: names and
+    options only (plain data, so it pickles), never live objects.
+
+    Attributes:
+        pack: The pack's plugin name (installed on the worker too).
+        target_name: The target plugin's name.
+        target_options: The target's options.
+        metric_options: Per metric plugin, options over the pack's own.
+        settings: Epochs, concurrency, rate limit and the rest.
+        replay: The recording directory to answer from instead of the target, or None.
+    """
+
+    pack: str
+    target_name: str
+    target_options: Mapping[str, Any]
+    metric_options: Mapping[str, Mapping[str, Any]]
+    settings: RunSettings
+    replay: str | None = None
+
+
+@frozen
+class PackWork:
+    """A pack's run as an executor receives it.
+
+    Attributes:
+        pack: The pack (already loaded by the driver).
+        documents: The documents the target ingests.
+        target: The target as the driver built it (the local executor answers with it; others
+            use it for its identity, and to ingest once into a shared external system).
+        metrics: The metrics as the driver built them (bound to the documents).
+        settings: How the pack is run.
+        spec: The same, as names and options, for workers that build their own.
+        recorder: Where answers are recorded for a later replay, or None.
+    """
+
+    pack: LoadedPlugin
+    documents: tuple[Document, ...]
+    target: LoadedPlugin
+    metrics: tuple[LoadedPlugin, ...]
+    settings: RunSettings
+    spec: WorkerSpec
+    recorder: Recorder | None = None
+
+
+@frozen
+class Execution:
+    """How an executor's work on a pack ended.
+
+    Attributes:
+        problems: What went wrong with the target as a whole (ingest, reset, close).
+        stopped: Why the remaining asks were not asked (ingest failed, target unreachable), or
+            None when every ask was answered or errored on its own.
+        retried: Asks answered again because the worker answering them was lost.
+    """
+
+    problems: tuple[str, ...] = ()
+    stopped: str | None = None
+    retried: int = 0
+
+
+#: What an executor calls with each ask and its record, in any order.
+Emit = Callable[[Ask, "CaseRecord"], None]
+
+
+class Executor(Protocol):
+    """Answers and scores a pack's asks; see the module docstring."""
+
+    @property
+    def name(self) -> str:
+        """What reports call it (``local``, ``ray``)."""
+        ...
+
+    def in_flight(self, settings: RunSettings) -> int:
+        """How many asks it works on at once (the runner reads that far ahead, no further)."""
+        ...
+
+    async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
+        """Answer and score every ask (through :func:`answer_asks`) and emit its record."""
+        ...
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as reports show it: its type and its (secret-free) message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def is_transport_failure(exc: BaseException) -> bool:
+    """True when *exc* says the system could not be reached (not that it answered badly).
+
+    Targets say so with a ``transport_failure`` attribute on their exception (the built-in
+    network targets do); without one, the standard library's connection errors and time-outs
+    count.
+    """
+    flag = getattr(exc, "transport_failure", None)
+    if isinstance(flag, bool):
+        return flag
+    return isinstance(exc, ConnectionError | TimeoutError)
+
+
+def plugin_error(group: str, plugin: LoadedPlugin, exc: BaseException) -> dict[str, str]:
+    """A record's ``error``: which plugin raised what."""
+    return {
+        "group": group,
+        "plugin": plugin.name,
+        "provider": plugin.provider,
+        "message": describe(exc),
+    }
+
+
+def not_asked(target: LoadedPlugin, reason: str) -> dict[str, str]:
+    """The ``error`` of an ask the pack stopped before."""
+    return {
+        "group": NOT_ASKED,
+        "plugin": target.name,
+        "provider": target.provider,
+        "message": f"not asked: {reason}",
+    }
+
+
+class RateLimiter:
+    """Spaces request starts at least ``1 / rate`` seconds apart (None: no limit).
+
+    The lock is held while waiting and the next start is counted from the moment this one
+    really starts, not from its planned slot: a waiter the event loop wakes late then delays the
+    next one instead of letting two requests start together (what a server's rate limit sees).
+    """
+
+    def __init__(self, rate: float | None) -> None:
+        self._interval = 0.0 if rate is None else 1.0 / rate
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self._interval:
+            return
+        async with self._lock:
+            delay = self._next - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._next = time.monotonic() + self._interval
+
+
+class Streak:
+    """Consecutive transport failures; past the limit, the reason the pack stops asking."""
+
+    def __init__(self, limit: int, reason: str | None = None) -> None:
+        self.limit = limit
+        self.count = 0
+        self.reason = reason
+
+    def answered(self) -> None:
+        self.count = 0
+
+    def failed(self, exc: BaseException) -> None:
+        if not is_transport_failure(exc):
+            self.count = 0
+            return
+        self.count += 1
+        if self.reason is None and self.limit and self.count >= self.limit:
+            self.reason = (
+                f"target unreachable: {self.count} consecutive requests failed to reach it "
+                f"(last: {describe(exc)}); the remaining cases were not asked"
+            )
+
+
+class TargetSession:
+    """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
+
+    def __init__(
+        self, target: LoadedPlugin, settings: RunSettings, recorder: Recorder | None = None
+    ) -> None:
+        self.plugin = target
+        self.obj = target.obj
+        self.settings = settings
+        self.recorder = recorder
+
+    async def ingest(self, documents: Sequence[Document]) -> None:
+        if hasattr(self.obj, "aingest"):
+            await self.obj.aingest(documents)
+        else:
+            self.obj.ingest(documents)
+
+    async def answer(self, case: Case, epoch: int) -> Response:
+        query = case.query
+        if hasattr(self.obj, "answer_case"):  # a replayed recording answers by case and epoch
+            response = self.obj.answer_case(case.test_id, epoch, query)
+        elif hasattr(self.obj, "aanswer"):
+            response = await self.obj.aanswer(query)
+        elif self.settings.concurrency > 1 and getattr(self.obj, "thread_safe", False):
+            response = await asyncio.to_thread(self.obj.answer, query)
+        else:
+            response = self.obj.answer(query)
+        if not isinstance(response, Response):
+            raise TypeError(f"answer() returned {type(response).__name__}, expected Response")
+        if self.recorder is not None:
+            self.recorder.add(case, epoch, response)
+        return response
+
+    async def close(self) -> list[str]:
+        """Reset, then close; return what failed (a failure of one still runs the other).
+
+        reset removes what ingest planted (even a partial ingest); close releases clients.
+        """
+        problems = []
+        for name in ("reset", "close"):
+            try:
+                async_hook = getattr(self.obj, f"a{name}", None)
+                if callable(async_hook):
+                    await async_hook()
+                    continue
+                hook = getattr(self.obj, name, None)
+                if callable(hook):
+                    hook()
+            except Exception as exc:
+                problems.append(f"{name} failed: {describe(exc)}")
+                log.error(f"pack.{name}_failed", plugin=self.plugin.name, reason=describe(exc))
+        return problems
+
+
+def _retrieved(response: Response) -> tuple[Mapping[str, Any], ...] | None:
+    if response.retrieved is None:
+        return None
+    return tuple(
+        {"doc_id": r.doc_id, "chunk_id": r.chunk_id, "score": r.score} for r in response.retrieved
+    )
+
+
+def _metric_dict(result: MetricResult) -> dict[str, Any]:
+    return {
+        "values": dict(sorted(result.values.items())),
+        "evidence": dict(result.evidence),
+        "unscorable": result.unscorable,
+    }
+
+
+def bad_result(result: Any) -> str | None:
+    """Why a metric's *result* is refused (not a MetricResult, a value outside [0, 1]), or
+    None."""
+    if not isinstance(result, MetricResult):
+        return f"returned {type(result).__name__}, expected MetricResult"
+    for name, value in result.values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            return f"value {name!r} must be a number in [0, 1], got {value!r}"
+    return None
+
+
+def score_case(
+    pack: str,
+    case: Case,
+    epoch: int,
+    response: Response | None,
+    error: dict[str, str] | None,
+    metrics: Sequence[LoadedPlugin],
+    elapsed: float,
+) -> CaseRecord:
+    """The record of one ask: the response scored by every metric (a metric that raises makes
+    the record errored, naming it)."""
+    scored: dict[str, dict[str, Any]] = {}
+    if response is not None:
+        for metric in metrics:
+            try:
+                result = metric.obj.score(case, response)
+                problem = bad_result(result)
+                if problem:
+                    raise TypeError(problem)
+            except Exception as exc:
+                error = plugin_error(METRICS, metric, exc)
+                log.warning(
+                    "case.errored",
+                    pack=pack,
+                    case_id=case.test_id,
+                    plugin=metric.name,
+                    reason=error["message"],
+                )
+                break
+            scored[metric.name] = _metric_dict(result)
+    return CaseRecord(
+        pack=pack,
+        test_id=case.test_id,
+        epoch=epoch,
+        query=case.query,
+        answer=None if response is None else response.answer,
+        retrieved=None if response is None else _retrieved(response),
+        metrics=scored,
+        error=error,
+        elapsed_ms=round(elapsed * 1000, 3),
+        target_metadata={} if response is None else dict(response.metadata),
+    )
+
+
+async def answer_asks(
+    pack: str,
+    session: TargetSession,
+    metrics: Sequence[LoadedPlugin],
+    settings: RunSettings,
+    asks: AsyncIterator[Ask],
+    emit: Emit,
+    stopped: str | None = None,
+) -> str | None:
+    """Answer and score *asks* with ``settings.concurrency`` workers; return why the pack
+    stopped early (the target became unreachable), if it did.
+
+    An ask is never dropped: once the pack stops (or when *stopped* says it cannot start), the
+    asks left are emitted as errored with the reason, so every case is accounted for.
+    """
+    gate = asyncio.Lock()  # one worker at a time takes the next ask from the stream
+    limiter = RateLimiter(settings.rate_limit)
+    streak = Streak(settings.max_consecutive_failures, stopped)
+
+    async def take() -> Ask | None:
+        async with gate:
+            return await anext(asks, None)
+
+    async def worker() -> None:
+        while (ask := await take()) is not None:
+            emit(ask, await _answer(pack, session, metrics, ask, limiter, streak))
+
+    await asyncio.gather(*(worker() for _ in range(settings.concurrency)))
+    unreachable = None if stopped is not None else streak.reason
+    if unreachable is not None:
+        log.error("pack.target_unreachable", pack=pack, reason=unreachable)
+    return unreachable
+
+
+async def _answer(
+    pack: str,
+    session: TargetSession,
+    metrics: Sequence[LoadedPlugin],
+    ask: Ask,
+    limiter: RateLimiter,
+    streak: Streak,
+) -> CaseRecord:
+    error: dict[str, str] | None = None
+    response: Response | None = None
+    start = time.perf_counter()
+    if streak.reason is not None:
+        error = not_asked(session.plugin, streak.reason)
+    else:
+        await limiter.wait()
+        start = time.perf_counter()
+        try:
+            response = await session.answer(ask.case, ask.epoch)
+        except Exception as exc:  # a target failing on one case must not end the run
+            error = plugin_error(TARGETS, session.plugin, exc)
+            log.warning(
+                "case.errored",
+                pack=pack,
+                case_id=ask.case.test_id,
+                plugin=session.plugin.name,
+                reason=error["message"],
+            )
+            streak.failed(exc)
+        else:
+            streak.answered()
+    elapsed = time.perf_counter() - start
+    return score_case(pack, ask.case, ask.epoch, response, error, metrics, elapsed)
+
+
+class LocalExecutor:
+    """Answers in this process: ingest, then ``run.concurrency`` asks at a time, then reset."""
+
+    name = "local"
+
+    def in_flight(self, settings: RunSettings) -> int:
+        return settings.concurrency
+
+    async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
+        session = TargetSession(work.target, work.settings, work.recorder)
+        pack = work.spec.pack
+        problems: list[str] = []
+        stop: str | None = None
+        try:
+            try:
+                await session.ingest(work.documents)
+            except Exception as exc:  # the pack's problem, reported with the target's own words
+                stop = f"ingest failed: {describe(exc)}"
+                problems.append(stop)
+                log.error("pack.ingest_failed", pack=pack, reason=describe(exc))
+            unreachable = await answer_asks(
+                pack, session, work.metrics, work.settings, asks, emit, stop
+            )
+            if unreachable is not None:
+                problems.append(unreachable)
+                stop = unreachable
+        finally:
+            problems.extend(await session.close())
+        return Execution(problems=tuple(problems), stopped=stop)
+
+
+def evolve_resumed(record: CaseRecord) -> CaseRecord:
+    """*record*, taken from an interrupted run's journal."""
+    return attrs.evolve(record, resumed=True)
+
+
+__all__ = [
+    "NOT_ASKED",
+    "Ask",
+    "Emit",
+    "Execution",
+    "Executor",
+    "LocalExecutor",
+    "PackWork",
+    "RateLimiter",
+    "Streak",
+    "TargetSession",
+    "WorkerSpec",
+    "answer_asks",
+    "bad_result",
+    "describe",
+    "is_transport_failure",
+    "not_asked",
+    "plugin_error",
+    "score_case",
+]

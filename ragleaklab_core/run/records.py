@@ -1,0 +1,122 @@
+"""The values a run produces per case: how it is run (:class:`RunSettings`), one case in one
+epoch (:class:`CaseRecord`, a line of ``runs.jsonl``) and one case reduced over its epochs
+(:class:`CaseResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+
+@frozen
+class RunSettings:
+    """How a pack is run.
+
+    Attributes:
+        epochs: How many times each case is asked (for non-deterministic targets).
+        reducer: The reducer that turns a case's epoch values into one value.
+        tags: Run only cases carrying at least one of these tags (empty: every case).
+        concurrency: How many cases are asked at once (targets with ``aanswer``, or a
+            ``thread_safe`` target); 1 asks them one after the other.
+        rate_limit: At most this many requests per second (None: no limit).
+        max_consecutive_failures: After this many consecutive transport failures (the target
+            could not be reached) the pack stops asking and counts as not tested; 0 never stops.
+    """
+
+    epochs: int = field(default=1, validator=attrs.validators.ge(1))
+    reducer: str = "mean"
+    tags: tuple[str, ...] = ()
+    concurrency: int = field(default=1, validator=attrs.validators.ge(1))
+    rate_limit: float | None = None
+    max_consecutive_failures: int = field(default=5, validator=attrs.validators.ge(0))
+
+
+@frozen
+class CaseRecord:
+    """One case in one epoch: a line of ``runs.jsonl``."""
+
+    pack: str
+    test_id: str
+    epoch: int
+    query: str
+    answer: str | None
+    retrieved: tuple[Mapping[str, Any], ...] | None
+    metrics: Mapping[str, Mapping[str, Any]]
+    error: Mapping[str, str] | None
+    elapsed_ms: float
+    target_metadata: Mapping[str, Any] = field(factory=dict)
+    resumed: bool = field(default=False, eq=False)  # taken from an interrupted run's journal
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
+        """The record a ``runs.jsonl`` line holds (the inverse of :meth:`to_dict`)."""
+        retrieved = data["retrieved"]
+        return cls(
+            pack=data["pack"],
+            test_id=data["test_id"],
+            epoch=data["epoch"],
+            query=data["query"],
+            answer=data["answer"],
+            retrieved=None if retrieved is None else tuple(dict(r) for r in retrieved),
+            metrics={k: dict(v) for k, v in data["metrics"].items()},
+            error=None if data["error"] is None else dict(data["error"]),
+            elapsed_ms=data["elapsed_ms"],
+            target_metadata=dict(data.get("target_metadata", {})),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pack": self.pack,
+            "test_id": self.test_id,
+            "epoch": self.epoch,
+            "query": self.query,
+            "answer": self.answer,
+            "retrieved": None if self.retrieved is None else [dict(r) for r in self.retrieved],
+            "metrics": {k: dict(v) for k, v in self.metrics.items()},
+            "error": None if self.error is None else dict(self.error),
+            "target_metadata": dict(self.target_metadata),
+            "elapsed_ms": self.elapsed_ms,
+        }
+
+
+@frozen
+class CaseResult:
+    """One case's outcome, reduced over its epochs.
+
+    Attributes:
+        test_id: The case.
+        values: Metric value name -> reduced value (only values every epoch produced).
+        unscorable: Metric plugin name -> why it could not score the case.
+        error: Why the case errored (a plugin raised), or None.
+    """
+
+    test_id: str
+    values: Mapping[str, float]
+    unscorable: Mapping[str, str]
+    error: str | None
+    tags: tuple[str, ...] = ()  # the case's tags (attack/benign, family, smoke...)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseResult:
+        return cls(
+            data["test_id"],
+            dict(data["values"]),
+            dict(data["unscorable"]),
+            data["error"],
+            tuple(data["tags"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "test_id": self.test_id,
+            "values": dict(self.values),
+            "unscorable": dict(self.unscorable),
+            "error": self.error,
+            "tags": list(self.tags),
+        }
+
+
+__all__ = ["CaseRecord", "CaseResult", "RunSettings"]
