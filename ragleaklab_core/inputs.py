@@ -7,10 +7,11 @@ documented keys are checked strictly: no coercion, no NaN, no duplicates.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,21 +70,44 @@ def jsonl_records(raw: bytes, *, source: str) -> tuple[str, Iterator[tuple[int, 
         # JSONL lines end at "\n" only (a trailing "\r" is JSON whitespace): splitlines()
         # would also split at U+2028, U+2029 and U+0085, which JSON allows inside strings.
         for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, parse_constant=_reject_constant)
-            except ValueError as exc:
-                raise InputError(f"malformed JSON: {exc}", source=source, line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(
-                    f"expected a JSON object, got {type(record).__name__}",
-                    source=source,
-                    line=number,
-                )
-            yield number, record
+            if line.strip():
+                yield number, _json_object(line, source, number)
 
     return digest, iterate()
+
+
+def _json_object(line: str, source: str, number: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise InputError(f"malformed JSON: {exc}", source=source, line=number) from None
+    if not isinstance(record, dict):
+        raise InputError(
+            f"expected a JSON object, got {type(record).__name__}", source=source, line=number
+        )
+    return record
+
+
+def stream_jsonl(lines: Iterable[bytes], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each JSONL line of *lines* (a binary file), read as it goes.
+
+    What :func:`jsonl_records` checks, without holding the file: a file too large for memory
+    (a pack of a million cases) is read one line at a time. An empty file is an
+    :class:`InputError` when the iteration reaches its end.
+    """
+    seen = False
+    for number, raw in enumerate(lines, start=1):
+        if number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", source=source, line=number) from None
+        if line.strip():
+            seen = True
+            yield number, _json_object(line, source, number)
+    if not seen:
+        raise InputError("file is empty; expected one JSON object per line", source=source)
 
 
 def _test_id(record: dict[str, Any], source: str, number: int) -> str:

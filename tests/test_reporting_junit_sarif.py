@@ -194,13 +194,13 @@ def test_case_results_agree_with_the_pack_counts(kind, reports):
 @pytest.mark.parametrize("kind", sorted(RUNS))
 def test_the_one_case_list_details_the_first_failing_and_errored_cases(kind, reports):
     """Every failing id of every gated value is a ``fail`` case; the first DETAILED failing or
-    errored cases by id, and only they, have their detail and evidence; the pack counts the
-    rest; each case's kind is what its tags say."""
+    errored cases in the pack's order, and only they, have their detail and evidence; the pack
+    counts the rest; each case's kind is what its tags say."""
     report = _load(reports[kind])
     for pack in report["packs"]:
         results = pack["case_results"]
         by_id = {c["test_id"]: c for c in results}
-        assert sorted(by_id) == pack["cases"]["ids"]
+        assert list(by_id) == pack["cases"]["ids"]
         failing: dict[str, list[str]] = {}
         for name, value in pack["values"].items():
             for test_id in value["all_failing_ids"]:
@@ -210,10 +210,11 @@ def test_the_one_case_list_details_the_first_failing_and_errored_cases(kind, rep
             t: sorted(names) for t, names in failing.items()
         }
         assert {t for t, c in by_id.items() if c["outcome"] == "fail"} == set(failing)
-        triaged = sorted(t for t, c in by_id.items() if c["outcome"] in ("fail", "error"))
-        detailed = sorted(t for t, c in by_id.items() if c["detail"] is not None)
+        triaged = [t for t, c in by_id.items() if c["outcome"] in ("fail", "error")]
+        detailed = [t for t, c in by_id.items() if c["detail"] is not None]
         assert detailed == triaged[:DETAILED]
         assert pack["cases"]["detailed"] == len(detailed)
+        assert pack["cases"]["failing"] == sum(1 for c in results if c["failing"])
         assert pack["cases"]["not_detailed"] == len(triaged) - len(detailed)
         epochs = pack["cases"]["epochs"]
         for c in results:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from ragleaklab_core._atomic import write_atomic
@@ -17,10 +18,11 @@ def make_dir(directory: Path) -> None:
         ) from None
 
 
-def write_file(target: Path, text: str) -> None:
-    """Write *text* to *target* atomically, creating its directory; errors exit 2."""
+def write_file(target: Path, text: str | Iterable[str]) -> None:
+    """Write *text* (a string, or chunks streamed as they come) to *target* atomically, creating
+    its directory; errors exit 2."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, text.encode("utf-8"))
+        write_atomic(target, text.encode("utf-8") if isinstance(text, str) else text)
     except OSError as exc:  # --out under a file, no permission, disk full...
         raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None

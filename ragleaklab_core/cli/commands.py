@@ -534,7 +534,7 @@ def run(
     from ragleaklab_core.reporting.console import render as summary
     from ragleaklab_core.run.journal import Journal
     from ragleaklab_core.run.recording import Recorder, Replay
-    from ragleaklab_core.run.report import build_report, dumps, runs_jsonl
+    from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
     from ragleaklab_core.run.suite import file_input, plan_suite, run_fingerprint, run_suite
 
     if record_dir is not None and replay_dir is not None:
@@ -638,8 +638,9 @@ def run(
         if progress is not None:
             progress.finish()
     # report.json as `ragleaklab report` reads it back: what the gate and every rendering read.
-    written = json.loads(
-        dumps(build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs))
+    # Its per-case lists are produced as they are walked, from the run's files on disk.
+    written = plain(
+        build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
     )
     try:
         gate = decide(
@@ -659,8 +660,8 @@ def run(
             source=baseline_path.as_posix() if baseline_path is not None else None,
         ) from None
     written = apply_gate(written, gate)
-    write_file(directory / "runs.jsonl", runs_jsonl(outcome.verdicts))
-    write_file(directory / "report.json", dumps(written))
+    write_file(directory / "runs.jsonl", runs_lines(outcome.verdicts))
+    write_file(directory / "report.json", chunks(written))
     write_renderings(written, rendered, write_file)
     journal.finish()
     # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.

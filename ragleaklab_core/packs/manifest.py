@@ -9,13 +9,16 @@ executed: TOML and JSON only, and every file path must stay inside the pack's di
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.resources
+import itertools
 import re
 import tomllib
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import attrs
 from attrs import field, frozen
@@ -24,7 +27,7 @@ from attrs import validators as v
 from ragleaklab_core._discovery import primary_metric_for
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, InputError
-from ragleaklab_core.inputs import jsonl_records
+from ragleaklab_core.inputs import jsonl_records, stream_jsonl
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_HIGH,
@@ -144,7 +147,7 @@ class LoadedManifest:
         info: The pack's :class:`PackInfo`.
         documents: Every document, in file order.
         cases: Every case, in file order.
-        labels: The raw bytes of the default labels file, or None.
+        cases: Every case, in file order (a :class:`CaseFile`, read as it is walked).
         labels_source: Where the labels file is, for error messages and provenance.
         label_provenance: Who judged the labels and on which target (the manifest's
             ``label_source`` and ``label_target``), or None when the manifest does not say.
@@ -152,13 +155,13 @@ class LoadedManifest:
 
     info: PackInfo
     documents: tuple[Document, ...]
-    cases: tuple[Case, ...]
+    cases: CaseFile
     labels: bytes | None
     labels_source: str | None
     label_provenance: LabelProvenance | None = None
 
 
-def _read(root: Traversable, rel: str, where: str) -> bytes:
+def _node(root: Traversable, rel: str, where: str) -> Traversable:
     node = root
     for part in PurePosixPath(rel).parts:
         node = node.joinpath(part)
@@ -166,24 +169,155 @@ def _read(root: Traversable, rel: str, where: str) -> bytes:
     inside = not isinstance(node, Path) or node.resolve().is_relative_to(Path(str(root)).resolve())
     if not inside:
         raise InputError("resolves outside the pack's directory", source=f"{where}/{rel}")
+    return node
+
+
+def _failed(exc: OSError, source: str) -> InputError:
+    if isinstance(exc, FileNotFoundError):
+        return InputError("file not found", source=source)
+    return InputError(f"cannot read: {exc.strerror or exc}", source=source)
+
+
+def _read(root: Traversable, rel: str, where: str) -> bytes:
     try:
-        return node.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", source=f"{where}/{rel}") from None
+        return _node(root, rel, where).read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=f"{where}/{rel}") from None
+        raise _failed(exc, f"{where}/{rel}") from None
 
 
 def _records(root: Traversable, rel: str, where: str, cls: type[Any]) -> list[Any]:
     source = f"{where}/{rel}"
     _digest, lines = jsonl_records(_read(root, rel, where), source=source)
-    out = []
-    for number, record in lines:
+    return [_structured(record, cls, source, number) for number, record in lines]
+
+
+def _structured(record: dict[str, Any], cls: type[Any], source: str, number: int) -> Any:
+    try:
+        return structure(record, cls, source=source, path="$")
+    except ConfigError as exc:
+        raise InputError("; ".join(exc.problems), source=source, line=number) from None
+
+
+class CaseFile(Sequence[Case]):
+    """A pack's ``cases.jsonl``, read from its file each time it is iterated.
+
+    A pack of a million cases is a million records: held as a tuple, they would be most of a
+    run's memory. The file is checked whole once, when the pack is loaded (every line a valid
+    case, test ids unique), then read line by line wherever the cases are walked.
+
+    Args:
+        node: The file.
+        source: Its name in error messages (``package/cases.jsonl``).
+    """
+
+    def __init__(self, node: Traversable, source: str) -> None:
+        self._node = node
+        self._source = source
+        self._length = self._check()
+
+    def _lines(self) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
-            out.append(structure(record, cls, source=source, path="$"))
-        except ConfigError as exc:
-            raise InputError("; ".join(exc.problems), source=source, line=number) from None
-    return out
+            with self._node.open("rb") as handle:
+                yield from stream_jsonl(handle, source=self._source)
+        except OSError as exc:
+            raise _failed(exc, self._source) from None
+
+    def _numbered(self) -> Iterator[tuple[int, Case]]:
+        for number, record in self._lines():
+            case = _plain_case(record)
+            if case is None:  # anything unusual goes through the checks that name the problem
+                rec = _structured(record, _CaseRecord, self._source, number)
+                case = Case(rec.test_id, rec.query, rec.ground_truth, tuple(rec.tags))
+            yield number, case
+
+    def _check(self) -> int:
+        """Validate every line; return how many cases there are.
+
+        Test ids are checked for duplicates by an 8-byte hash each (a million ids in 8 MB, not
+        a set of strings ten times that size); a hash seen twice is confirmed, and named with
+        both lines, by a second pass that keeps only the ids under the repeated hashes.
+        """
+        import numpy as np  # imported when used: the core's import stays light
+
+        hashes = array("Q")
+        for _number, case in self._numbered():
+            hashes.append(_id_hash(case.test_id))
+        if not hashes:
+            raise InputError("the pack has no cases", source=self._source)
+        ordered = np.sort(np.frombuffer(hashes, dtype=np.uint64))
+        repeated = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+        if repeated:
+            first: dict[str, int] = {}
+            for number, case in self._numbered():
+                if _id_hash(case.test_id) not in repeated:
+                    continue
+                if case.test_id in first:
+                    raise InputError(
+                        f"duplicate test_id {case.test_id!r} (first on line {first[case.test_id]})",
+                        source=self._source,
+                        line=number,
+                    )
+                first[case.test_id] = number
+        return len(hashes)
+
+    def __iter__(self) -> Iterator[Case]:
+        for _number, case in self._numbered():
+            yield case
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Case]: ...
+
+    def __getitem__(self, index: int | slice) -> Case | Sequence[Case]:
+        # Reads from the start: code that walks the cases iterates them once.
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError("case index out of range")
+        return next(itertools.islice(iter(self), position, None))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<CaseFile {self._source}: {self._length} cases>"
+
+
+_CASE_KEYS = frozenset({"test_id", "query", "ground_truth", "tags"})
+
+
+def _plain_case(record: dict[str, Any]) -> Case | None:
+    """The case of a line that is plainly valid (what :class:`_CaseRecord` accepts, checked in
+    a few comparisons rather than by cattrs: a million cases are read several times), else
+    None."""
+    test_id, query = record.get("test_id"), record.get("query")
+    truth, tags = record.get("ground_truth", {}), record.get("tags", [])
+    if (
+        type(test_id) is str
+        and test_id
+        and type(query) is str
+        and query
+        and type(truth) is dict
+        and type(tags) is list
+        and all(type(t) is str for t in tags)
+        and record.keys() <= _CASE_KEYS
+    ):
+        return Case(test_id, query, truth, tuple(tags))
+    return None
+
+
+def _id_hash(test_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(test_id.encode("utf-8"), digest_size=8).digest())
 
 
 def load_manifest(root: Traversable | Path, *, where: str | None = None) -> LoadedManifest:
@@ -216,15 +350,7 @@ def load_manifest(root: Traversable | Path, *, where: str | None = None) -> Load
             seen_docs[rec.doc_id] = rel
             documents.append(Document(rec.doc_id, rec.text, rec.kind, rec.metadata))
 
-    cases: list[Case] = []
-    seen_cases: set[str] = set()
-    for rec in _records(root, m.cases, where, _CaseRecord):
-        if rec.test_id in seen_cases:
-            raise InputError(f"duplicate test_id {rec.test_id!r}", source=f"{where}/{m.cases}")
-        seen_cases.add(rec.test_id)
-        cases.append(Case(rec.test_id, rec.query, rec.ground_truth, tuple(rec.tags)))
-    if not cases:
-        raise InputError("the pack has no cases", source=f"{where}/{m.cases}")
+    cases = CaseFile(_node(root, m.cases, where), f"{where}/{m.cases}")
 
     info = PackInfo(
         name=m.name,
@@ -247,7 +373,7 @@ def load_manifest(root: Traversable | Path, *, where: str | None = None) -> Load
     provenance = (
         LabelProvenance(m.label_source, m.label_target) if m.label_source is not None else None
     )
-    return LoadedManifest(info, tuple(documents), tuple(cases), labels, labels_source, provenance)
+    return LoadedManifest(info, tuple(documents), cases, labels, labels_source, provenance)
 
 
 @functools.cache
@@ -287,8 +413,8 @@ class ManifestPack:
         """The documents listed in the manifest's ``documents`` files."""
         return self._loaded().documents
 
-    def cases(self) -> tuple[Case, ...]:
-        """The cases of the manifest's ``cases`` file, in file order."""
+    def cases(self) -> CaseFile:
+        """The cases of the manifest's ``cases`` file, in file order, read as they are walked."""
         return self._loaded().cases
 
     def default_labels(self) -> bytes | None:
@@ -313,6 +439,7 @@ __all__ = [
     "LABEL_SOURCES",
     "MANIFEST",
     "TARGETED_LABEL_SOURCES",
+    "CaseFile",
     "LabelProvenance",
     "LoadedManifest",
     "ManifestPack",

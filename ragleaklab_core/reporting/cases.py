@@ -9,7 +9,7 @@ file and why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core.errors import InputError
@@ -35,6 +35,8 @@ def require_case_results(report: Mapping[str, Any], fields: Iterable[str]) -> No
     wanted = tuple(fields)
     for i, pack in enumerate(packs):
         results = pack.get("case_results") if isinstance(pack, Mapping) else None
+        if isinstance(results, Sequence) and not isinstance(results, list | str):
+            continue  # streamed by this process's own run: built with every field
         if not isinstance(results, list):
             raise InputError(f"$.packs[{i}]: report.json has no case_results ({_OLDER})")
         for j, case in enumerate(results):

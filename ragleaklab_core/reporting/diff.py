@@ -16,6 +16,7 @@ in only one report are listed, never dropped.
 
 from __future__ import annotations
 
+import abc
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -153,6 +154,15 @@ def compare(
     )
 
 
+class _Array(abc.ABC):  # noqa: B024  (a type test, nothing to implement)
+    """A JSON array as compare reads it: a list, or a run's own streamed list (any sequence
+    but a string)."""
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        return issubclass(other, Sequence) and not issubclass(other, str | bytes)
+
+
 # What compare reads, by path (``*`` is every item or key): a report missing any is refused with
 # its $.path rather than failing half-way with a KeyError.
 _NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
@@ -163,12 +173,12 @@ _NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("packs.*.metrics", list),
     ("packs.*.metrics.*.name", str),
     ("packs.*.cases.tags", list),
-    ("packs.*.cases.ids", list),
+    ("packs.*.cases.ids", _Array),
     ("packs.*.values", dict),
     ("packs.*.values.*.threshold", (dict, type(None))),
     ("packs.*.values.*.fail_rate", (dict, type(None))),
-    ("packs.*.values.*.all_failing_ids", list),
-    ("packs.*.values.*.unscored_ids", list),
+    ("packs.*.values.*.all_failing_ids", _Array),
+    ("packs.*.values.*.unscored_ids", _Array),
 )
 
 
@@ -228,7 +238,13 @@ def _walk(node: Any, steps: list[str], where: str):  # type: ignore[no-untyped-d
 
 def _names(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    words = {list: "an array", dict: "an object", str: "a string", type(None): "null"}
+    words = {
+        list: "an array",
+        _Array: "an array",
+        dict: "an object",
+        str: "a string",
+        type(None): "null",
+    }
     return " or ".join(words[k] for k in kinds)
 
 

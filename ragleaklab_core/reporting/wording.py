@@ -207,11 +207,19 @@ def pack_failing_cases(pack: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     first: attack cases before benign ones, then by the highest value failed, then by id. Each
     has ``test_id``, ``kind``, ``tags``, ``detail`` (query, answer...); read its values with
     :func:`failed_values` and its evidence with :func:`case_evidence`."""
-    listed = [
-        case
-        for case in pack.get("case_results") or []
-        if case.get("outcome") == "fail" and case.get("detail")
-    ]
+    counts: Mapping[str, Any] = pack["cases"] if isinstance(pack.get("cases"), Mapping) else {}
+    results = pack.get("case_results") or []
+    # The in-process run's own list (streamed from disk, its counts exact) is read no further
+    # than its last detailed case: a million cases need not all be read. A file is read whole.
+    detailed = None if isinstance(results, list) else counts.get("detailed")
+    listed, seen = [], 0
+    for case in results:
+        if case.get("detail"):
+            seen += 1
+            if case.get("outcome") == "fail":
+                listed.append(case)
+            if isinstance(detailed, int) and seen >= detailed:
+                break
     return sorted(listed, key=_rank)
 
 
@@ -238,6 +246,9 @@ def case_evidence(case: Mapping[str, Any]) -> dict[str, Any]:
 
 def failing_count(pack: Mapping[str, Any]) -> int:
     """How many cases of *pack* fail a gated value (each counted once)."""
+    counts: Mapping[str, Any] = pack["cases"] if isinstance(pack.get("cases"), Mapping) else {}
+    if isinstance(counts.get("failing"), int):
+        return int(counts["failing"])
     results = pack.get("case_results") or []
     return sum(1 for case in results if isinstance(case, Mapping) and case.get("failing"))
 

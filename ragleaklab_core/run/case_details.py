@@ -9,24 +9,16 @@ and ordered, so the report stays small and byte-identical for the same inputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragleaklab_core.stats.aggregation import rate_interval
+from ragleaklab_core.run.case_kinds import DETAILED, FAMILY, KINDS, families_of, kind_of
+from ragleaklab_core.run.streamed import Streamed
 
 if TYPE_CHECKING:
     from ragleaklab_core.run.runner import CaseRecord, CaseResult
     from ragleaklab_core.run.verdict import PackVerdict
 
-#: The tags that mark a case as an attack or a benign question (the convention of every pack's
-#: ``cases.jsonl``, docs/packs.md); a pack without them has no split.
-KINDS = ("attack", "benign")
-#: The tag prefix that names an attack case's family (``family:bait``, docs/packs.md), so that
-#: rates can be split by family without a manifest key for it.
-FAMILY = "family:"
-#: How many failing or errored cases a pack details (query, answer, evidence), by test id; the
-#: outcomes and values of every case are always there.
-DETAILED = 500
 #: The outcomes a case is detailed for: what a reader triages.
 DETAILED_OUTCOMES = ("fail", "error")
 #: Longest answer excerpt and evidence string, in characters; longest evidence list.
@@ -35,58 +27,6 @@ EVIDENCE_CHARS = 200
 EVIDENCE_ITEMS = 20
 #: How many retrieved document ids a case lists (in rank order).
 RETRIEVED_IDS = 10
-
-
-def kind_of(tags: Sequence[str]) -> str | None:
-    """``"attack"``, ``"benign"`` or None from a case's tags (attack wins if both)."""
-    return next((kind for kind in KINDS if kind in tags), None)
-
-
-def families_of(tags: tuple[str, ...]) -> list[str]:
-    """The attack families a case's tags name (``family:bait`` -> ``bait``), sorted; a case
-    normally has one, and one with several counts in each."""
-    return sorted({t.removeprefix(FAMILY) for t in tags if t.startswith(FAMILY) and t != FAMILY})
-
-
-def rates_by_kind(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
-    """The failing rate of gated value *name* among attack cases and among benign cases, each
-    with its exact Clopper-Pearson interval; None when the pack's cases carry neither tag or
-    the value is not gated."""
-    value = verdict.value(name)
-    if value is None or value.threshold is None:
-        return None
-    failing = set(value.failing_ids)
-    counts = {kind: [0, 0] for kind in KINDS}
-    for result in verdict.run.results:
-        kind = kind_of(result.tags)
-        if kind is None or name not in result.values:
-            continue
-        counts[kind][1] += 1
-        counts[kind][0] += result.test_id in failing
-    if not any(n for _, n in counts.values()):
-        return None
-    return {kind: rate_interval(k, n).to_dict() for kind, (k, n) in counts.items()}
-
-
-def rates_by_family(verdict: PackVerdict, name: str) -> dict[str, Any] | None:
-    """The failing rate of gated value *name* among the attack cases of each family (by name),
-    each with its exact Clopper-Pearson interval; None when the value is not gated or no attack
-    case carries a ``family:`` tag. Attack cases without one are in no family."""
-    value = verdict.value(name)
-    if value is None or value.threshold is None:
-        return None
-    failing = set(value.failing_ids)
-    counts: dict[str, list[int]] = {}
-    for result in verdict.run.results:
-        if kind_of(result.tags) != "attack" or name not in result.values:
-            continue
-        for family in families_of(result.tags):
-            tally = counts.setdefault(family, [0, 0])
-            tally[1] += 1
-            tally[0] += result.test_id in failing
-    if not counts:
-        return None
-    return {family: rate_interval(k, n).to_dict() for family, (k, n) in sorted(counts.items())}
 
 
 def outcome_of(result: CaseResult, failing: Sequence[str]) -> str:
@@ -99,17 +39,17 @@ def outcome_of(result: CaseResult, failing: Sequence[str]) -> str:
     return "unscorable" if result.unscorable else "pass"
 
 
-def case_results(verdict: PackVerdict) -> list[dict[str, Any]]:
+def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:
     """Every case run, in the pack's order: its kind and tags, outcome, epoch-reduced values,
     the gated values it fails, why it errored or could not be scored; and for the first
-    :data:`DETAILED` failing or errored cases by test id, its ``detail`` (query, answer excerpt,
-    retrieved ids) and each metric's ``evidence`` in every epoch. What every rendering reads."""
-    failing: dict[str, list[str]] = {}
-    for value in verdict.values:
-        for test_id in value.failing_ids:
-            failing.setdefault(test_id, []).append(value.name)
-    outcomes = {r.test_id: outcome_of(r, failing.get(r.test_id, [])) for r in verdict.run.results}
-    detailed = set(sorted(t for t, o in outcomes.items() if o in DETAILED_OUTCOMES)[:DETAILED])
+    :data:`DETAILED` failing or errored cases, its ``detail`` (query, answer excerpt, retrieved
+    ids) and each metric's ``evidence`` in every epoch. What every rendering reads.
+
+    The list is produced afresh each time it is walked (from the results on disk), so a pack of
+    a million cases never holds a million case entries in memory.
+    """
+    gated = [(v.name, v.threshold) for v in verdict.values if v.threshold is not None]
+    detailed = verdict.detailed
     epochs: dict[str, list[CaseRecord]] = {}
     if detailed:  # one pass over the records on disk, keeping only the detailed cases'
         for record in verdict.run.records:
@@ -117,34 +57,36 @@ def case_results(verdict: PackVerdict) -> list[dict[str, Any]]:
                 epochs.setdefault(record.test_id, []).append(record)
         for records in epochs.values():
             records.sort(key=lambda r: r.epoch)
-    out = []
-    for r in verdict.run.results:
-        tags = list(r.tags)
-        records = epochs.get(r.test_id, [])
-        out.append(
-            {
+
+    def produce() -> Iterator[dict[str, Any]]:
+        for r in verdict.run.results:
+            failing = sorted(
+                name for name, t in gated if name in r.values and t.fails(r.values[name])
+            )
+            tags = list(r.tags)
+            records = epochs.get(r.test_id, [])
+            yield {
                 "test_id": r.test_id,
                 "kind": kind_of(tags),
                 "tags": tags,
-                "outcome": outcomes[r.test_id],
+                "outcome": outcome_of(r, failing),
                 # Unrounded: a value rounded below its threshold would seem to pass it.
                 "values": {k: float(x) for k, x in sorted(r.values.items())},
-                "failing": sorted(failing.get(r.test_id, [])),
+                "failing": failing,
                 "error": r.error,
                 "unscorable": dict(sorted(r.unscorable.items())),
                 "detail": _detail(records) if r.test_id in detailed else None,
                 "evidence": _evidence(records) if r.test_id in detailed else {},
             }
-        )
-    return out
+
+    return Streamed(len(verdict.run.results), produce)
 
 
-def detail_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """How many failing or errored cases of *results* are detailed, and how many are not
-    (beyond :data:`DETAILED`): the renderings' "and N more"."""
-    triaged = [c for c in results if c["outcome"] in DETAILED_OUTCOMES]
-    shown = sum(c["detail"] is not None for c in triaged)
-    return {"detailed": shown, "not_detailed": len(triaged) - shown}
+def detail_counts(verdict: PackVerdict) -> dict[str, int]:
+    """How many failing or errored cases are detailed, and how many are not (beyond
+    :data:`DETAILED`): the renderings' "and N more"."""
+    shown = len(verdict.detailed)
+    return {"detailed": shown, "not_detailed": verdict.n_triaged - shown}
 
 
 def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
@@ -201,6 +143,4 @@ __all__ = [
     "families_of",
     "kind_of",
     "outcome_of",
-    "rates_by_family",
-    "rates_by_kind",
 ]

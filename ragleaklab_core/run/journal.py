@@ -110,9 +110,14 @@ class Journal:
             self.completed.setdefault(record.pack, {})[(record.test_id, record.epoch)] = record
 
     def write(self, record: CaseRecord) -> None:
-        if record.resumed or self._file is None:
+        if not record.resumed:
+            self.write_line(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False))
+
+    def write_line(self, line: str) -> None:
+        """Append one new record, already serialised (one line of JSON, no newline)."""
+        if self._file is None:
             return
-        self._file.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
+        self._file.write(line + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -11,24 +11,20 @@ the file.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.run.case_details import (
-    case_results,
-    detail_counts,
-    rates_by_family,
-    rates_by_kind,
-)
-from ragleaklab_core.run.verdict import LISTED, PackVerdict, run_status
+from ragleaklab_core.run.case_details import case_results, detail_counts
+from ragleaklab_core.run.spool import Spool
+from ragleaklab_core.run.streamed import Streamed
+from ragleaklab_core.run.verdict import PackVerdict, run_status
 
 
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
     run = v.run
     info = run.info
-    cases = case_results(v)
     return {
         "name": info.name,
         "version": info.version,
@@ -40,11 +36,12 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "in_pack": run.n_cases_in_pack,
             "run": len(run.results),
             "errored": len(v.errored_ids),
-            **detail_counts(cases),
+            "failing": v.n_failing_cases,
+            **detail_counts(v),
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
-            "ids": sorted(r.test_id for r in run.results),
+            "ids": run.ids,
         },
         "verdict": v.status,
         "verdict_without_thresholds": v.status_without_thresholds,
@@ -55,21 +52,17 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
         "warnings": list(v.warnings),
         "wiring": None if run.wiring is None else run.wiring.to_dict(),
         "values": {
-            value.name: {
-                **value.to_dict(),
-                "by_kind": rates_by_kind(v, value.name),
-                "by_family": rates_by_family(v, value.name),
-            }
+            value.name: {**value.to_dict(), "by_kind": value.by_kind, "by_family": value.by_family}
             for value in v.values
         },
-        "errored": {k: v.errors[k] for k in list(v.errors)[:LISTED]},
+        "errored": dict(v.listed_errors),
         "unscorable": {
-            metric: {"count": len(ids), "ids": dict(list(ids.items())[:LISTED])}
+            metric: {"count": len(ids), "ids": dict(v.listed_unscorable.get(metric, {}))}
             for metric, ids in v.unscorable.items()
         },
         "description": info.description,
         "taxonomy": None if info.taxonomy is None else info.taxonomy.to_dict(),
-        "case_results": cases,
+        "case_results": case_results(v),
     }
 
 
@@ -111,35 +104,73 @@ ONE_LINE_ITEMS = frozenset({"case_results"})
 def dumps(document: Mapping[str, Any]) -> str:
     """JSON as ragleaklab writes it: indented by two spaces as ``json.dumps`` indents, except
     that each item of a :data:`ONE_LINE_ITEMS` list is on one line; no NaN, newline at the end."""
-    return _indented(document, 0) + "\n"
+    return "".join(chunks(document))
 
 
-def _indented(value: Any, level: int, one_line_items: bool = False) -> str:
-    if not value or not isinstance(value, Mapping | list | tuple):
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+def chunks(document: Mapping[str, Any]) -> Iterator[str]:
+    """:func:`dumps`, as pieces of text produced as they are written: a report's streamed lists
+    (:class:`~ragleaklab_core.run.streamed.Streamed`) are walked once, never held."""
+    yield from _indented(document, 0)
+    yield "\n"
+
+
+def _indented(value: Any, level: int, one_line_items: bool = False) -> Iterator[str]:
+    is_list = isinstance(value, Sequence) and not isinstance(value, str | bytes)
+    if not isinstance(value, Mapping) and not is_list:
+        yield json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return
+    if not value:
+        yield "{}" if isinstance(value, Mapping) else "[]"
+        return
     pad = "  " * (level + 1)
+    end = "\n" + "  " * level
     if isinstance(value, Mapping):
-        items = [
-            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: "
-            + _indented(v, level + 1, str(k) in ONE_LINE_ITEMS)
-            for k, v in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
-    if one_line_items:
-        items = [pad + json.dumps(v, ensure_ascii=False, allow_nan=False) for v in value]
-    else:
-        items = [pad + _indented(v, level + 1) for v in value]
-    return "[\n" + ",\n".join(items) + "\n" + "  " * level + "]"
+        yield "{"
+        for n, (k, v) in enumerate(value.items()):
+            yield f"{',' if n else ''}\n{pad}{json.dumps(str(k), ensure_ascii=False)}: "
+            yield from _indented(v, level + 1, str(k) in ONE_LINE_ITEMS)
+        yield end + "}"
+        return
+    yield "["
+    for n, item in enumerate(value):
+        yield f"{',' if n else ''}\n{pad}"
+        if one_line_items or isinstance(item, str):  # a case, or an id: one line each
+            yield json.dumps(item, ensure_ascii=False, allow_nan=False)
+        else:
+            yield from _indented(item, level + 1)
+    yield end + "]"
+
+
+def plain(document: Any) -> Any:
+    """*document* as ``json.loads(dumps(document))`` gives it back (dicts with string keys,
+    lists), except that streamed lists stay streamed: what the gate, the summary and every
+    rendering read is what report.json holds, without holding every case in memory."""
+    if isinstance(document, Streamed):
+        return document
+    if isinstance(document, Mapping):
+        return {str(k): plain(v) for k, v in document.items()}
+    if isinstance(document, list | tuple):
+        return [plain(v) for v in document]
+    return document
 
 
 def runs_jsonl(verdicts: Sequence[PackVerdict]) -> str:
-    """Every case and epoch of every pack, one JSON object per line."""
-    lines = [
-        json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False, sort_keys=False)
-        for v in verdicts
-        for r in v.run.records
-    ]
-    return "".join(line + "\n" for line in lines)
+    """Every case and epoch of every pack, one JSON object per line (:func:`runs_lines`, as
+    one string: for small runs)."""
+    return "".join(runs_lines(verdicts))
 
 
-__all__ = ["build_report", "dumps", "runs_jsonl"]
+def runs_lines(verdicts: Sequence[PackVerdict]) -> Iterator[str]:
+    """The lines of ``runs.jsonl``, produced as they are written (read from the records on
+    disk): what the CLI streams to the file."""
+    for v in verdicts:
+        records = v.run.records
+        if isinstance(records, Spool):  # already one JSON line each
+            for line in records.lines():
+                yield line + "\n"
+            continue
+        for r in records:
+            yield json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+__all__ = ["build_report", "chunks", "dumps", "plain", "runs_jsonl", "runs_lines"]

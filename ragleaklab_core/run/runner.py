@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -81,6 +81,16 @@ class PackRun:
     #: again because the worker answering them was lost.
     executor: str = "local"
     retried: int = 0
+    #: Every case's test id, in case order, as ``results`` has them (kept apart so that walking
+    #: the ids does not read every result); None: read them from ``results``.
+    case_ids: Sequence[str] | None = None
+
+    @property
+    def ids(self) -> Sequence[str]:
+        """Every case's test id, in case order."""
+        if self.case_ids is not None:
+            return self.case_ids
+        return [r.test_id for r in self.results]
 
     @property
     def case_tags(self) -> dict[str, tuple[str, ...]]:
@@ -144,6 +154,7 @@ def run_pack(
     replay: Replay | None = None,
     recorder: Recorder | None = None,
     executor: Executor | None = None,
+    journal: Callable[[str], None] | None = None,
 ) -> PackRun:
     """Run every (selected) case of *pack* against a fresh target and score it.
 
@@ -165,6 +176,8 @@ def run_pack(
         recorder: Store every answer the target gives, for a later replay.
         executor: Who answers (default: :class:`~ragleaklab_core.run.executor.LocalExecutor`,
             in this process).
+        journal: Called with each new record's JSON line as it completes (what runs.jsonl
+            holds; records kept from ``completed`` are not passed again).
 
     Raises:
         PluginError: A plugin could not be loaded or built (never raised for per-case errors).
@@ -181,6 +194,7 @@ def run_pack(
         replay=replay,
         recorder=recorder,
         executor=executor,
+        journal=journal,
     )
     try:
         asyncio.get_running_loop()
@@ -207,6 +221,7 @@ async def arun_pack(
     replay: Replay | None = None,
     recorder: Recorder | None = None,
     executor: Executor | None = None,
+    journal: Callable[[str], None] | None = None,
 ) -> PackRun:
     """The asynchronous form of :func:`run_pack` (same arguments)."""
     settings = settings or RunSettings()
@@ -234,6 +249,7 @@ async def arun_pack(
         settings.epochs,
         (d.doc_id for d in documents),
         on_record,
+        journal,
         chosen.in_flight(settings),
         chosen.in_flight(settings) + READ_AHEAD,
     )
@@ -266,6 +282,7 @@ async def arun_pack(
         value_metric=dict(sorted(sink.value_metric.items())),
         records=sink.records,
         results=sink.results,
+        case_ids=sink.ids,
         n_cases_in_pack=tally.in_pack,
         problems=execution.problems,
         stopped=execution.stopped is not None,
@@ -335,7 +352,10 @@ def count_asks(pack: LoadedPlugin, settings: RunSettings) -> int:
         ConfigError: ``settings.tags`` select no case of the pack.
     """
     wanted = set(settings.tags)
-    selected = sum(1 for c in pack.obj.cases() if not wanted or wanted.intersection(c.tags))
+    cases = pack.obj.cases()
+    if not wanted and isinstance(cases, Sized):  # a CaseFile knows its length: no read
+        return len(cases) * settings.epochs
+    selected = sum(1 for c in cases if not wanted or wanted.intersection(c.tags))
     if wanted and not selected:
         raise _no_case_tagged(pack.name, settings.tags)
     return selected * settings.epochs

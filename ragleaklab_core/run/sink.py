@@ -10,6 +10,7 @@ the number of cases: the run streams.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterable, Sequence
 
 from ragleaklab_core._discovery import LoadedPlugin
@@ -30,7 +31,9 @@ class PackSink:
         lower_is_worse: Value names for which a lower value is worse.
         epochs: Epochs per case.
         corpus: The pack's document ids (for the wiring check).
-        on_record: Called with each record as it comes (journal, progress).
+        on_record: Called with each record as it comes (progress).
+        journal: Called with each new record's JSON line as it comes (serialised once: the
+            same line goes to the records spool).
         in_flight: How many asks the executor may hold unanswered at once.
         window: How far ahead of the oldest unfinished ask the stream may be read.
     """
@@ -43,12 +46,14 @@ class PackSink:
         epochs: int,
         corpus: Iterable[str],
         on_record: Callable[[CaseRecord], None] | None,
+        journal: Callable[[str], None] | None,
         in_flight: int,
         window: int,
     ) -> None:
 
         self.records: Spool[CaseRecord] = Spool(CaseRecord.from_dict, CaseRecord.to_dict)
         self.results: Spool[CaseResult] = Spool(CaseResult.from_dict, CaseResult.to_dict)
+        self.ids: Spool[str] = Spool(str)
         self.value_metric: dict[str, str] = {}
         self.wiring = WiringTally(corpus)
         self._metrics = tuple(metrics)
@@ -56,10 +61,11 @@ class PackSink:
         self._lower = lower_is_worse
         self._epochs = epochs
         self._on_record = on_record
+        self._journal = journal
         self._in_flight = in_flight
         self._window = window
         self._out = 0  # asks handed to the executor and not yet answered
-        self._pending: dict[int, tuple[Ask, CaseRecord]] = {}
+        self._pending: dict[int, tuple[Ask, CaseRecord, str]] = {}
         self._next = 0
         self._epochs_of_case: list[CaseRecord] = []
         self._moved: asyncio.Event | None = None
@@ -92,9 +98,12 @@ class PackSink:
         """Take the record of *ask* (from the executor, or kept from an interrupted run)."""
         if ask.seq < self._next or ask.seq in self._pending:
             raise RuntimeError(f"ask {ask.seq} ({ask.case.test_id}) was answered twice")
+        line = json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False)
+        if self._journal is not None and not record.resumed:
+            self._journal(line)
         if self._on_record is not None:
             self._on_record(record)
-        self._pending[ask.seq] = (ask, record)
+        self._pending[ask.seq] = (ask, record, line)
         moved = False
         while self._next in self._pending:
             self._take(*self._pending.pop(self._next))
@@ -121,8 +130,8 @@ class PackSink:
                 f"(first missing: position {self._next})"
             )
 
-    def _take(self, ask: Ask, record: CaseRecord) -> None:
-        self.records.append(record)
+    def _take(self, ask: Ask, record: CaseRecord, line: str) -> None:
+        self.records.append_line(line)
         if record.error is None:
             retrieved = record.retrieved
             self.wiring.add(None if retrieved is None else [str(d["doc_id"]) for d in retrieved])
@@ -140,6 +149,7 @@ class PackSink:
                     self._lower,
                 )
             )
+            self.ids.append(ask.case.test_id)
             self._epochs_of_case = []
 
 

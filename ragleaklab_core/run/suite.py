@@ -223,7 +223,8 @@ def run_suite(
             target_options=config.target.options,
             metric_options=config.metrics,
             settings=settings,
-            on_record=_both(on_record, None if journal is None else journal.write),
+            on_record=on_record,
+            journal=None if journal is None else journal.write_line,
             completed=None if journal is None else journal.completed.get(name),
             replay=replay,
             recorder=recorder,
@@ -244,20 +245,6 @@ def run_suite(
     run_settings.pop("out", None)
     run_settings["replay"] = None if replay is None else replay.directory.as_posix()
     return SuiteOutcome(tuple(verdicts), run_settings, inputs)
-
-
-def _both(
-    first: Callable[[CaseRecord], None] | None, second: Callable[[CaseRecord], None] | None
-) -> Callable[[CaseRecord], None] | None:
-    hooks = [h for h in (first, second) if h is not None]
-    if not hooks:
-        return None
-
-    def call(record: CaseRecord) -> None:
-        for hook in hooks:
-            hook(record)
-
-    return call
 
 
 def run_fingerprint(config: Config, packs: Sequence[LoadedPlugin], tags: Sequence[str]) -> str:

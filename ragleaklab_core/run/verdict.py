@@ -14,16 +14,24 @@ threshold's decision rule. A pack ends in one of three states:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
+from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
+from ragleaklab_core.run.records import CaseResult
 from ragleaklab_core.run.runner import NOT_ASKED, PackRun
+from ragleaklab_core.run.streamed import Streamed, StreamedMapping
 from ragleaklab_core.stats.aggregation import rate_interval, summarize
 from ragleaklab_core.values import Threshold
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: How many failing/errored ids a report lists per value (the counts are always complete).
 LISTED = 50
@@ -31,7 +39,12 @@ LISTED = 50
 
 @frozen
 class ValueVerdict:
-    """One metric value of one pack: aggregates, and the gate when it has a threshold."""
+    """One metric value of one pack: aggregates, and the gate when it has a threshold.
+
+    The id lists are in the pack's case order and produced as they are walked
+    (:class:`~ragleaklab_core.run.streamed.Streamed`): a pack of a million cases keeps a float
+    per case for each value, not the ids.
+    """
 
     name: str
     metric: str
@@ -39,13 +52,18 @@ class ValueVerdict:
     summary: Mapping[str, Any]
     threshold: Threshold | None
     n_failing: int
-    failing_ids: tuple[str, ...]
+    failing_ids: Sequence[str]
     fail_rate: Mapping[str, Any] | None
     n_unscorable: int
     passed: bool | None  # None when not gated
     # Cases run that have no value (errored, or their metric could not score them): with
     # failing_ids, what tells a case that passed from one that was never measured.
-    unscored_ids: tuple[str, ...] = ()
+    unscored_ids: Sequence[str] = ()
+    #: The first :data:`LISTED` failing ids (what the report lists without walking them all).
+    listed_failing: tuple[str, ...] = ()
+    #: The failing rate among attack and benign cases, and among attack cases by family.
+    by_kind: Mapping[str, Any] | None = None
+    by_family: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         t = self.threshold
@@ -57,10 +75,10 @@ class ValueVerdict:
             if t is None
             else {"value": t.value, "decision_rule": t.decision_rule, "source": t.source},
             "failing_cases": self.n_failing,
-            "failing_ids": list(self.failing_ids[:LISTED]),
-            "failing_ids_truncated": len(self.failing_ids) > LISTED,
-            "all_failing_ids": list(self.failing_ids),
-            "unscored_ids": list(self.unscored_ids),
+            "failing_ids": list(self.listed_failing),
+            "failing_ids_truncated": self.n_failing > LISTED,
+            "all_failing_ids": self.failing_ids,
+            "unscored_ids": self.unscored_ids,
             "fail_rate": None if self.fail_rate is None else dict(self.fail_rate),
             "unscorable_cases": self.n_unscorable,
             "passed": self.passed,
@@ -79,11 +97,14 @@ class PackVerdict:
         status: ``"pass"``, ``"fail"`` or ``"error"`` (see the module docstring).
         tested: False when the pack tested nothing trustworthy (``not_tested`` says why).
         warnings: Caveats that do not change the status (some retrieved ids unknown...).
+        errored_ids, errors, unscorable: Every errored or unscorable case, in case order,
+            produced as they are walked; ``listed_errors`` and ``listed_unscorable`` hold the
+            first :data:`LISTED` of each, and ``detailed`` the cases the report details.
     """
 
     run: PackRun
     values: tuple[ValueVerdict, ...]
-    errored_ids: tuple[str, ...]
+    errored_ids: Sequence[str]
     errors: Mapping[str, str]
     unscorable: Mapping[str, Mapping[str, str]]  # metric -> test_id -> reason
     reasons: tuple[str, ...]
@@ -96,9 +117,80 @@ class PackVerdict:
     # The status had no gated value failed its threshold: what a run gated on a baseline
     # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
     status_without_thresholds: str = PASS
+    listed_errors: Mapping[str, str] = attrs.field(factory=dict)
+    listed_unscorable: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
+    #: The test ids of the failing or errored cases the report details (the first DETAILED).
+    detailed: frozenset[str] = frozenset()
+    #: How many failing or errored cases there are (detailed or not).
+    n_triaged: int = 0
+    #: How many cases fail at least one gated value.
+    n_failing_cases: int = 0
 
     def value(self, name: str) -> ValueVerdict | None:
         return next((v for v in self.values if v.name == name), None)
+
+
+class _Column:
+    """One value's per-case column from the single pass over a pack's results: the value of
+    each case (NaN where it has none) and what the gate and the report count."""
+
+    def __init__(self, name: str, threshold: Threshold | None) -> None:
+        self.name = name
+        self.threshold = threshold
+        self.values = array("d")
+        self.n_failing = 0
+        self.listed: list[str] = []
+        # frozenset of the metrics that could not score a case lacking the value -> count
+        self.missing: dict[frozenset[str], int] = {}
+        self.kinds = {kind: [0, 0] for kind in KINDS}
+        self.families: dict[str, list[int]] = {}
+
+    def add(self, result: CaseResult) -> bool:
+        """Take one case; return whether it fails this value's threshold."""
+        value = result.values.get(self.name)
+        if value is None:
+            self.values.append(math.nan)
+            if result.error is None and result.unscorable:
+                key = frozenset(result.unscorable)
+                self.missing[key] = self.missing.get(key, 0) + 1
+            return False
+        self.values.append(value)
+        fails = self.threshold is not None and self.threshold.fails(value)
+        if fails:
+            self.n_failing += 1
+            if len(self.listed) < LISTED:
+                self.listed.append(result.test_id)
+        if self.threshold is not None:
+            kind = kind_of(result.tags)
+            if kind is not None:
+                self.kinds[kind][1] += 1
+                self.kinds[kind][0] += fails
+            if kind == "attack":
+                for family in families_of(result.tags):
+                    tally = self.families.setdefault(family, [0, 0])
+                    tally[1] += 1
+                    tally[0] += fails
+        return fails
+
+    def scored(self) -> np.ndarray:
+        import numpy as np  # imported when used: the core's import stays light
+
+        column = np.frombuffer(self.values, dtype=np.float64) if self.values else np.empty(0)
+        return column[~np.isnan(column)]
+
+    def by_kind(self) -> dict[str, Any] | None:
+        if self.threshold is None or not any(n for _, n in self.kinds.values()):
+            return None
+        return {kind: rate_interval(k, n).to_dict() for kind, (k, n) in self.kinds.items()}
+
+    def by_family(self) -> dict[str, Any] | None:
+        if self.threshold is None or not self.families:
+            return None
+        return {f: rate_interval(k, n).to_dict() for f, (k, n) in sorted(self.families.items())}
+
+    def ids(self, ids: Sequence[str], wanted: Callable[[float], bool], count: int) -> Streamed:
+        column = self.values
+        return Streamed(count, lambda: (i for i, v in zip(ids, column, strict=True) if wanted(v)))
 
 
 def evaluate(
@@ -108,72 +200,93 @@ def evaluate(
     max_fail_rate: float = 0.0,
     tolerate_errors: bool = False,
 ) -> PackVerdict:
-    """Gate *run* on *thresholds* (value name -> threshold)."""
-    results = run.results
-    errored = tuple(sorted(r.test_id for r in results if r.error is not None))
-    errors = {r.test_id: r.error for r in results if r.error is not None}
-    unscorable: dict[str, dict[str, str]] = {}
-    for r in results:
-        for metric, reason in r.unscorable.items():
-            unscorable.setdefault(metric, {})[r.test_id] = reason
+    """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results."""
     names = sorted(set(run.value_metric) | set(thresholds))
+    columns = [_Column(name, thresholds.get(name)) for name in names]
+    n_errored = n_not_asked = n_triaged = n_failing_cases = 0
+    listed_errors: dict[str, str] = {}
+    listed_unscorable: dict[str, dict[str, str]] = {}
+    unscorable_counts: dict[str, int] = {}
+    detailed: set[str] = set()
+    for r in run.results:
+        failing = False
+        for column in columns:
+            failing = column.add(r) or failing
+        if r.error is not None:
+            n_errored += 1
+            n_not_asked += r.error.startswith(NOT_ASKED + ":")
+            if len(listed_errors) < LISTED:
+                listed_errors[r.test_id] = r.error
+        for metric, reason in r.unscorable.items():
+            unscorable_counts[metric] = unscorable_counts.get(metric, 0) + 1
+            listed = listed_unscorable.setdefault(metric, {})
+            if len(listed) < LISTED:
+                listed[r.test_id] = reason
+        n_failing_cases += failing
+        if r.error is not None or failing:
+            n_triaged += 1
+            if len(detailed) < DETAILED:
+                detailed.add(r.test_id)
+    results, ids = run.results, run.ids
     verdicts = []
     reasons: list[str] = []
     threshold_reasons: list[str] = []
-    answered = [r for r in results if r.error is None]
     names_of = {*run.value_metric.values(), *run.value_names.values()}
-    for name in names:
-        scored = [(r.test_id, r.values[name]) for r in results if name in r.values]
-        # Cases that were answered but have no value: their metric could not score them.
-        missing = [r for r in answered if name not in r.values and r.unscorable]
-        metric = _metric_of(name, run, missing)
-        n_unscorable = sum(1 for r in missing if metric in r.unscorable or metric not in names_of)
-        threshold = thresholds.get(name)
-        failing: tuple[str, ...] = ()
+    for column in columns:
+        name, threshold = column.name, column.threshold
+        metric = _metric_of(name, run, column.missing)
+        n_unscorable = sum(
+            n for keys, n in column.missing.items() if metric in keys or metric not in names_of
+        )
+        scored = column.scored()
+        n_scored = int(scored.size)
+        n_failing = column.n_failing
         fail_rate = None
         passed = None
         if threshold is not None:
-            failing = tuple(sorted(tid for tid, value in scored if threshold.fails(value)))
-            fail_rate = rate_interval(len(failing), len(scored)).to_dict() if scored else None
-            allowed = _allowed(max_fail_rate, len(scored))
-            passed = len(failing) <= allowed and bool(scored)
-            if not scored:
+            fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
+            allowed = _allowed(max_fail_rate, n_scored)
+            passed = n_failing <= allowed and bool(n_scored)
+            if not n_scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
-            elif len(failing) > allowed:
+            elif n_failing > allowed:
                 rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
                 allowance = f", at most {allowed} allowed" if max_fail_rate else ""
                 threshold_reasons.append(
-                    f"{name}: {len(failing)} of {len(scored)} cases fail ({rule}{allowance})"
+                    f"{name}: {n_failing} of {n_scored} cases fail ({rule}{allowance})"
                 )
                 reasons.append(threshold_reasons[-1])
             if n_unscorable and not tolerate_errors:
                 passed = False
                 reasons.append(f"{name}: {n_unscorable} cases could not be scored by {metric}")
+        fails = threshold.fails if threshold is not None else _never
         verdicts.append(
             ValueVerdict(
                 name=name,
                 metric=metric,
                 lower_is_worse=name in run.lower_is_worse,
-                summary=summarize([v for _, v in scored]).to_dict(),
+                summary=summarize(scored).to_dict(),
                 threshold=threshold,
-                n_failing=len(failing),
-                failing_ids=failing,
+                n_failing=n_failing,
+                failing_ids=column.ids(ids, _failing(fails), n_failing),
                 fail_rate=fail_rate,
                 n_unscorable=n_unscorable,
                 passed=passed,
-                unscored_ids=tuple(sorted(r.test_id for r in results if name not in r.values)),
+                unscored_ids=column.ids(ids, math.isnan, len(column.values) - n_scored),
+                listed_failing=tuple(column.listed),
+                by_kind=column.by_kind(),
+                by_family=column.by_family(),
             )
         )
-    not_asked = {r.test_id for r in results if r.error and r.error.startswith(NOT_ASKED + ":")}
-    asked_errors = [tid for tid in errored if tid not in not_asked]
-    if asked_errors and not tolerate_errors:
-        reasons.append(f"{len(asked_errors)} cases errored (a plugin raised); see runs.jsonl")
+    n_asked_errors = n_errored - n_not_asked
+    if n_asked_errors and not tolerate_errors:
+        reasons.append(f"{n_asked_errors} cases errored (a plugin raised); see runs.jsonl")
     problems = list(run.problems)
     wiring = run.wiring
     if wiring is not None and wiring.problem is not None:
         problems.insert(0, wiring.problem)
-    if not_asked and not run.problems:  # stopped for a reason given in problems otherwise
-        problems.append(f"{len(not_asked)} cases were not asked")
+    if n_not_asked and not run.problems:  # stopped for a reason given in problems otherwise
+        problems.append(f"{n_not_asked} cases were not asked")
     tested = not run.stopped and (wiring is None or wiring.reached is not False)
     unreached = wiring is not None and wiring.reached is False
     other_reasons = [r for r in reasons if r not in threshold_reasons]
@@ -187,9 +300,12 @@ def evaluate(
     return PackVerdict(
         run=run,
         values=tuple(verdicts),
-        errored_ids=errored,
-        errors=dict(sorted(errors.items())),
-        unscorable={m: dict(sorted(d.items())) for m, d in sorted(unscorable.items())},
+        errored_ids=Streamed(n_errored, lambda: (r.test_id for r in results if r.error)),
+        errors=StreamedMapping(n_errored, _errors(results)),
+        unscorable={
+            metric: StreamedMapping(count, _unscorable(results, metric))
+            for metric, count in sorted(unscorable_counts.items())
+        },
         reasons=tuple([*problems, *reasons]),
         passed=status == PASS,
         status=status,
@@ -198,7 +314,31 @@ def evaluate(
         warnings=tuple(warnings),
         max_fail_rate=max_fail_rate,
         status_without_thresholds=_status(unreached, False, problems, other_reasons),
+        listed_errors=listed_errors,
+        listed_unscorable={m: listed_unscorable[m] for m in sorted(listed_unscorable)},
+        detailed=frozenset(detailed),
+        n_triaged=n_triaged,
+        n_failing_cases=n_failing_cases,
     )
+
+
+def _never(value: float) -> bool:
+    return False
+
+
+def _errors(results: Sequence[CaseResult]) -> Callable[[], Iterator[tuple[str, str]]]:
+    return lambda: ((r.test_id, r.error) for r in results if r.error is not None)
+
+
+def _unscorable(
+    results: Sequence[CaseResult], metric: str
+) -> Callable[[], Iterator[tuple[str, str]]]:
+    return lambda: ((r.test_id, r.unscorable[metric]) for r in results if metric in r.unscorable)
+
+
+def _failing(fails: Callable[[float], bool]) -> Callable[[float], bool]:
+    """Whether a column's entry fails (NaN, no value, never does)."""
+    return lambda value: not math.isnan(value) and fails(value)
 
 
 def _allowed(max_fail_rate: float, scored: int) -> int:
@@ -242,13 +382,13 @@ def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
     )
 
 
-def _metric_of(name: str, run: PackRun, missing: list[Any]) -> str:
+def _metric_of(name: str, run: PackRun, missing: Mapping[frozenset[str], int]) -> str:
     """The metric plugin that produces value *name*: from the values cases produced, else from
     the metrics' declarations, else the metric that could not score the cases lacking it."""
     found = run.value_metric.get(name) or run.value_names.get(name)
     if found:
         return found
-    culprits = sorted({m for r in missing for m in r.unscorable})
+    culprits = sorted({m for keys in missing for m in keys})
     return ", ".join(culprits) if culprits else "?"
 
 

@@ -206,7 +206,7 @@ def _pack_lines(verdict: PackVerdict, limit: int) -> list[str]:
             by = "" if value.metric == "?" else f" by {value.metric}"
             lines.append(f"    {value.n_unscorable} cases could not be scored{by}")
     if verdict.errored_ids:
-        errors = [f"{tid}: {verdict.errors[tid]}" for tid in verdict.errored_ids]
+        errors = [f"{tid}: {error}" for tid, error in verdict.errors.items()]
         lines.append(f"  errored ({len(errors)}):")
         lines.extend(f"    {e}" for e in errors[:limit])
         if len(errors) > limit:
