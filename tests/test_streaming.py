@@ -1,0 +1,177 @@
+"""A run whose memory does not grow with its cases: the pieces that make it so.
+
+A pack's cases are read from their file as they are walked (checked whole once, duplicates
+found by hash and confirmed exactly); the report's per-case lists are produced as they are
+written; report.json is streamed in the same bytes ``dumps`` gives.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.packs import manifest
+from ragleaklab_core.packs.manifest import load_manifest
+from ragleaklab_core.run.report import chunks, dumps, plain
+from ragleaklab_core.run.streamed import Streamed, StreamedMapping
+
+MANIFEST = textwrap.dedent(
+    """\
+    name = "p"
+    version = "1"
+    pack_type = "sentinel"
+    metrics = ["sentinel"]
+    documents = ["documents.jsonl"]
+    cases = "cases.jsonl"
+    """
+)
+
+
+def _pack(root: Path, lines: list[str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pack.toml").write_text(MANIFEST, encoding="utf-8")
+    (root / "documents.jsonl").write_text('{"doc_id": "d", "text": "t"}\n', encoding="utf-8")
+    (root / "cases.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return root
+
+
+def _case(test_id: str, **extra: object) -> str:
+    return json.dumps({"test_id": test_id, "query": f"q {test_id}", **extra})
+
+
+ids = st.lists(st.sampled_from(["a", "b", "c", "d", "é", "a b", "x" * 30]), min_size=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(chosen=ids, collide=st.booleans())
+def test_a_duplicate_test_id_is_found_with_both_lines_whatever_the_hashes(
+    tmp_path_factory, chosen, collide
+):
+    """Against brute force: the first id seen twice, on the line it repeats, naming the line it
+    was first on. With every hash forced equal, the exact second pass alone decides."""
+    root = _pack(tmp_path_factory.mktemp("pack"), [_case(i) for i in chosen])
+    first: dict[str, int] = {}
+    expected = None
+    for line, test_id in enumerate(chosen, start=1):
+        if test_id in first:
+            expected = f"{root}/cases.jsonl:{line}: duplicate test_id {test_id!r} (first on line "
+            expected += f"{first[test_id]})"
+            break
+        first[test_id] = line
+    with pytest.MonkeyPatch.context() as mp:
+        if collide:
+            mp.setattr(manifest, "_id_hash", lambda test_id: 7)
+        if expected is None:
+            loaded = load_manifest(root)
+            assert [c.test_id for c in loaded.cases] == chosen
+            assert len(loaded.cases) == len(chosen)
+        else:
+            with pytest.raises(InputError) as err:
+                load_manifest(root)
+            assert str(err.value) == expected
+
+
+def test_cases_are_read_again_from_the_file_and_equal_the_checked_ones(tmp_path):
+    lines = [
+        _case("c1", tags=["attack", "family:x"], ground_truth={"sentinels": ["S"]}),
+        "",
+        _case("c2"),
+        # Unusual but valid: goes through the full checks, gives the same case.
+        json.dumps({"test_id": "c3", "query": "q", "tags": []}),
+    ]
+    root = _pack(tmp_path / "p", lines)
+    cases = load_manifest(root).cases
+    assert type(cases).__name__ == "CaseFile"
+    first = list(cases)
+    assert [c.test_id for c in first] == ["c1", "c2", "c3"]
+    assert first[0].tags == ("attack", "family:x")
+    assert first[0].ground_truth == {"sentinels": ["S"]}
+    assert list(cases) == first  # walked twice, read twice: the same cases
+    assert cases[-1] == first[-1] and cases[1:] == tuple(first[1:]) and cases == first
+    with pytest.raises(IndexError):
+        cases[3]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (json.dumps({"test_id": "", "query": "q"}), "cases.jsonl:2: "),
+        (json.dumps({"test_id": "c2", "query": "q", "extra": 1}), "cases.jsonl:2: "),
+        (json.dumps({"test_id": "c2", "query": "q", "tags": [1]}), "cases.jsonl:2: "),
+        ("[1]", "cases.jsonl:2: expected a JSON object, got list"),
+        ("{", "cases.jsonl:2: malformed JSON"),
+    ],
+)
+def test_a_bad_case_line_is_named_by_file_and_line(tmp_path, line, message):
+    root = _pack(tmp_path / "p", [_case("c1"), line])
+    with pytest.raises(InputError) as err:
+        load_manifest(root)
+    assert message in str(err.value)
+
+
+def test_a_pack_with_no_case_or_not_utf8_is_refused(tmp_path):
+    root = _pack(tmp_path / "p", [])
+    with pytest.raises(InputError, match="empty"):
+        load_manifest(root)
+    (root / "cases.jsonl").write_bytes(b'{"test_id": "c1", "query": "q"}\n\xff\n')
+    with pytest.raises(InputError, match=r"cases.jsonl:2: not UTF-8"):
+        load_manifest(root)
+    (root / "cases.jsonl").write_bytes(b'\xef\xbb\xbf{"test_id": "c1", "query": "q"}\n')
+    assert [c.test_id for c in load_manifest(root).cases] == ["c1"]  # a BOM is allowed
+
+
+def test_a_streamed_list_is_produced_again_each_walk_and_checked_against_its_length():
+    walks = []
+
+    def produce():
+        walks.append(1)
+        yield from ("a", "b", "c")
+
+    items = Streamed(3, produce)
+    assert len(items) == 3 and not walks  # the length costs nothing
+    assert list(items) == ["a", "b", "c"] and items == ["a", "b", "c"]
+    assert items[:2] == ["a", "b"] and items[-1] == "c"
+    assert len(walks) == 4  # list, ==, a prefix, the last item: each walks it
+    with pytest.raises(RuntimeError, match="produced 3 items, not 4"):
+        list(Streamed(4, produce))
+    memo = Streamed(3, produce, memo=True)
+    list(memo)
+    before = len(walks)
+    assert list(memo) == ["a", "b", "c"] and len(walks) == before  # kept, not produced again
+    mapping = StreamedMapping(2, lambda: iter([("x", 1), ("y", 2)]))
+    assert dict(mapping.items()) == {"x": 1, "y": 2} and mapping["y"] == 2 and len(mapping) == 2
+    with pytest.raises(KeyError):
+        mapping["z"]
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+json_scalars = st.none() | st.booleans() | st.integers() | finite | st.text()
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(document=st.dictionaries(st.text(), json_values, max_size=5), rows=st.lists(json_values))
+def test_the_streamed_report_is_the_json_it_stands_for(document, rows):
+    """Whatever the document, the streamed text parses back to it, with a streamed list where
+    the document had a list, and each case of case_results on its own line."""
+    document = {**document, "case_results": rows}
+    streamed = {**document, "case_results": Streamed(len(rows), lambda: iter(rows))}
+    text = "".join(chunks(plain(streamed)))
+    assert text == dumps(document)
+    assert json.loads(text) == json.loads(json.dumps(document))
+    if rows:
+        lines = text.split("\n")
+        start = lines.index('  "case_results": [')
+        assert [json.loads(line.strip().rstrip(",")) for line in lines[start + 1 : -3]] == [
+            json.loads(json.dumps(r)) for r in rows
+        ]
