@@ -175,3 +175,29 @@ def test_the_streamed_report_is_the_json_it_stands_for(document, rows):
         assert [json.loads(line.strip().rstrip(",")) for line in lines[start + 1 : -3]] == [
             json.loads(json.dumps(r)) for r in rows
         ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    values=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.floats(0, 1), max_size=3),
+    unscorable=st.sampled_from(["", "no retrieved documents"]),
+    reducer=st.sampled_from(["mean", "median", "max", "min", "mode", "at_least_1", "pass_at_1"]),
+)
+def test_one_epoch_reduces_as_the_general_path_does(values, unscorable, reducer):
+    """The one-epoch shortcut against the general reduction, for every reducer."""
+    from types import SimpleNamespace
+
+    from ragleaklab_core.run import sink
+    from ragleaklab_core.run.records import CaseRecord
+    from ragleaklab_core.stats.aggregation import reducer as make_reducer
+    from ragleaklab_core.values import Case
+
+    case = Case("c1", "q", {}, ("attack",))
+    scored = {"values": {} if unscorable else values, "evidence": {}, "unscorable": unscorable}
+    record = CaseRecord("p", "c1", 0, "q", "a", None, {"m": scored}, None, 1.0, {})
+    metrics = [SimpleNamespace(name="m")]
+    args = (case, [record], metrics, make_reducer(reducer), frozenset({"b"}))
+    fast = sink.reduce_case(*args)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sink, "LITERAL_REDUCERS", frozenset())
+        assert fast == sink.reduce_case(*args)

@@ -244,7 +244,8 @@ class CaseFile(Sequence[Case]):
             hashes.append(_id_hash(case.test_id))
         if not hashes:
             raise InputError("the pack has no cases", source=self._source)
-        ordered = np.sort(np.frombuffer(hashes, dtype=np.uint64))
+        ordered = np.frombuffer(hashes, dtype=np.uint64)
+        ordered.sort()  # in place, in the array's own buffer: no second copy
         repeated = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
         if repeated:
             first: dict[str, int] = {}

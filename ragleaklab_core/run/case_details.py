@@ -9,14 +9,17 @@ and ordered, so the report stays small and byte-identical for the same inputs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragleaklab_core.run.case_kinds import DETAILED, FAMILY, KINDS, families_of, kind_of
+from ragleaklab_core.run.records import CaseRecord
+from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
 
 if TYPE_CHECKING:
-    from ragleaklab_core.run.runner import CaseRecord, CaseResult
+    from ragleaklab_core.run.runner import CaseResult
     from ragleaklab_core.run.verdict import PackVerdict
 
 #: The outcomes a case is detailed for: what a reader triages.
@@ -51,12 +54,10 @@ def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:
     gated = [(v.name, v.threshold) for v in verdict.values if v.threshold is not None]
     detailed = verdict.detailed
     epochs: dict[str, list[CaseRecord]] = {}
-    if detailed:  # one pass over the records on disk, keeping only the detailed cases'
-        for record in verdict.run.records:
-            if record.test_id in detailed:
-                epochs.setdefault(record.test_id, []).append(record)
-        for records in epochs.values():
-            records.sort(key=lambda r: r.epoch)
+    for record in _detailed_records(verdict):
+        epochs.setdefault(record.test_id, []).append(record)
+    for records in epochs.values():
+        records.sort(key=lambda r: r.epoch)
 
     def produce() -> Iterator[dict[str, Any]]:
         for r in verdict.run.results:
@@ -80,6 +81,26 @@ def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:
             }
 
     return Streamed(len(verdict.run.results), produce)
+
+
+def _detailed_records(verdict: PackVerdict) -> Iterator[CaseRecord]:
+    """The records of the detailed cases. The run's records on disk are in (case, epoch) order,
+    ``epochs`` per case, so only the lines at the detailed cases' positions are decoded, and
+    reading stops after the last; other record sequences are scanned by test id."""
+    if not verdict.detailed:
+        return
+    records = verdict.run.records
+    if not isinstance(records, Spool):
+        yield from (r for r in records if r.test_id in verdict.detailed)
+        return
+    per_case = verdict.run.settings.epochs
+    wanted = {i * per_case + e for i in verdict.detailed_at for e in range(per_case)}
+    last = max(wanted)
+    for position, line in enumerate(records.lines()):
+        if position in wanted:
+            yield CaseRecord.from_dict(json.loads(line))
+        if position >= last:
+            return
 
 
 def detail_counts(verdict: PackVerdict) -> dict[str, int]:

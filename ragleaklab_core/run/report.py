@@ -133,10 +133,11 @@ def _indented(value: Any, level: int, one_line_items: bool = False) -> Iterator[
         return
     yield "["
     for n, item in enumerate(value):
-        yield f"{',' if n else ''}\n{pad}"
         if one_line_items or isinstance(item, str):  # a case, or an id: one line each
-            yield json.dumps(item, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+            yield f"{',' if n else ''}\n{pad}{text}"
         else:
+            yield f"{',' if n else ''}\n{pad}"
             yield from _indented(item, level + 1)
     yield end + "]"
 

@@ -18,7 +18,7 @@ from ragleaklab_core.run.executor import Ask
 from ragleaklab_core.run.records import CaseRecord, CaseResult
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.wiring import WiringTally
-from ragleaklab_core.stats.aggregation import Reducer
+from ragleaklab_core.stats.aggregation import LITERAL_REDUCERS, Reducer
 from ragleaklab_core.values import Case
 
 
@@ -170,6 +170,15 @@ def reduce_case(
         return CaseResult(case.test_id, {}, {}, message, tags)
     unscorable: dict[str, str] = {}
     values: dict[str, float] = {}
+    if len(mine) == 1 and reduce.kind in LITERAL_REDUCERS:  # one epoch reduces to its values
+        scored = mine[0].metrics
+        for metric in metrics:
+            m = scored[metric.name]
+            if m["unscorable"]:
+                unscorable[metric.name] = m["unscorable"]
+            else:
+                values.update((k, float(v)) for k, v in m["values"].items())
+        return CaseResult(case.test_id, dict(sorted(values.items())), unscorable, None, tags)
     for metric in metrics:
         per_epoch = [r.metrics[metric.name] for r in mine]
         reasons = [m["unscorable"] for m in per_epoch if m["unscorable"]]

@@ -121,6 +121,8 @@ class PackVerdict:
     listed_unscorable: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     #: The test ids of the failing or errored cases the report details (the first DETAILED).
     detailed: frozenset[str] = frozenset()
+    #: Their positions among the pack's results (where their records are on disk).
+    detailed_at: tuple[int, ...] = ()
     #: How many failing or errored cases there are (detailed or not).
     n_triaged: int = 0
     #: How many cases fail at least one gated value.
@@ -176,7 +178,8 @@ class _Column:
         import numpy as np  # imported when used: the core's import stays light
 
         column = np.frombuffer(self.values, dtype=np.float64) if self.values else np.empty(0)
-        return column[~np.isnan(column)]
+        missing = np.isnan(column)
+        return column[~missing] if missing.any() else column  # no copy when every case has it
 
     def by_kind(self) -> dict[str, Any] | None:
         if self.threshold is None or not any(n for _, n in self.kinds.values()):
@@ -208,7 +211,8 @@ def evaluate(
     listed_unscorable: dict[str, dict[str, str]] = {}
     unscorable_counts: dict[str, int] = {}
     detailed: set[str] = set()
-    for r in run.results:
+    detailed_at: list[int] = []
+    for index, r in enumerate(run.results):
         failing = False
         for column in columns:
             failing = column.add(r) or failing
@@ -227,6 +231,7 @@ def evaluate(
             n_triaged += 1
             if len(detailed) < DETAILED:
                 detailed.add(r.test_id)
+                detailed_at.append(index)
     results, ids = run.results, run.ids
     verdicts = []
     reasons: list[str] = []
@@ -317,6 +322,7 @@ def evaluate(
         listed_errors=listed_errors,
         listed_unscorable={m: listed_unscorable[m] for m in sorted(listed_unscorable)},
         detailed=frozenset(detailed),
+        detailed_at=tuple(detailed_at),
         n_triaged=n_triaged,
         n_failing_cases=n_failing_cases,
     )

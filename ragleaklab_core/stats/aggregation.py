@@ -94,8 +94,8 @@ def _epoch_values(values: Sequence[float]) -> list[float]:
     return out
 
 
-#: The reducers that reduce one epoch to its own value.
-_LITERAL = frozenset({"mean", "median", "max", "min", "mode"})
+#: The reducers that reduce one epoch to its own value (the counting ones turn it into 0 or 1).
+LITERAL_REDUCERS = frozenset({"mean", "median", "max", "min", "mode"})
 
 
 @frozen
@@ -148,7 +148,7 @@ class Reducer:
         """
         vals = _epoch_values(values)
         kind = self.kind
-        if len(vals) == 1 and kind in _LITERAL:
+        if len(vals) == 1 and kind in LITERAL_REDUCERS:
             return vals[0]  # what each of them gives for one epoch, without the exact sums
         if kind == "mean":
             # Exact (rational) mean, correctly rounded: order-independent, and equal epochs
