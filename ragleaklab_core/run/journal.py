@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -22,9 +21,6 @@ from ragleaklab_core.run.runner import CaseRecord
 
 PARTIAL = "runs.jsonl.partial"
 META = "runs.journal.json"
-
-#: The longest a finished record waits in the journal's buffer, in seconds.
-FLUSH_EVERY = 0.25
 
 
 def fingerprint(description: Mapping[str, Any]) -> str:
@@ -40,7 +36,6 @@ class Journal:
         self.directory = directory
         self.fingerprint = print_
         self._file: IO[str] | None = None
-        self._flushed = 0.0
         self._checked = False
         self.completed: dict[str, dict[tuple[str, int], CaseRecord]] = {}
 
@@ -123,14 +118,7 @@ class Journal:
         if self._file is None:
             return
         self._file.write(line + "\n")
-        # Flushed at most every FLUSH_EVERY seconds, not per record (a write per record was a
-        # tenth of a fast run): an interruption (Ctrl-C, an error) closes and so flushes the
-        # journal; a killed process loses at most the last moment's records, asked again on
-        # --resume, never counted twice.
-        now = time.monotonic()
-        if now - self._flushed >= FLUSH_EVERY:
-            self._file.flush()
-            self._flushed = now
+        self._file.flush()  # per record: a process killed outright keeps every answer it had
 
     def close(self) -> None:
         if self._file is not None:
