@@ -101,7 +101,9 @@ def test_the_core_names_builtins_only_where_listed():
 #: The core's rooms (a subpackage, or a module at the top) by layer, from the ground up, as
 #: docs/architecture.md draws them: a room imports only from its own layer or below.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "values", "interfaces", "_version", "_redact", "_atomic", "_log"}),
+    frozenset(
+        {"errors", "values", "interfaces", "_version", "_redact", "_atomic", "_log", "_walked"}
+    ),
     frozenset({"inputs", "_moved", "stats"}),
     frozenset({"config"}),
     frozenset({"_discovery"}),

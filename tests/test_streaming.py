@@ -136,7 +136,7 @@ def test_a_streamed_list_is_produced_again_each_walk_and_checked_against_its_len
     items = Streamed(3, produce)
     assert len(items) == 3 and not walks  # the length costs nothing
     assert list(items) == ["a", "b", "c"] and items == ["a", "b", "c"]
-    assert items[:2] == ["a", "b"] and items[-1] == "c"
+    assert items[:2] == ("a", "b") and items[-1] == "c"
     assert len(walks) == 4  # list, ==, a prefix, the last item: each walks it
     with pytest.raises(RuntimeError, match="produced 3 items, not 4"):
         list(Streamed(4, produce))

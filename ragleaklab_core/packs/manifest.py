@@ -11,20 +11,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.resources
-import itertools
 import re
 import tomllib
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar
 
 import attrs
 from attrs import field, frozen
 from attrs import validators as v
 
 from ragleaklab_core._discovery import primary_metric_for
+from ragleaklab_core._walked import Walked
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.inputs import jsonl_records, stream_jsonl
@@ -198,7 +198,7 @@ def _structured(record: dict[str, Any], cls: type[Any], source: str, number: int
         raise InputError("; ".join(exc.problems), source=source, line=number) from None
 
 
-class CaseFile(Sequence[Case]):
+class CaseFile(Walked[Case]):
     """A pack's ``cases.jsonl``, read from its file each time it is iterated.
 
     A pack of a million cases is a million records: held as a tuple, they would be most of a
@@ -267,28 +267,6 @@ class CaseFile(Sequence[Case]):
 
     def __len__(self) -> int:
         return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Case]: ...
-
-    def __getitem__(self, index: int | slice) -> Case | Sequence[Case]:
-        # Reads from the start: code that walks the cases iterates them once.
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        position = index + self._length if index < 0 else index
-        if not 0 <= position < self._length:
-            raise IndexError("case index out of range")
-        return next(itertools.islice(iter(self), position, None))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<CaseFile {self._source}: {self._length} cases>"

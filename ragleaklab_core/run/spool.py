@@ -15,8 +15,10 @@ import json
 import os
 import tempfile
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, Generic, TypeVar, overload
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Generic, TypeVar
+
+from ragleaklab_core._walked import Walked
 
 T = TypeVar("T")
 
@@ -27,7 +29,7 @@ def _discard(handle: IO[str], path: str) -> None:
         os.unlink(path)
 
 
-class Spool(Sequence[T], Generic[T]):
+class Spool(Walked[T], Generic[T]):
     """An append-only sequence of JSON-serialisable items stored as lines of a temporary file.
 
     Args:
@@ -76,29 +78,6 @@ class Spool(Sequence[T], Generic[T]):
 
     def __len__(self) -> int:
         return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[T]: ...
-
-    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
-        # Reads from the start: indexing is for tests and small runs; code that walks a
-        # spool iterates it once.
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        position = index + self._length if index < 0 else index
-        if not 0 <= position < self._length:
-            raise IndexError("spool index out of range")
-        return next(itertools.islice(iter(self), position, None))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # mutable (append), like a list
 
     def __repr__(self) -> str:
         return f"<Spool of {self._length} items>"

@@ -10,17 +10,17 @@ and the counts are free; ``Streamed(memo=True)`` keeps what it produced the firs
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
+from ragleaklab_core._walked import Walked
 from ragleaklab_core.run.spool import Spool
 
 T = TypeVar("T")
 V = TypeVar("V")
 
 
-class Streamed(Sequence[T], Generic[T]):
+class Streamed(Walked[T], Generic[T]):
     """A sequence of *length* items that *produce* yields afresh each time it is walked.
 
     Args:
@@ -54,30 +54,6 @@ class Streamed(Sequence[T], Generic[T]):
 
     def __len__(self) -> int:
         return self._length
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[T]: ...
-
-    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._length)
-            if step == 1 and start == 0:  # a prefix: read no further than it
-                return list(itertools.islice(iter(self), stop))
-            return list(self)[index]
-        position = index + self._length if index < 0 else index
-        if not 0 <= position < self._length:
-            raise IndexError("streamed index out of range")
-        return next(itertools.islice(iter(self), position, None))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<Streamed list of {self._length} items>"
