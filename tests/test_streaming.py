@@ -201,3 +201,29 @@ def test_one_epoch_reduces_as_the_general_path_does(values, unscorable, reducer)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sink, "LITERAL_REDUCERS", frozenset())
         assert fast == sink.reduce_case(*args)
+
+
+def test_a_finished_run_holds_no_open_file_per_spool():
+    """A suite of hundreds of packs keeps every PackRun: their spools must not each hold a file
+    descriptor open once the pack is done, yet still read back and take appends."""
+    import os
+
+    from ragleaklab_core.run.records import RunSettings
+    from ragleaklab_core.run.runner import load_pack, run_pack
+    from ragleaklab_core.run.spool import Spool
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    pack = load_pack("sentinel-takeover-safe")
+    settings = RunSettings(tags=("smoke",))
+    run_pack(pack, settings=settings)  # whatever a first run opens for good (imports, caches)
+    before = open_files()
+    runs = [run_pack(pack, settings=settings) for _ in range(3)]
+    assert open_files() == before
+    assert all(len(r.records) == len(r.results) > 0 for r in runs)
+    spool: Spool[int] = Spool(int)
+    spool.append(1)
+    spool.seal()
+    spool.append(2)
+    assert list(spool) == [1, 2] and list(spool.lines()) == ["1", "2"]

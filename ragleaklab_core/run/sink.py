@@ -122,7 +122,9 @@ class PackSink:
 
     def finish(self, asked: int) -> None:
         """Check that all *asked* asks came back (an executor that loses one is a bug, never a
-        silently shorter run)."""
+        silently shorter run), and seal the spools."""
+        for spool in (self.records, self.results, self.ids):
+            spool.seal()
         if self._pending or self._next != asked:
             missing = asked - self._next
             raise RuntimeError(

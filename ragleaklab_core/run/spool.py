@@ -23,8 +23,9 @@ from ragleaklab_core._walked import Walked
 T = TypeVar("T")
 
 
-def _discard(handle: IO[str], path: str) -> None:
-    handle.close()
+def _discard(handles: list[IO[str]], path: str) -> None:
+    for handle in handles:
+        handle.close()
     with contextlib.suppress(OSError):  # already gone (a temporary directory was cleaned)
         os.unlink(path)
 
@@ -41,18 +42,29 @@ class Spool(Walked[T], Generic[T]):
         self, decode: Callable[[Any], T], encode: Callable[[T], Any] | None = None
     ) -> None:
         fd, path = tempfile.mkstemp(prefix="ragleaklab-", suffix=".jsonl")
-        self._write = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        # The open handle, while items are appended; sealed, none (a suite of hundreds of packs
+        # must not hold a file descriptor per finished spool).
+        self._open: list[IO[str]] = [os.fdopen(fd, "w", encoding="utf-8", newline="\n")]
         self._path = path
         self._decode = decode
         self._encode = encode
         self._length = 0
-        self._finalizer = weakref.finalize(self, _discard, self._write, path)
+        self._finalizer = weakref.finalize(self, _discard, self._open, path)
 
     @property
     def path(self) -> str:
         """The file the items are stored in (one JSON line each, in order)."""
-        self._write.flush()
+        self._flush()
         return self._path
+
+    def seal(self) -> None:
+        """Close the file for appending until the next append (reading never needs it open)."""
+        while self._open:
+            self._open.pop().close()
+
+    def _flush(self) -> None:
+        if self._open:
+            self._open[0].flush()
 
     def append(self, item: T) -> None:
         data = item if self._encode is None else self._encode(item)
@@ -60,13 +72,16 @@ class Spool(Walked[T], Generic[T]):
 
     def append_line(self, line: str) -> None:
         """Append an item already serialised (one line of JSON, no newline)."""
-        self._write.write(line)
-        self._write.write("\n")
+        if not self._open:
+            self._open.append(open(self._path, "a", encoding="utf-8", newline="\n"))  # noqa: SIM115
+        handle = self._open[0]
+        handle.write(line)
+        handle.write("\n")
         self._length += 1
 
     def lines(self) -> Iterator[str]:
         """The stored JSON lines, without their newline, in order."""
-        self._write.flush()
+        self._flush()
         with open(self._path, encoding="utf-8", newline="\n") as handle:
             for line in itertools.islice(handle, self._length):
                 yield line[:-1]
