@@ -101,6 +101,13 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{2,}")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{2,}")
 _URLSAFE_TO_STANDARD = str.maketrans("-_", "+/")
 _PERCENT_NAMES = ("plain", "percent", "double-percent", "triple-percent")
+# What decoded bytes hold when they are not text: U+FFFD (invalid UTF-8) and control characters
+# other than whitespace.
+_NOT_TEXT = re.compile("[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
+#: A short protected string found in decoded base64 or hex must sit in a run of text this many
+#: characters longer than itself, unless the whole run decoded to text: three random bytes spell
+#: "bob" often enough to matter over thousands of hashes and ids in ordinary URLs.
+SHORT_CONTEXT = 5
 _NOT_ASCII_ALNUM = re.compile(r"[^a-z0-9]+")
 
 #: The parts of a URL searched, in the order evidence lists them.
@@ -533,28 +540,40 @@ class Protected:
     short: bool
 
 
-def _matches(item: Protected, text: str, folded: str, words: list[str] | None) -> bool:
-    if not item.short:
-        return item.folded in folded
-    return words is not None and _contains_run(words, item.words)
+def _text_runs(decoded: str, size: int) -> list[str]:
+    """The runs of text in decoded bytes where a short string of *size* characters may count:
+    all of it when it is text throughout, else its runs at least ``size + SHORT_CONTEXT`` long."""
+    runs = _NOT_TEXT.split(decoded)
+    if len(runs) == 1:
+        return runs
+    return [run for run in runs if len(run) >= size + SHORT_CONTEXT]
 
 
 def search(text: str, items: Sequence[Protected]) -> dict[int, tuple[str, bool]]:
     """The protected strings found in some view of *text*: index -> (encoding, exact).
 
     ``encoding`` is the first view (see :func:`views`) that holds it; ``exact`` whether that view
-    holds it exactly as written (same case, same separators).
+    holds it exactly as written (same case, same separators). A short one is looked for as whole
+    words, in decoded base64 or hex only within runs of text (see :data:`SHORT_CONTEXT`).
     """
     found: dict[int, tuple[str, bool]] = {}
-    need_words = any(item.short for item in items)
     for encoding, decoded in views(text):
         pending = [item for item in items if item.index not in found]
         if not pending:
             break
         folded = fold(decoded)
-        words = fold_words(decoded) if need_words else None
+        binary = "base64" in encoding or "hex" in encoding
+        words: dict[str, list[str]] = {}
         for item in pending:
-            if _matches(item, decoded, folded, words):
+            if not item.short:
+                hit = item.folded in folded
+            else:
+                runs = _text_runs(decoded, len(item.text)) if binary else [decoded]
+                hit = any(
+                    _contains_run(words.setdefault(run, fold_words(run)), item.words)
+                    for run in runs
+                )
+            if hit:
                 found[item.index] = (encoding, item.text in decoded)
     return found
 
