@@ -276,8 +276,15 @@ class _UrlAttributes(HTMLParser):
 
 def _html_urls(answer: str) -> list[tuple[str, str, bool]]:
     parser = _UrlAttributes()
-    parser.feed(answer)
-    parser.close()
+    # Declarations, comments and processing instructions (<!..., <?...) go through code that
+    # raises AssertionError on malformed input ("<![0"). Dropping their "<" avoids it, and makes
+    # tags inside comments count, as bare URLs there do.
+    text = answer.replace("<!", " !").replace("<?", " ?")
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError):  # a parser bug on some other input: keep what it found
+        pass
     return parser.found
 
 
