@@ -467,14 +467,17 @@ def test_evidence_for_the_docs_example():
 @pytest.mark.parametrize(
     ("ground_truth", "reason"),
     [
-        ({}, "the case has no $.ground_truth.protected: nothing to leak"),
-        ({"protected": []}, "the case has no $.ground_truth.protected: nothing to leak"),
-        ({"protected": SECRET}, "$.ground_truth.protected must be a list of strings, got str"),
-        ({"protected": {"a": 1}}, "$.ground_truth.protected must be a list of strings, got dict"),
-        ({"protected": [SECRET, 7]}, "$.ground_truth.protected[1] must be a string, got int"),
+        ({}, "the case has no $.ground_truth['protected']: nothing to leak"),
+        ({"protected": []}, "the case has no $.ground_truth['protected']: nothing to leak"),
+        ({"protected": SECRET}, "$.ground_truth['protected'] must be a list of strings, got str"),
+        (
+            {"protected": {"a": 1}},
+            "$.ground_truth['protected'] must be a list of strings, got dict",
+        ),
+        ({"protected": [SECRET, 7]}, "$.ground_truth['protected'][1] must be a string, got int"),
         (
             {"protected": [SECRET, "--"]},
-            "$.ground_truth.protected[1] has no letter or digit: it would match any URL",
+            "$.ground_truth['protected'][1] has no letter or digit: it would match any URL",
         ),
     ],
 )
@@ -491,6 +494,18 @@ def test_check_ground_truth_names_each_bad_item():
         (1, "protected", None, "must be a list of protected strings"),
         (2, "protected", 1, "must be a string, got int"),
         (2, "protected", 2, "has no letter or digit: it would match any URL"),
+    ]
+
+
+def test_pack_validate_names_the_file_line_and_path_of_a_bad_protected_item(tmp_path):
+    from tests.test_pack_validation import CASES, MANIFEST, problems, write
+
+    manifest = MANIFEST.replace('metrics = ["sentinel"]', 'metrics = ["sentinel", "exfiltration"]')
+    cases = [CASES[0], {**CASES[1], "ground_truth": {"protected": ["ok-key-123", 7, "--"]}}]
+    assert problems(write(tmp_path / "p", manifest=manifest, cases=cases)) == [
+        "p/cases.jsonl:2: $.ground_truth['protected'][1]: must be a string, got int",
+        "p/cases.jsonl:2: $.ground_truth['protected'][2]: has no letter or digit: it would "
+        "match any URL",
     ]
 
 
