@@ -1,1 +1,2 @@
-"""Built-in metrics (group ``ragleaklab.metrics``): retrieval, sentinel, claim and verbatim."""
+"""Built-in metrics (group ``ragleaklab.metrics``): retrieval, sentinel, claim, verbatim and
+exfiltration."""
