@@ -40,6 +40,8 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "in_pack": run.n_cases_in_pack,
             "run": len(run.results),
             "errored": len(v.errored_ids),
+            # Case epochs answered again because the worker answering them was lost (Ray).
+            "retried": run.retried,
             **detail_counts(cases),
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
