@@ -90,8 +90,9 @@ class RayOptions:
 
     Attributes:
         address: An existing cluster: ``host:port`` of its head (``ray start --head``),
-            ``ray://host:port`` (Ray Client) or ``auto``; None starts a local cluster for the run
-            (``ray.init()``) and stops it at the end.
+            ``ray://host:port`` (Ray Client) or ``auto`` (the cluster ``RAY_ADDRESS`` or the
+            last ``ray start`` on this machine names); None starts a local cluster for the run
+            and stops it at the end.
         workers: Ray actors answering at once; None: the cluster's CPUs divided by
             ``cpus_per_worker`` (and its GPUs by ``gpus_per_worker`` when that is set), at
             least 1.
@@ -356,8 +357,11 @@ class RayExecutor:
                 kwargs["include_dashboard"] = False
             else:
                 check_reachable(options.address)
+            # "local", not None: ray.init() would join whatever cluster RAY_ADDRESS or the
+            # last `ray start` on this machine names, not start the one asked for.
+            address = "local" if options.address is None else options.address
             try:
-                ray.init(address=options.address, **kwargs)
+                ray.init(address=address, **kwargs)
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
                 where = options.address or "a local cluster"
                 raise ExecutorUnavailable(f"cannot start Ray on {where}: {exc}") from None
@@ -462,7 +466,7 @@ class _Pool:
         self.deaths = 0
         root = logging.getLogger()
         self.log_level = root.getEffectiveLevel() if root.handlers else None
-        self.futures: dict[asyncio.Future[Any], tuple[str, _Slot | None, list[Ask]]] = {}
+        self.futures: dict[asyncio.Future[Any], tuple[str, _Slot, list[Ask]]] = {}
 
     def _spawn(self) -> None:
         options = self.options
@@ -476,7 +480,7 @@ class _Pool:
         self.slots.append(slot)
         self._watch(handle.setup.remote(), "setup", slot, [])
 
-    def _watch(self, ref: Any, kind: str, slot: _Slot | None, batch: list[Ask]) -> None:
+    def _watch(self, ref: Any, kind: str, slot: _Slot, batch: list[Ask]) -> None:
         self.futures[asyncio.wrap_future(ref.future())] = (kind, slot, batch)
 
     def _died(self, slot: _Slot, exc: BaseException) -> None:
@@ -544,7 +548,6 @@ class _Pool:
                 if future not in self.futures:
                     continue
                 kind, slot, batch = self.futures.pop(future)
-                assert slot is not None
                 try:
                     result = future.result()
                 except ray_errors.RayActorError as exc:  # the worker's process is gone
