@@ -286,10 +286,10 @@ class RayWorker:
         """Reset and close the target (``"process"`` scope), or only close its clients
         (``"system"``: the driver resets the shared system); return what failed."""
         session = self._session
-        if session is None:
-            return []
         self._session = None
         try:
+            if session is None:  # setup failed before the target was built
+                return []
             if self._ingest:
                 return self._loop.run_until_complete(session.close())
             return self._loop.run_until_complete(_close_only(session))
