@@ -210,3 +210,33 @@ def test_an_address_nobody_listens_on_is_refused_at_once(tmp_path: Path) -> None
     assert "cannot reach the Ray cluster at 127.0.0.1:1" in done.stderr
     assert "ray start --head" in done.stderr
     assert not (tmp_path / "out").exists(), "nothing is written before the cluster is reached"
+
+
+def test_a_shared_http_system_is_ingested_and_reset_once_by_the_driver(
+    cluster: str, tmp_path: Path
+) -> None:
+    from tests.support.fake_rag_server import FakeRagServer
+
+    with FakeRagServer() as server:
+        target = [
+            "--target",
+            "http",
+            "--target-option",
+            f'url="{server.url("/simple")}"',
+            "--target-option",
+            f'ingest_url="{server.url("/ingest")}"',
+            "--target-option",
+            f'reset_url="{server.url("/reset")}"',
+        ]
+        local = ragleaklab(tmp_path, *SMOKE, *target, "-o", "local")
+        ran(local, 0, 1)
+        seen_locally = (list(server.ingested_batches), server.resets)
+        server.clear()
+        ray = ragleaklab(tmp_path, *SMOKE, *target, "-o", "ray", *on_ray(cluster))
+        ran(ray, local.returncode)
+        # Once, by the driver: two workers ingesting would plant every document twice.
+        assert (list(server.ingested_batches), server.resets) == seen_locally
+        assert server.resets == 1
+    assert (tmp_path / "ray" / "report.json").read_bytes() == (
+        tmp_path / "local" / "report.json"
+    ).read_bytes()
