@@ -625,11 +625,11 @@ def run(
                 table.update(per_pack)
         if executor is not None:
             section["executor"] = executor
-        given = {k: value for k, value in ray_flags.items() if value is not None}
-        if given:
+        ray_given = {k: value for k, value in ray_flags.items() if value is not None}
+        if ray_given:
             ray_table = section.setdefault("ray", {})
             if isinstance(ray_table, dict):  # the wrong type is left for structuring to report
-                ray_table.update(given)
+                ray_table.update(ray_given)
     _apply_target(raw, target_name, target_options)
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
