@@ -98,9 +98,10 @@ class RayOptions:
             least 1.
         cpus_per_worker: CPUs Ray reserves for each worker.
         gpus_per_worker: GPUs Ray reserves for each worker (a model target per GPU).
-        batch_size: Asks sent to a worker at a time (benchmarks/bench_ray.py measured 16 as
-            fast as larger batches for a CPU-bound target, with less work redone when a worker
-            dies).
+        batch_size: Asks sent to a worker at a time (benchmarks/bench_ray.py: 16 was the
+            fastest of 4, 16 and 64 for a CPU-bound target, and less is sent again when a
+            worker dies; larger batches cost the driver less per record, for fast targets and
+            many workers).
         runtime_env: Ray's runtime environment for the workers (``pip``, ``working_dir``,
             ``env_vars``...), passed to ``ray.init``: how third-party packs reach the workers.
     """

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -240,3 +241,30 @@ def test_a_shared_http_system_is_ingested_and_reset_once_by_the_driver(
     assert (tmp_path / "ray" / "report.json").read_bytes() == (
         tmp_path / "local" / "report.json"
     ).read_bytes()
+
+
+def test_a_target_that_becomes_unreachable_on_the_workers_stops_the_pack(
+    cluster: str, tmp_path: Path
+) -> None:
+    with socket.socket() as sock:  # a port just freed: nothing listens on it
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    target = [
+        "--target",
+        "http",
+        "--target-option",
+        f'url="http://127.0.0.1:{port}/rag"',
+        "--target-option",
+        "retries=0",
+    ]
+    done = ragleaklab(tmp_path, *SMOKE, *target, "-o", "ray", *on_ray(cluster))
+    ran(done, 3)
+    pack = json.loads((tmp_path / "ray" / "report.json").read_bytes())["packs"][0]
+    assert pack["tested"] is False
+    assert "target unreachable" in pack["not_tested_reason"]
+    records = runs(tmp_path / "ray" / "runs.jsonl")
+    assert len(records) == 30  # every case accounted for, none twice
+    assert len({r["test_id"] for r in records}) == 30
+    not_asked = [r for r in records if r["error"]["group"] == "ragleaklab.run"]
+    assert not_asked, "the cases after the stop were still asked"
+    assert all(r["error"] is not None for r in records)
