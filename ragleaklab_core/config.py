@@ -313,6 +313,39 @@ def _reducer_fits_epochs(instance: Any, attribute: attrs.Attribute[str], value: 
         )
 
 
+#: The executors ``[run] executor`` names (``--executor``).
+EXECUTORS = ("local", "ray")
+
+
+def _positive_or_none(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not value > 0:
+        raise ValueError(f"'{attribute.name}' must be > 0 (got {value!r})")
+
+
+@frozen
+class RayConfig:
+    """The ``[run.ray]`` table: where and how ``executor = "ray"`` runs (docs/scaling.md).
+
+    Attributes:
+        address: An existing cluster (``host:port`` of its head, ``ray://host:port``, or
+            ``auto``); None starts a local one for the run.
+        workers: Ray actors answering at once; None: the cluster's CPUs divided by
+            ``cpus_per_worker`` (at least 1).
+        cpus_per_worker: CPUs Ray reserves for each worker.
+        gpus_per_worker: GPUs Ray reserves for each worker (a model target per GPU).
+        batch_size: Cases sent to a worker at a time.
+        runtime_env: Ray's runtime environment for the workers (``pip``, ``working_dir``,
+            ``env_vars``...): how third-party packs and targets reach them.
+    """
+
+    address: str | None = field(default=None, validator=v.optional(v.min_len(1)))
+    workers: int | None = field(default=None, validator=v.optional(v.ge(1)))
+    cpus_per_worker: float = field(default=1.0, validator=_positive_or_none)
+    gpus_per_worker: float = field(default=0.0, validator=v.ge(0.0))
+    batch_size: int = field(default=16, validator=v.ge(1))
+    runtime_env: dict[str, Any] | None = None
+
+
 @frozen
 class RunConfig:
     """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
@@ -333,6 +366,9 @@ class RunConfig:
     max_consecutive_failures: int = field(default=5, validator=v.ge(0))
     # Let several ingesting packs share a target that cannot remove what it ingested.
     allow_shared_state: bool = False
+    # Who answers the cases: this process, or Ray actors ([run.ray]); never in report.json.
+    executor: str = field(default="local", validator=v.in_(EXECUTORS))
+    ray: RayConfig = field(factory=RayConfig)
 
     def fail_rate_for(self, pack: str) -> float:
         """The share of a value's scored cases that may fail in pack *pack* (its own

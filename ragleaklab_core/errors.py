@@ -113,6 +113,14 @@ class PluginError(RagleaklabError):
         return "\n".join(lines) or f"plugin error in {self.group}"
 
 
+class ExecutorUnavailable(RagleaklabError):
+    """The executor cannot run anything: its extra is not installed, its cluster cannot be
+    reached, or its workers cannot be started or keep dying. Nothing was tested, as with a
+    plugin that cannot be used (exit 3)."""
+
+    exit_code = 3
+
+
 class PluginContractError(PluginError):
     """A plugin loaded but does not honour its interface (wrong object, missing method)."""
 

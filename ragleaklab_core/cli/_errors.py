@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ragleaklab_core.errors import RagleaklabError
+from ragleaklab_core.errors import ExecutorUnavailable, RagleaklabError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,7 +23,7 @@ def describe(exc: RagleaklabError) -> str:
     """What stderr says about *exc* after ``error:``: its message, and where to look for a
     plugin that could not be used."""
     message = str(exc)
-    if exc.exit_code == 3:
+    if exc.exit_code == 3 and not isinstance(exc, ExecutorUnavailable):
         message += "\nhint: `ragleaklab plugins` lists what is installed"
     return message
 

@@ -468,6 +468,27 @@ def _progress_callbacks() -> Any:
     "passes: RATE for every pack, PACK=RATE for one. Repeatable [default: 0].",
 )
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Who answers the cases: this process, or Ray workers (pip install 'ragleaklab[ray]') "
+    "[default: local].",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="With --executor ray: an existing cluster's address (host:port, ray://host:port, "
+    "auto) [default: start a local cluster].",
+)
+@click.option(
+    "--ray-workers", type=int, help="With --executor ray: workers [default: CPUs per worker fit]."
+)
+@click.option(
+    "--ray-cpus-per-worker", type=float, help="With --executor ray: CPUs per worker [default: 1]."
+)
+@click.option(
+    "--ray-gpus-per-worker", type=float, help="With --executor ray: GPUs per worker [default: 0]."
+)
+@click.option(
     "--baseline",
     "baseline_path",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -514,6 +535,11 @@ def run(
     allow_shared_state: bool,
     max_consecutive_failures: int | None,
     max_fail_rates: dict[str, float],
+    executor: str | None,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_cpus_per_worker: float | None,
+    ray_gpus_per_worker: float | None,
     baseline_path: Path | None,
     fail_on: str | None,
     baseline_level: float | None,
@@ -535,7 +561,14 @@ def run(
     from ragleaklab_core.run.journal import Journal
     from ragleaklab_core.run.recording import Recorder, Replay
     from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
-    from ragleaklab_core.run.suite import file_input, plan_suite, run_fingerprint, run_suite
+    from ragleaklab_core.run.suite import (
+        close_executor,
+        executor_for,
+        file_input,
+        plan_suite,
+        run_fingerprint,
+        run_suite,
+    )
 
     if record_dir is not None and replay_dir is not None:
         raise click.UsageError("--record and --replay exclude each other")
@@ -559,6 +592,12 @@ def run(
     progress = _progress_callbacks()  # a malformed interval is refused before anything runs
     raw = read_config_file(config_path) if config_path else {}
     configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
+    ray_flags = {
+        "address": ray_address,
+        "workers": ray_workers,
+        "cpus_per_worker": ray_cpus_per_worker,
+        "gpus_per_worker": ray_gpus_per_worker,
+    }
     section = raw.setdefault("run", {})
     if isinstance(section, dict):
         if epochs is not None:
@@ -584,9 +623,18 @@ def run(
             table = section.setdefault("max_fail_rates", {})
             if isinstance(table, dict):  # the wrong type is left for structuring to report
                 table.update(per_pack)
+        if executor is not None:
+            section["executor"] = executor
+        ray_given = {k: value for k, value in ray_flags.items() if value is not None}
+        if ray_given:
+            ray_table = section.setdefault("ray", {})
+            if isinstance(ray_table, dict):  # the wrong type is left for structuring to report
+                ray_table.update(ray_given)
     _apply_target(raw, target_name, target_options)
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
     config = load_config(raw, source=source)
+    if config.run.executor != "ray" and any(v is not None for v in ray_flags.values()):
+        raise click.UsageError('--ray-* options need --executor ray (or [run] executor = "ray")')
     chosen_tags = (*tags, "smoke") if smoke else tags
     directory = Path(config.run.out)
     if directory.exists() and not directory.is_dir():
@@ -612,6 +660,10 @@ def run(
     description = run_fingerprint(config, plan.packs, chosen_tags)
     journal = Journal(directory, description + (f":replay={replay_dir}" if replay_dir else ""))
     journal.check(resume=resume, restart=restart)
+    answering = executor_for(config)
+    start = getattr(answering, "start", None)
+    if callable(start):
+        start()  # a cluster that cannot be reached is refused before --out is touched
     recorder = Recorder(record_dir, resume=resume) if record_dir is not None else None
     journal.open(resume=resume)
     try:
@@ -622,6 +674,7 @@ def run(
             journal=journal,
             recorder=recorder,
             plan=plan,
+            executor=answering,
         )
     except KeyboardInterrupt:
         journal.close()
@@ -635,6 +688,7 @@ def run(
         sys.exit(130)
     finally:
         journal.close()
+        close_executor(answering)
         if progress is not None:
             progress.finish()
     # report.json as `ragleaklab report` reads it back: what the gate and every rendering read.

@@ -354,16 +354,27 @@ async def answer_asks(
     asks: AsyncIterator[Ask],
     emit: Emit,
     stopped: str | None = None,
+    *,
+    limiter: RateLimiter | None = None,
+    streak: Streak | None = None,
 ) -> str | None:
     """Answer and score *asks* with ``settings.concurrency`` workers; return why the pack
     stopped early (the target became unreachable), if it did.
 
     An ask is never dropped: once the pack stops (or when *stopped* says it cannot start), the
     asks left are emitted as errored with the reason, so every case is accounted for.
+
+    A caller that answers a pack in several calls (a Ray worker, one batch at a time) passes its
+    own *limiter* and *streak*, so request spacing and consecutive failures carry over from one
+    batch to the next instead of starting afresh with each.
     """
     gate = asyncio.Lock()  # one worker at a time takes the next ask from the stream
-    limiter = RateLimiter(settings.rate_limit)
-    streak = Streak(settings.max_consecutive_failures, stopped)
+    limiter = limiter or RateLimiter(settings.rate_limit)
+    if streak is None:
+        streak = Streak(settings.max_consecutive_failures, stopped)
+    elif stopped is not None and streak.reason is None:
+        streak.reason = stopped
+    already = streak.reason
 
     async def take() -> Ask | None:
         async with gate:
@@ -374,7 +385,7 @@ async def answer_asks(
             emit(ask, await _answer(pack, session, metrics, ask, limiter, streak))
 
     await asyncio.gather(*(worker() for _ in range(settings.concurrency)))
-    unreachable = None if stopped is not None else streak.reason
+    unreachable = None if already is not None else streak.reason
     if unreachable is not None:
         log.error("pack.target_unreachable", pack=pack, reason=unreachable)
     return unreachable

@@ -37,6 +37,8 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "run": len(run.results),
             "errored": len(v.errored_ids),
             "failing": v.n_failing_cases,
+            # Case epochs answered again because the worker answering them was lost (Ray).
+            "retried": run.retried,
             **detail_counts(v),
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,

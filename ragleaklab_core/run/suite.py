@@ -23,6 +23,7 @@ from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_n
 from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
+from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.recording import Recorder, Replay
 from ragleaklab_core.run.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
@@ -174,6 +175,23 @@ def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> None:
         )
 
 
+def executor_for(config: Config) -> Executor:
+    """The executor ``[run] executor`` names (not started: the Ray executor connects to its
+    cluster on first use, or when its ``start()`` is called)."""
+    if config.run.executor == "ray":
+        from ragleaklab_core.run.ray_executor import RayExecutor, RayOptions
+
+        return RayExecutor(RayOptions.from_config(config.run.ray))
+    return LocalExecutor()
+
+
+def close_executor(executor: Executor) -> None:
+    """Release what the executor holds (a Ray cluster it started)."""
+    close = getattr(executor, "close", None)
+    if callable(close):
+        close()
+
+
 def file_input(path: Path) -> dict[str, Any]:
     """Provenance of an input file: its path as given and its sha256."""
     return {"path": path.as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
@@ -191,6 +209,7 @@ def run_suite(
     recorder: Recorder | None = None,
     replay: Replay | None = None,
     plan: RunPlan | None = None,
+    executor: Executor | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -206,6 +225,8 @@ def run_suite(
         replay: Answer from this recording instead of the config's target.
         plan: The checked inputs from :func:`plan_suite` (then *packs*, *tags*,
             *thresholds_file* and *replay* are taken from it); checked here when not given.
+        executor: Who answers (one for every pack); default: the one ``[run] executor``
+            names, built here and closed at the end (a caller that passes one closes it).
     """
     if plan is None:
         plan = plan_suite(
@@ -213,36 +234,45 @@ def run_suite(
         )
     path, stored, settings, replay = plan.thresholds_path, plan.stored, plan.settings, plan.replay
     verdicts = []
-    for pack in plan.packs:
-        if on_pack is not None:
-            on_pack(pack, count_asks(pack, settings))
-        name = pack.obj.info().name
-        run = run_pack(
-            pack,
-            target_name=config.target.name,
-            target_options=config.target.options,
-            metric_options=config.metrics,
-            settings=settings,
-            on_record=on_record,
-            journal=None if journal is None else journal.write_line,
-            completed=None if journal is None else journal.completed.get(name),
-            replay=replay,
-            recorder=recorder,
-        )
-        verdicts.append(
-            evaluate(
-                run,
-                resolve_thresholds(run.info, config, stored),
-                max_fail_rate=config.run.fail_rate_for(name),
-                tolerate_errors=config.run.tolerate_errors,
+    chosen = executor or executor_for(config)
+    try:
+        for pack in plan.packs:
+            if on_pack is not None:
+                on_pack(pack, count_asks(pack, settings))
+            name = pack.obj.info().name
+            run = run_pack(
+                pack,
+                target_name=config.target.name,
+                target_options=config.target.options,
+                metric_options=config.metrics,
+                settings=settings,
+                on_record=on_record,
+                journal=None if journal is None else journal.write_line,
+                completed=None if journal is None else journal.completed.get(name),
+                replay=replay,
+                recorder=recorder,
+                executor=chosen,
             )
-        )
+            verdicts.append(
+                evaluate(
+                    run,
+                    resolve_thresholds(run.info, config, stored),
+                    max_fail_rate=config.run.fail_rate_for(name),
+                    tolerate_errors=config.run.tolerate_errors,
+                )
+            )
+    finally:
+        if executor is None:
+            close_executor(chosen)
     inputs: dict[str, Any] = {
         "thresholds_file": file_input(path) if stored.packs and path.is_file() else None
     }
     run_settings = unstructure(config.run)
     run_settings["tags"] = list(settings.tags)
     run_settings.pop("out", None)
+    # Who answered does not change the answers: report.json is the same for every executor.
+    run_settings.pop("executor", None)
+    run_settings.pop("ray", None)
     run_settings["replay"] = None if replay is None else replay.directory.as_posix()
     return SuiteOutcome(tuple(verdicts), run_settings, inputs)
 
@@ -264,6 +294,8 @@ __all__ = [
     "ISOLATIONS",
     "RunPlan",
     "SuiteOutcome",
+    "close_executor",
+    "executor_for",
     "isolation_of",
     "pack_names",
     "plan_suite",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 from attrs import define, field
@@ -148,6 +148,10 @@ class HttpTarget:
     max_wait: float = field(default=60.0, validator=_number(0))
     verify_tls: bool = field(default=True, validator=v.instance_of(bool))
     max_connections: int = field(default=100, validator=[v.instance_of(int), v.ge(1)])
+
+    #: The documents land in the system behind the URL, which every process reaches: with
+    #: ``--executor ray`` the driver ingests and resets once, and workers only ask.
+    ingest_scope: ClassVar[str] = "system"
 
     _endpoint: Endpoint = field(init=False, repr=False)
     _ingest: Endpoint | None = field(default=None, init=False, repr=False)
