@@ -7,6 +7,7 @@ import base64
 import json
 import logging
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -389,3 +390,20 @@ def test_secrets_are_never_logged(caplog):
     for secret in (ACCOUNT, EMAIL, "Lorena Kahale"):
         assert secret not in logged
     assert url_entries(Response("x", metadata={"simulated": {}})) == []
+
+
+def test_the_docs_describe_the_options_constants_and_fields():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reference-target.md").read_text("utf-8")
+    for name in ("answer_style", "allowed_domains", "strip_untrusted_urls", "exfiltration"):
+        assert f"`{name}`" in doc
+    for name in ("links", "protected_sent", "blocked_by_defence", "url_domain", "data_encoding"):
+        assert f"`{name}`" in doc
+    for constant in (
+        "P_EXFIL_OBEY",
+        "P_EXFIL_OBEY_ENCODED",
+        "P_ENCODING_IGNORED",
+        "P_LINKIFY",
+        "P_FILL_TEMPLATE",
+        "MAX_SENT",
+    ):
+        assert f"`{constant}` = {getattr(sim, constant)}" in doc
