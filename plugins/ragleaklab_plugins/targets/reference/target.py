@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +16,7 @@ from ragleaklab_plugins.targets.reference.defences import (
     SEPARATORS,
     is_suspicious,
     pick_separator,
+    strip_untrusted_urls,
 )
 from ragleaklab_plugins.targets.reference.generator import Passage, generate
 from ragleaklab_plugins.targets.reference.retriever import ChunkIndex
@@ -31,6 +33,32 @@ def _below_chunk_words(instance: Any, attribute: attrs.Attribute[int], value: in
 
 #: The generator behaviours: the literal text contract, or the seeded simulated LLM.
 BEHAVIOURS = ("literal", "realistic")
+#: How the realistic model writes: plain text, or markdown with links and images.
+ANSWER_STYLES = ("plain", "markdown")
+_HOST = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*")
+
+
+def _markdown_needs_realistic(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if value == "markdown" and instance.behaviour != "realistic":
+        raise ValueError(
+            f"'{attribute.name}' = 'markdown' needs behaviour = 'realistic' "
+            f"(the literal contract writes plain text): behaviour is {instance.behaviour!r}"
+        )
+
+
+def _domains(value: Any) -> tuple[str, ...]:
+    # A TOML array arrives as a list; host names compare lower-cased, without a trailing dot.
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"'allowed_domains' must be a list of host names, got {value!r}")
+    return tuple(d.lower().rstrip(".") if isinstance(d, str) else d for d in value)
+
+
+def _check_domains(instance: Any, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+    for entry in value:
+        if not isinstance(entry, str) or not _HOST.fullmatch(entry):
+            raise ValueError(
+                f"'{attribute.name}' entry {entry!r} must be a host name such as 'example.com'"
+            )
 
 
 def _int(minimum: int) -> list[Any]:
@@ -62,6 +90,12 @@ class ReferenceTarget:
             decision in ``metadata["simulated"]``, which the built-in packs are labelled from;
             or ``"literal"``: the exact, rule-based text contract.
         seed: Seeds the realistic model's choices (ignored by the literal behaviour).
+        answer_style: ``"plain"`` (the default) or ``"markdown"`` (realistic behaviour only):
+            the model writes links and may follow instructions to add a link or image whose
+            URL carries data (recorded in ``metadata["simulated"]["exfiltration"]``).
+        allowed_domains: The app's allow-list of host names (and their subdomains): recorded
+            for every URL the markdown style writes, and kept by ``strip_untrusted_urls``.
+        strip_untrusted_urls: Remove every URL to a domain not allowed from the answer.
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -78,6 +112,13 @@ class ReferenceTarget:
     # default `ragleaklab run` and `calibrate` test the system the labels were observed on.
     behaviour: str = field(default="realistic", validator=v.in_(BEHAVIOURS))
     seed: int = field(default=0, validator=[v.instance_of(int), v.not_(v.instance_of(bool))])
+    answer_style: str = field(
+        default="plain", validator=[v.in_(ANSWER_STYLES), _markdown_needs_realistic]
+    )
+    allowed_domains: tuple[str, ...] = field(
+        default=(), converter=_domains, validator=_check_domains
+    )
+    strip_untrusted_urls: bool = field(default=False, validator=v.instance_of(bool))
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -162,6 +203,9 @@ class ReferenceTarget:
                 obey_instructions=self.obey_instructions,
                 separator=separator,
                 max_quote_words=self.max_quote_words,
+                answer_style=self.answer_style,
+                allowed_domains=self.allowed_domains,
+                strip_urls=self.strip_untrusted_urls,
             )
             return Response(
                 answer=simulated.answer,
@@ -176,8 +220,11 @@ class ReferenceTarget:
             separator=separator,
             max_quote_words=self.max_quote_words,
         )
+        answer = generated.answer
+        if self.strip_untrusted_urls:
+            answer, _ = strip_untrusted_urls(answer, self.allowed_domains)
         return Response(
-            answer=generated.answer,
+            answer=answer,
             retrieved=tuple(retrieved),
             metadata=generated.metadata(filtered),
         )
