@@ -7,7 +7,23 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.fake_rag_server import FakeRagServer
+
 pytest_plugins = ["ragleaklab_core.testing"]
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[FakeRagServer]:
+    """A loopback RAG service (tests/support/fake_rag_server.py), one per test module."""
+    with FakeRagServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(shared_server: FakeRagServer) -> FakeRagServer:
+    """The module's RAG service, with what earlier tests asked of it forgotten."""
+    shared_server.clear()
+    return shared_server
 
 
 @pytest.fixture(autouse=True)

@@ -22,18 +22,6 @@ PACK = "relevance-hijack"
 CHUNK_PATTERN = r"^(?P<doc_id>.+?)::chunk-\d+$"
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with FakeRagServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.clear()
-    return shared_server
-
-
 def _toml(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"

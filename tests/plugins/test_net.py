@@ -37,18 +37,6 @@ SENTINEL = "pr0xy-SENTINEL-4d2e"
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with FakeRagServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.clear()
-    return shared_server
-
-
 @pytest.fixture(autouse=True)
 def no_proxies(monkeypatch):
     """Each test sets the proxies it wants; none comes from the machine's environment."""

@@ -53,18 +53,6 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with FakeRagServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.clear()
-    return shared_server
-
-
 def fast(**options: Any) -> HttpTarget:
     """A target whose waits between attempts are about a millisecond."""
     return HttpTarget(**{"backoff": 0.001, "timeout": 5.0, **options})

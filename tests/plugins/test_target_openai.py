@@ -28,18 +28,6 @@ DOCS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def shared_server():
-    with FakeRagServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.clear()
-    return shared_server
-
-
 def make(server: FakeRagServer, **options: Any) -> OpenAICompatibleTarget:
     target = OpenAICompatibleTarget(
         **{"base_url": server.url("/v1"), "model": "tiny", "backoff": 0.001, **options}
