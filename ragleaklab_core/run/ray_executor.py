@@ -11,7 +11,7 @@ report.json does not depend on the executor.
 
 Where ingest and reset happen is the target's to say, with an optional ``ingest_scope``:
 
-* ``"system"`` (the http and openai-compatible targets): the documents land in an external
+* ``"system"`` (the http target): the documents land in an external
   system every process reaches. The driver ingests once with its own target before any worker
   answers, and resets and closes it when the pack is done; workers only answer (and close their
   clients).
