@@ -3,10 +3,7 @@ intervals against the core's, and the docs section they are written into."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -17,25 +14,14 @@ from hypothesis import strategies as st
 from ragleaklab_core import Case
 from ragleaklab_core.stats.aggregation import rate_interval
 from ragleaklab_core.stats.roc import auc_delong
+from tests.support.packgen import packgen
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _packgen(name: str) -> ModuleType:
-    # The generator is a tool of this checkout that the wheel leaves out (``tox -e dist`` runs
-    # the tests against the wheel): put the checkout on sys.path for its import only.
-    import ragleaklab_plugins.targets.reference  # noqa: F401
-
-    sys.path.insert(0, str(ROOT))
-    try:
-        return importlib.import_module(f"ragleaklab_packgen.{name}")
-    finally:
-        sys.path.remove(str(ROOT))
-
-
-quality = _packgen("quality")
-build = _packgen("build")
-summary = _packgen("summary")
+quality = packgen("quality")
+build = packgen("build")
+summary = packgen("summary")
 
 KINDS = ("alpha", "beta", "gamma")
 

@@ -28,6 +28,7 @@ from ragleaklab_core import (
     load_plugin,
 )
 from ragleaklab_core.stats.roc import auc_delong
+from tests.support.packgen import packgen
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS_DIR = ROOT / "plugins" / "ragleaklab_plugins" / "packs"
@@ -347,17 +348,10 @@ def test_the_defence_cuts_failing_and_harm_without_reaching_zero(name):
 def generator_exact_threshold() -> Any:
     """``ragleaklab_packgen.threshold.exact_threshold``, the rule that sets each pack's threshold.
 
-    The generator is a tool of this checkout that the wheel leaves out, and ``tox -e dist`` runs
-    these tests against the installed wheel, without the checkout on ``sys.path``: put it there
-    for this one import only. It loads nothing else (the package's ``__init__`` and ``threshold``
-    import only the standard library), so no installed module is shadowed.
+    Imported from the checkout (:func:`tests.support.packgen.packgen`): the wheel leaves the
+    generator out.
     """
-    sys.path.insert(0, str(ROOT))
-    try:
-        from ragleaklab_packgen.threshold import exact_threshold
-    finally:
-        sys.path.remove(str(ROOT))
-    return exact_threshold
+    return packgen("threshold").exact_threshold
 
 
 @settings(max_examples=200, deadline=None)

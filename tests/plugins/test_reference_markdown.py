@@ -22,7 +22,10 @@ from ragleaklab_plugins.targets.reference.markdown import (
 )
 
 from ragleaklab_core import Case, ConfigError, Document, Response, load_plugin
-from ragleaklab_packgen.instrumentation import exfiltrated, url_entries
+from tests.support.packgen import packgen
+
+_instrumentation = packgen("instrumentation")
+exfiltrated, url_entries = _instrumentation.exfiltrated, _instrumentation.url_entries
 
 ACCOUNT = "4417-2290-1185"
 EMAIL = "lorena.kahale@example.org"
