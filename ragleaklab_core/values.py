@@ -105,7 +105,11 @@ class Document:
         doc_id: Unique within the pack.
         text: The document's text.
         kind: ``"legit"``, ``"poison"`` or ``"private"`` (packs may add their own kinds).
-        metadata: Extra pack-defined fields (JSON-compatible).
+        metadata: Extra pack-defined fields (JSON-compatible). By convention, who may see the
+            document is ``metadata["access"] = {"owner": "alice", "groups": ["finance"]}``
+            (both keys optional): a document is visible to its owner and to members of any of
+            its groups. The core does not enforce it; targets and metrics that model access
+            read it.
     """
 
     doc_id: str = field(validator=v.instance_of(str))
@@ -123,12 +127,19 @@ class Case:
         query: The question sent to the target.
         ground_truth: Pack-defined expectations (poisoned ids, sentinel, claims...).
         tags: Free-form tags, e.g. ``"smoke"`` for the quick subset.
+        principal: Who asks (a user or tenant id), or ``None`` for an anonymous query. The
+            runner passes it only to targets that accept a ``principal`` keyword; a case with a
+            principal sent to a target that cannot carry one is errored, never asked without
+            it (the answer would not be the one the case is about). Added in 0.2.
     """
 
     test_id: str = field(validator=v.instance_of(str))
     query: str = field(validator=v.instance_of(str))
     ground_truth: Mapping[str, Any] = field(factory=dict)
     tags: tuple[str, ...] = ()
+    principal: str | None = field(
+        default=None, validator=v.optional(v.and_(v.instance_of(str), v.min_len(1)))
+    )
 
 
 @frozen

@@ -131,12 +131,18 @@ class _DocumentRecord:
     metadata: dict[str, Any] = field(factory=dict)
 
 
+def _principal(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"'principal' must be a non-empty string (a user or tenant id): {value!r}")
+
+
 @frozen
 class _CaseRecord:
     test_id: str = field(validator=v.min_len(1))
     query: str = field(validator=v.min_len(1))
     ground_truth: dict[str, Any] = field(factory=dict)
     tags: list[str] = field(factory=list)
+    principal: str | None = field(default=None, validator=v.optional(_principal))
 
 
 @frozen
@@ -227,7 +233,9 @@ class CaseFile(Walked[Case]):
             case = _plain_case(record)
             if case is None:  # anything unusual goes through the checks that name the problem
                 rec = _structured(record, _CaseRecord, self._source, number)
-                case = Case(rec.test_id, rec.query, rec.ground_truth, tuple(rec.tags))
+                case = Case(
+                    rec.test_id, rec.query, rec.ground_truth, tuple(rec.tags), rec.principal
+                )
             yield number, case
 
     def _check(self) -> int:
@@ -272,7 +280,7 @@ class CaseFile(Walked[Case]):
         return f"<CaseFile {self._source}: {self._length} cases>"
 
 
-_CASE_KEYS = frozenset({"test_id", "query", "ground_truth", "tags"})
+_CASE_KEYS = frozenset({"test_id", "query", "ground_truth", "tags", "principal"})
 
 
 def _plain_case(record: dict[str, Any]) -> Case | None:
@@ -281,6 +289,7 @@ def _plain_case(record: dict[str, Any]) -> Case | None:
     None."""
     test_id, query = record.get("test_id"), record.get("query")
     truth, tags = record.get("ground_truth", {}), record.get("tags", [])
+    principal = record.get("principal")
     if (
         type(test_id) is str
         and test_id
@@ -290,8 +299,9 @@ def _plain_case(record: dict[str, Any]) -> Case | None:
         and type(tags) is list
         and all(type(t) is str for t in tags)
         and record.keys() <= _CASE_KEYS
+        and (principal is None or (type(principal) is str and principal.strip()))
     ):
-        return Case(test_id, query, truth, tuple(tags))
+        return Case(test_id, query, truth, tuple(tags), principal)
     return None
 
 

@@ -16,6 +16,7 @@ runs.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -221,6 +222,33 @@ class Streak:
             )
 
 
+class PrincipalUnsupported(Exception):
+    """A case asks as a principal, and the target cannot carry one: the case is errored, never
+    asked anonymously (its answer would not be the one the case is about)."""
+
+
+def accepts_principal(target: Any) -> bool:
+    """Whether *target* can ask as a principal: the method the runner calls (``aanswer`` when
+    present, else ``answer``) names a ``principal`` parameter.
+
+    The signature is the declaration, rather than a flag, because a target cannot then claim
+    support its method does not have; ``**kwargs`` does not count (a wrapper that forwards
+    everything may drop it on the floor).
+    """
+    method = getattr(target, "aanswer", None) or getattr(target, "answer", None)
+    if method is None:
+        return False
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # a builtin or extension method: no signature to read
+        return False
+    parameter = parameters.get("principal")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+
+
 class TargetSession:
     """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
 
@@ -231,6 +259,13 @@ class TargetSession:
         self.obj = target.obj
         self.settings = settings
         self.recorder = recorder
+        self._accepts_principal: bool | None = None  # read from the signature once, when needed
+
+    @property
+    def accepts_principal(self) -> bool:
+        if self._accepts_principal is None:
+            self._accepts_principal = accepts_principal(self.obj)
+        return self._accepts_principal
 
     async def ingest(self, documents: Sequence[Document]) -> None:
         if hasattr(self.obj, "aingest"):
@@ -240,14 +275,25 @@ class TargetSession:
 
     async def answer(self, case: Case, epoch: int) -> Response:
         query = case.query
+        # Only a case with a principal passes one: targets written before principals existed
+        # keep their answer(query) signature and answer every other case as before.
+        extra: dict[str, str] = {}
+        if case.principal is not None and not hasattr(self.obj, "answer_case"):
+            if not self.accepts_principal:
+                raise PrincipalUnsupported(
+                    f"case {case.test_id!r} asks as a principal, and target "
+                    f"{self.plugin.name!r} cannot ask as one (its answer/aanswer takes no "
+                    "'principal' keyword); use a target that passes it to the system"
+                )
+            extra["principal"] = case.principal
         if hasattr(self.obj, "answer_case"):  # a replayed recording answers by case and epoch
-            response = self.obj.answer_case(case.test_id, epoch, query)
+            response = self.obj.answer_case(case.test_id, epoch, query, principal=case.principal)
         elif hasattr(self.obj, "aanswer"):
-            response = await self.obj.aanswer(query)
+            response = await self.obj.aanswer(query, **extra)
         elif self.settings.concurrency > 1 and getattr(self.obj, "thread_safe", False):
-            response = await asyncio.to_thread(self.obj.answer, query)
+            response = await asyncio.to_thread(self.obj.answer, query, **extra)
         else:
-            response = self.obj.answer(query)
+            response = self.obj.answer(query, **extra)
         if not isinstance(response, Response):
             raise TypeError(f"answer() returned {type(response).__name__}, expected Response")
         if self.recorder is not None:
@@ -343,6 +389,7 @@ def score_case(
         error=error,
         elapsed_ms=round(elapsed * 1000, 3),
         target_metadata={} if response is None else dict(response.metadata),
+        principal=case.principal,
     )
 
 
@@ -469,10 +516,12 @@ __all__ = [
     "Executor",
     "LocalExecutor",
     "PackWork",
+    "PrincipalUnsupported",
     "RateLimiter",
     "Streak",
     "TargetSession",
     "WorkerSpec",
+    "accepts_principal",
     "answer_asks",
     "bad_result",
     "describe",

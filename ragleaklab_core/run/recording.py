@@ -104,25 +104,24 @@ class Recorder:
             raise _unwritable(self.directory, exc) from None
 
     def add(self, case: Case, epoch: int, response: Response) -> None:
-        self._put(
-            {
-                "test_id": case.test_id,
-                "epoch": epoch,
-                "query": case.query,
-                "response": _response_dict(response),
-            }
-        )
+        line: dict[str, Any] = {"test_id": case.test_id, "epoch": epoch, "query": case.query}
+        if case.principal is not None:  # absent, not null: recordings of before stay the same
+            line["principal"] = case.principal
+        line["response"] = _response_dict(response)
+        self._put(line)
 
     def keep(self, record: Any) -> None:
         """A case answered before an interruption: keep its recorded answer (it is not asked
         again). Nothing to do when the recording already holds it."""
         if (record.test_id, record.epoch) in self._lines:
             return
+        who = {} if record.principal is None else {"principal": record.principal}
         self._put(
             {
                 "test_id": record.test_id,
                 "epoch": record.epoch,
                 "query": record.query,
+                **who,
                 "response": {
                     "answer": record.answer,
                     "retrieved": None
@@ -202,6 +201,8 @@ def _read_lines(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]
             if not isinstance(line["test_id"], str) or not isinstance(line["epoch"], int):
                 raise TypeError("test_id must be a string and epoch an integer")
             line["query"]
+            if not isinstance(line.get("principal", ""), str):
+                raise TypeError("principal must be a string")
         except (ValueError, KeyError, TypeError) as exc:
             if partial and number >= len(raw) - 1:
                 break
@@ -210,6 +211,10 @@ def _read_lines(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]
             ) from None
         lines.append(line)
     return lines
+
+
+def _who(principal: Any) -> str:
+    return "no principal" if principal is None else f"principal {principal!r}"
 
 
 @frozen
@@ -225,12 +230,21 @@ class _ReplayTarget:
     def answer(self, query: str) -> Response:
         raise LookupError("a replayed recording answers by case, not by query")
 
-    def answer_case(self, test_id: str, epoch: int, query: str) -> Response:
+    def answer_case(
+        self, test_id: str, epoch: int, query: str, principal: str | None = None
+    ) -> Response:
         line = self.responses.get((test_id, epoch))
         if line is None:
             raise LookupError(f"case {test_id!r} epoch {epoch} is not in the recording")
         if line["query"] != query:
             raise LookupError(f"case {test_id!r}: the recorded query differs from the pack's")
+        # Who asked is part of the question: an answer given to one principal says nothing
+        # about what another may see.
+        if line.get("principal") != principal:
+            raise LookupError(
+                f"case {test_id!r}: the recorded principal differs from the pack's "
+                f"({_who(line.get('principal'))} recorded, {_who(principal)} now)"
+            )
         return _response(line["response"])
 
 

@@ -49,6 +49,7 @@ class CaseRecord:
     elapsed_ms: float
     target_metadata: Mapping[str, Any] = field(factory=dict)
     resumed: bool = field(default=False, eq=False)  # taken from an interrupted run's journal
+    principal: str | None = None  # who the case asked as (Case.principal)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -65,14 +66,18 @@ class CaseRecord:
             error=None if data["error"] is None else dict(data["error"]),
             elapsed_ms=data["elapsed_ms"],
             target_metadata=dict(data.get("target_metadata", {})),
+            principal=data.get("principal"),
         )
 
     def to_dict(self) -> dict[str, Any]:
+        # "principal" only when there is one: the lines of anonymous cases stay as they were.
+        who = {} if self.principal is None else {"principal": self.principal}
         return {
             "pack": self.pack,
             "test_id": self.test_id,
             "epoch": self.epoch,
             "query": self.query,
+            **who,
             "answer": self.answer,
             "retrieved": None if self.retrieved is None else [dict(r) for r in self.retrieved],
             "metrics": {k: dict(v) for k, v in self.metrics.items()},

@@ -1,0 +1,207 @@
+"""A case asked as a principal: the case key, the runner's plumbing, record and replay.
+
+Targets written before principals existed (``answer(query)``) keep answering anonymous cases;
+a case with a principal is errored on them, naming the target, never asked without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from ragleaklab_core import Case, Response
+from ragleaklab_core._discovery import TARGETS, LoadedPlugin
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.packs.manifest import load_manifest
+from ragleaklab_core.run.executor import (
+    Ask,
+    PrincipalUnsupported,
+    TargetSession,
+    accepts_principal,
+    answer_asks,
+)
+from ragleaklab_core.run.recording import Recorder, Replay
+from ragleaklab_core.run.records import CaseRecord, RunSettings
+from ragleaklab_core.values import PackInfo
+
+
+class Legacy:
+    """A third-party target from before principals: answer(query) only."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query):
+        self.asked.append(query)
+        return Response(f"anon: {query}")
+
+
+class Aware:
+    """Asks as a principal when given one."""
+
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query, *, principal=None):
+        return Response(f"{principal or 'anon'}: {query}")
+
+
+class AsyncAware(Aware):
+    async def aanswer(self, query, principal=None):
+        return Response(f"async {principal or 'anon'}: {query}")
+
+
+class Forwarding(Legacy):
+    """**kwargs is not a declaration: a wrapper that forwards everything may drop it."""
+
+    def answer(self, query, **kwargs):
+        return Response("forwarded")
+
+
+def _session(obj, name="acme") -> TargetSession:
+    plugin = LoadedPlugin(TARGETS, name, "acme:T", "acme 1.0", obj, {})
+    return TargetSession(plugin, RunSettings())
+
+
+def _ask(session: TargetSession, case: Case) -> Response:
+    return asyncio.run(session.answer(case, 0))
+
+
+def test_the_signature_is_the_declaration():
+    assert not accepts_principal(Legacy())
+    assert accepts_principal(Aware())
+    assert accepts_principal(AsyncAware())
+    assert not accepts_principal(Forwarding())
+
+
+def test_a_legacy_target_answers_anonymous_cases_as_before():
+    target = Legacy()
+    assert _ask(_session(target), Case("c1", "hello")).answer == "anon: hello"
+    assert target.asked == ["hello"]
+
+
+def test_a_case_with_a_principal_is_refused_on_a_legacy_target_and_never_asked():
+    target = Legacy()
+    with pytest.raises(PrincipalUnsupported, match=r"target 'acme' cannot ask as one"):
+        _ask(_session(target), Case("c1", "hello", principal="alice"))
+    assert target.asked == []
+
+
+def test_the_principal_reaches_a_target_that_accepts_it():
+    assert _ask(_session(Aware()), Case("c1", "q", principal="alice")).answer == "alice: q"
+    assert _ask(_session(Aware()), Case("c1", "q")).answer == "anon: q"
+    assert _ask(_session(AsyncAware()), Case("c1", "q", principal="bob")).answer == "async bob: q"
+
+
+def test_a_refused_case_is_an_errored_record_naming_the_target():
+    session = _session(Legacy(), name="legacy-rag")
+    cases = [Case("anon", "q"), Case("as-alice", "q", principal="alice")]
+    records: dict[str, CaseRecord] = {}
+
+    async def asks():
+        for i, case in enumerate(cases):
+            yield Ask(i, i, 0, case)
+
+    asyncio.run(
+        answer_asks(
+            "p", session, (), RunSettings(), asks(), lambda a, r: records.update({r.test_id: r})
+        )
+    )
+    assert records["anon"].error is None and records["anon"].principal is None
+    error = records["as-alice"].error
+    assert error is not None and error["plugin"] == "legacy-rag"
+    assert "cannot ask as one" in error["message"]
+    assert records["as-alice"].principal == "alice"
+    assert records["as-alice"].to_dict()["principal"] == "alice"
+    assert "principal" not in records["anon"].to_dict()  # anonymous lines unchanged
+
+
+def test_case_values_refuse_an_empty_or_non_string_principal():
+    with pytest.raises(ValueError):
+        Case("c", "q", principal="")
+    with pytest.raises(TypeError):
+        Case("c", "q", principal=7)  # type: ignore[arg-type]
+
+
+def _pack(tmp_path: Path, *case_lines: dict) -> Path:
+    (tmp_path / "pack.toml").write_text(
+        'name = "p"\nversion = "1"\npack_type = "t"\nmetrics = ["m"]\n'
+        'documents = ["docs.jsonl"]\ncases = "cases.jsonl"\n'
+    )
+    (tmp_path / "docs.jsonl").write_text(
+        json.dumps(
+            {
+                "doc_id": "d1",
+                "text": "payroll",
+                "metadata": {"access": {"owner": "alice", "groups": ["finance"]}},
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in case_lines))
+    return tmp_path
+
+
+def test_cases_jsonl_carries_an_optional_principal(tmp_path):
+    pack = _pack(
+        tmp_path,
+        {"test_id": "a", "query": "q"},
+        {"test_id": "b", "query": "q", "principal": "tenant-7"},
+    )
+    cases = list(load_manifest(pack).cases)
+    assert [c.principal for c in cases] == [None, "tenant-7"]
+
+
+@pytest.mark.parametrize("bad", ["", "  ", 7, ["alice"]])
+def test_a_malformed_principal_names_the_file_and_line(tmp_path, bad):
+    pack = _pack(
+        tmp_path,
+        {"test_id": "a", "query": "q"},
+        {"test_id": "b", "query": "q", "principal": bad},
+    )
+    with pytest.raises(InputError) as info:
+        load_manifest(pack)
+    message = str(info.value)
+    assert "cases.jsonl:2:" in message and "@ $.principal" in message
+
+
+def _recorded(tmp_path: Path, case: Case) -> Replay:
+    recorder = Recorder(tmp_path)
+    recorder.start_pack("p")
+    recorder.add(case, 0, Response("the answer"))
+    recorder.finish_pack(
+        PackInfo(name="p", version="1", pack_type="t", metrics=("m",)),
+        LoadedPlugin(TARGETS, "acme", "acme:T", "acme 1.0", None, {}),
+    )
+    return Replay.open(tmp_path)
+
+
+def _replayed(replay: Replay, case: Case) -> Response:
+    target = replay.target_for("p")
+    session = TargetSession(target, RunSettings())
+    return asyncio.run(session.answer(case, 0))
+
+
+def test_the_principal_is_part_of_the_recording(tmp_path):
+    replay = _recorded(tmp_path, Case("c", "q", principal="alice"))
+    line = json.loads((tmp_path / "p.jsonl").read_text())
+    assert line["principal"] == "alice"
+    assert _replayed(replay, Case("c", "q", principal="alice")).answer == "the answer"
+    with pytest.raises(LookupError, match="principal 'alice' recorded, principal 'bob' now"):
+        _replayed(replay, Case("c", "q", principal="bob"))
+    with pytest.raises(LookupError, match="principal 'alice' recorded, no principal now"):
+        _replayed(replay, Case("c", "q"))
+
+
+def test_an_anonymous_recording_does_not_answer_a_case_asked_as_a_principal(tmp_path):
+    replay = _recorded(tmp_path, Case("c", "q"))
+    assert "principal" not in json.loads((tmp_path / "p.jsonl").read_text())
+    assert _replayed(replay, Case("c", "q")).answer == "the answer"
+    with pytest.raises(LookupError, match="no principal recorded"):
+        _replayed(replay, Case("c", "q", principal="alice"))
