@@ -205,3 +205,75 @@ def test_an_anonymous_recording_does_not_answer_a_case_asked_as_a_principal(tmp_
     assert _replayed(replay, Case("c", "q")).answer == "the answer"
     with pytest.raises(LookupError, match="no principal recorded"):
         _replayed(replay, Case("c", "q", principal="alice"))
+
+
+# ---- the built-in targets ------------------------------------------------------------------------
+
+
+def test_the_reference_target_reports_the_principal_it_was_asked_as():
+    from ragleaklab_plugins.targets.reference import ReferenceTarget
+
+    from ragleaklab_core import Document
+
+    target = ReferenceTarget()
+    target.ingest([Document("d1", "Payroll for March is in the finance share.")])
+    anonymous = target.answer("payroll march")
+    asked = _ask(_session(target), Case("c", "payroll march", principal="alice"))
+    assert asked.metadata["principal"] == "alice"
+    assert "principal" not in anonymous.metadata
+    assert {k: v for k, v in asked.metadata.items() if k != "principal"} == dict(anonymous.metadata)
+
+
+@pytest.fixture
+def app_module(monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the target adds the cwd to sys.path
+    module = types.ModuleType("rlk_principal_app")
+    monkeypatch.setitem(sys.modules, "rlk_principal_app", module)
+    return module
+
+
+def _python(app_module, **apps):
+    from ragleaklab_plugins.targets.python import PythonTarget
+
+    for name, value in apps.items():
+        setattr(app_module, name, value)
+    (name,) = apps
+    return PythonTarget(callable=f"rlk_principal_app:{name}")
+
+
+def test_the_python_target_passes_the_principal_to_a_function_that_names_it(app_module):
+    def ask(query, principal=None):
+        return f"{principal}: {query}"
+
+    async def aask(query, *, principal=None):
+        return f"async {principal}: {query}"
+
+    assert _ask(_session(_python(app_module, ask=ask)), Case("c", "q", principal="t1")).answer == (
+        "t1: q"
+    )
+    assert _ask(_session(_python(app_module, ask=ask)), Case("c", "q")).answer == "None: q"
+    target = _python(app_module, aask=aask)
+    assert asyncio.run(target.aanswer("q", principal="t2")).answer == "async t2: q"
+    assert target.answer("q", principal="t3").answer == "async t3: q"
+
+
+def test_the_python_target_passes_the_principal_to_a_target_shaped_app(app_module):
+    assert _python(app_module, app=Aware()).answer("q", principal="bob").answer == "bob: q"
+    assert asyncio.run(
+        _python(app_module, app=AsyncAware()).aanswer("q", principal="bob")
+    ).answer == ("async bob: q")
+
+
+def test_the_python_target_refuses_a_principal_its_app_cannot_carry(app_module):
+    def ask(query):
+        return "anonymous"
+
+    plain = _python(app_module, ask=ask)
+    assert _ask(_session(plain), Case("c", "q")).answer == "anonymous"
+    with pytest.raises(TypeError, match=r"'rlk_principal_app:ask' \(function\) cannot ask as a"):
+        _ask(_session(plain), Case("c", "q", principal="alice"))
+    with pytest.raises(TypeError, match=r"\(target\) cannot ask as a principal: its answer"):
+        _python(app_module, app=Legacy()).answer("q", principal="alice")

@@ -287,10 +287,14 @@ def _signature(obj: Any) -> inspect.Signature | None:
         return None
 
 
-def _takes_documents(factory: Any) -> bool:
-    sig = _signature(factory)
-    param = None if sig is None else sig.parameters.get("documents")
+def _takes_keyword(fn: Any, name: str) -> bool:
+    sig = _signature(fn)
+    param = None if sig is None else sig.parameters.get(name)
     return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+
+
+def _takes_documents(factory: Any) -> bool:
+    return _takes_keyword(factory, "documents")
 
 
 def _takes_an_argument(fn: Any) -> bool:
@@ -488,27 +492,32 @@ class PythonTarget:
 
     # ---- the Target protocol ---------------------------------------------------------------------
 
-    async def aanswer(self, query: str) -> Response:
+    async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
         """Ask the app (its async form when it has one); what it returns becomes a
-        :class:`Response` (see :func:`to_response`)."""
+        :class:`Response` (see :func:`to_response`).
+
+        *principal* is passed as the keyword ``principal=`` to a function, or to a target's
+        ``aanswer``/``answer``, that names that parameter; any other app cannot carry it, and
+        a case with a principal raises (the case is errored, never asked anonymously).
+        """
         app = self._app if self._app is not None else await self._abuild([])
         name = self._method(asynchronous=True)
         if name is not None:
-            args, kwargs = self._arguments(query)
+            args, kwargs = self._arguments(query, getattr(app, name), principal)
             value = await getattr(app, name)(*args, **kwargs)
         elif self.thread_safe:
-            value = await asyncio.to_thread(self._call, query)
+            value = await asyncio.to_thread(self._call, query, principal)
         else:
-            value = self._call(query)
+            value = self._call(query, principal)
         if inspect.isawaitable(value):
             value = await value
         return self._convert(value)
 
-    def answer(self, query: str) -> Response:
+    def answer(self, query: str, *, principal: str | None = None) -> Response:
         """The synchronous form of :meth:`aanswer` (an async app runs in a fresh event loop)."""
         if self._app is None:
             _run(self._abuild([]))
-        value = self._call(query)
+        value = self._call(query, principal)
         if inspect.isawaitable(value):
             value = _run(value)
         return self._convert(value)
@@ -679,22 +688,37 @@ class PythonTarget:
             return None
         return next((n for n in methods[1 if asynchronous else 0] if _has(self._app, n)), None)
 
-    def _arguments(self, query: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def _arguments(
+        self, query: str, fn: Any, principal: str | None = None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if principal is not None:
+            # Only what names the keyword can carry it: a chain, retriever or vector store
+            # would answer the same for everyone, and that answer is not the case's.
+            if self._shape not in ("function", "target") or not _takes_keyword(fn, "principal"):
+                method = getattr(fn, "__name__", "method")
+                called = self.callable if self._shape == "function" else f"its {method}"
+                raise TypeError(
+                    f"the python target's app {self.callable!r} ({self._shape}) cannot ask as a "
+                    f"principal: {called} takes no 'principal' keyword"
+                )
+            return (query,), {"principal": principal}
         if self._shape == "chain":
             return (query if self._key == "$" else {self._key: query},), {}
         if self._shape == "vectorstore" and self.top_k is not None:
             return (query,), {"k": self.top_k}
         return (query,), {}
 
-    def _call(self, query: str) -> Any:
+    def _call(self, query: str, principal: str | None = None) -> Any:
         """Call the app the way its shape says, synchronously when it can; may return an
         awaitable."""
         if self._shape == "function":
-            return self._app(query)
+            args, kwargs = self._arguments(query, self._app, principal)
+            return self._app(*args, **kwargs)
         # _check_shape made sure the app has one of its shape's methods
         name = self._method(asynchronous=False) or self._method(asynchronous=True) or ""
-        args, kwargs = self._arguments(query)
-        return getattr(self._app, name)(*args, **kwargs)
+        method = getattr(self._app, name)
+        args, kwargs = self._arguments(query, method, principal)
+        return method(*args, **kwargs)
 
     def _convert(self, value: Any) -> Response:
         keys = ID_KEYS if self.doc_id_field is None else (self.doc_id_field, *ID_KEYS)

@@ -186,8 +186,19 @@ class ReferenceTarget:
                 break
         return kept, filtered
 
-    def answer(self, query: str) -> Response:
-        """Retrieve, filter (when on) and generate; see docs/reference-target.md."""
+    def answer(self, query: str, *, principal: str | None = None) -> Response:
+        """Retrieve, filter (when on) and generate; see docs/reference-target.md.
+
+        *principal* (who asks) is accepted and reported in ``metadata["principal"]``; it does
+        not yet change what is retrieved (access filtering by ``metadata["access"]`` comes with
+        the cross-tenant pack).
+        """
+        response = self._answer(query)
+        if principal is None:  # anonymous answers keep their metadata exactly as before
+            return response
+        return attrs.evolve(response, metadata={**response.metadata, "principal": principal})
+
+    def _answer(self, query: str) -> Response:
         retrieved, filtered = self.retrieve(query)
         # The separator occurs in no ingested document, so no 6-token run of the paraphrased
         # content can match any of them, not even across sentence boundaries.
