@@ -1,14 +1,17 @@
-"""Request templates: JSON-compatible values in which ``{query}`` stands for the query.
+"""Request templates: JSON-compatible values in which ``{query}`` stands for the query and
+``{principal}`` for who asks (a case's principal).
 
-The query is inserted into the template's *string values* (``str.replace``) and the result is a
-new Python object that the HTTP client serialises; JSON text is never built by concatenation, so
-quotes, backslashes, newlines or braces in a query are data, never syntax. Keys are left alone.
+Both are inserted into the template's *string values* in one pass and the result is a new
+Python object that the HTTP client serialises; JSON text is never built by concatenation, so
+quotes, backslashes, newlines or braces in a query are data, never syntax (a query holding the
+text ``{principal}`` stays as it is). Keys are left alone.
 """
 
 from __future__ import annotations
 
 import datetime
 import math
+import re
 from typing import Any
 
 from ragleaklab_plugins.targets._net import (
@@ -21,28 +24,52 @@ from ragleaklab_plugins.targets._net import (
 
 #: The placeholder replaced by the query.
 QUERY = "{query}"
+#: The placeholder replaced by the case's principal (who asks).
+PRINCIPAL = "{principal}"
+_PLACEHOLDER = re.compile(r"\{query\}|\{principal\}")
 
 
-def render(template: Any, query: str) -> Any:
-    """A copy of *template* with ``{query}`` replaced by *query* in every string value."""
+def render(template: Any, query: str | None, principal: str | None = None) -> Any:
+    """A copy of *template* with ``{query}`` replaced by *query* and ``{principal}`` by
+    *principal* in every string value (one pass: an inserted value is never scanned again).
+
+    Raises:
+        ValueError: The template holds ``{principal}`` and *principal* is None (or ``{query}``
+            and *query* is None): an empty value would send a different request, silently.
+    """
+
+    def value(match: re.Match[str]) -> str:
+        inserted = query if match.group() == QUERY else principal
+        if inserted is None:
+            raise ValueError(
+                f"the request template uses {match.group()} and the case has none "
+                "(ask the case as a principal, or take {principal} out of the template)"
+            )
+        return inserted
+
     if isinstance(template, str):
-        return template.replace(QUERY, query)
+        return _PLACEHOLDER.sub(value, template)
     if isinstance(template, dict):
-        return {key: render(value, query) for key, value in template.items()}
+        return {key: render(item, query, principal) for key, item in template.items()}
     if isinstance(template, list | tuple):
-        return [render(item, query) for item in template]
+        return [render(item, query, principal) for item in template]
     return template
+
+
+def mentions(template: Any, placeholder: str) -> bool:
+    """True when some string value of *template* holds *placeholder*."""
+    if isinstance(template, str):
+        return placeholder in template
+    if isinstance(template, dict):
+        return any(mentions(value, placeholder) for value in template.values())
+    if isinstance(template, list | tuple):
+        return any(mentions(item, placeholder) for item in template)
+    return False
 
 
 def mentions_query(template: Any) -> bool:
     """True when some string value of *template* holds ``{query}``."""
-    if isinstance(template, str):
-        return QUERY in template
-    if isinstance(template, dict):
-        return any(mentions_query(value) for value in template.values())
-    if isinstance(template, list | tuple):
-        return any(mentions_query(item) for item in template)
-    return False
+    return mentions(template, QUERY)
 
 
 def expand_template_env(template: Any, *, where: str) -> tuple[Any, Secrets]:
@@ -93,12 +120,14 @@ def check_json_value(value: Any, *, where: str) -> None:
 def hide_literal_secrets(template: Any) -> tuple[Any, Secrets]:
     """A copy of *template* to show, with the literal values of keys named like credentials
     (see :func:`~ragleaklab_plugins.targets._net.is_secret_name`) replaced by ``***``, and
-    those values. Values holding ``{query}`` or a ``${NAME}`` reference are shown as written."""
+    those values. Values holding ``{query}``, ``{principal}`` or a ``${NAME}`` reference are
+    shown as written."""
     hidden: list[str] = []
 
     def walk(value: Any, key: str | None) -> Any:
         if isinstance(value, str):
-            literal = QUERY not in value and not env_references(value)
+            templated = QUERY in value or PRINCIPAL in value
+            literal = not templated and not env_references(value)
             if value and key is not None and literal and is_secret_name(key):
                 hidden.append(value)
                 return REDACTED

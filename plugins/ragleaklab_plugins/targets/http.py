@@ -34,8 +34,10 @@ from ragleaklab_plugins.targets._net import (
 )
 from ragleaklab_plugins.targets._paths import JsonPath, PathMismatch, check_path
 from ragleaklab_plugins.targets._template import (
+    PRINCIPAL,
     check_json_value,
     expand_template_env,
+    mentions,
     mentions_query,
     render,
 )
@@ -92,10 +94,14 @@ class HttpTarget:
         url: The query endpoint, http:// or https:// only.
         method: The HTTP method (upper-cased). ``GET`` sends no body: put ``{query}`` in
             ``params``.
-        headers: Extra request headers.
+        headers: Extra request headers; ``{principal}`` in a value is replaced by the case's
+            principal (``{"X-User": "{principal}"}``).
         body: The JSON body; every string value holding ``{query}`` gets the query inserted
-            (``None``: no body).
-        params: URL query parameters, with ``{query}`` inserted the same way.
+            (``None``: no body), and ``{principal}`` the case's principal.
+        params: URL query parameters, with ``{query}`` and ``{principal}`` inserted the same
+            way. A case with a principal is errored when no header, body or parameter holds
+            ``{principal}`` (it would be asked anonymously), and so is a case without one when
+            a template holds it (an empty value is not the same request).
         answer_path: Where the answer string is in the response (one value, no ``[*]``).
         doc_ids_path: Where the retrieved document ids are, in rank order (``None``, or a path
             the response does not have: the target reports no retrieval, and retrieval metrics
@@ -166,6 +172,7 @@ class HttpTarget:
     _texts: JsonPath | None = field(default=None, init=False, repr=False)
     _scores: JsonPath | None = field(default=None, init=False, repr=False)
     _id_pattern: IdPattern | None = field(default=None, init=False, repr=False)
+    _sends_principal: bool = field(default=False, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         sends_body = self.method != "GET" and self.body is not None
@@ -190,6 +197,10 @@ class HttpTarget:
         secrets += found
         self._body, found = expand_template_env(self.body, where="body")
         secrets += found
+        self._sends_principal = any(
+            mentions(template, PRINCIPAL)
+            for template in (self._headers, self._params, self._body if sends_body else None)
+        )
         # Credentials written literally in the options: keep them working, show them as ***.
         headers, found = hide_literal_secrets(self.headers)
         secrets += found
@@ -225,15 +236,20 @@ class HttpTarget:
 
     # ---- requests ---------------------------------------------------------------------------
 
-    def _query_request(self, query: str) -> Request:
+    def _query_request(self, query: str, principal: str | None = None) -> Request:
+        if principal is not None and not self._sends_principal:
+            raise ValueError(
+                "the http target cannot ask as a principal: no header, body or params value "
+                'holds "{principal}" (e.g. headers = {"X-User" = "{principal}"})'
+            )
         send_body = self.method != "GET" and self._body is not None
         return Request(
             self.method,
             self._endpoint.url,
             self._endpoint.shown,
-            headers=self._headers,
-            json=render(self._body, query) if send_body else None,
-            params=render(self._params, query) if self._params else None,
+            headers=_headers(self._headers, principal) if self._sends_principal else self._headers,
+            json=render(self._body, query, principal) if send_body else None,
+            params=render(self._params, query, principal) if self._params else None,
         )
 
     def _ingest_requests(self, documents: Iterable[Document]) -> list[Request]:
@@ -280,16 +296,16 @@ class HttpTarget:
 
     # ---- the Target protocol ----------------------------------------------------------------
 
-    async def aanswer(self, query: str) -> Response:
-        """Ask the endpoint; retries as configured, raises :class:`TargetRequestError` when the
-        request fails for good and :class:`TargetResponseError` when the answer is not where
-        ``answer_path`` says."""
-        request = self._query_request(query)
+    async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
+        """Ask the endpoint (as *principal*, through the ``{principal}`` templates); retries as
+        configured, raises :class:`TargetRequestError` when the request fails for good and
+        :class:`TargetResponseError` when the answer is not where ``answer_path`` says."""
+        request = self._query_request(query, principal)
         return self._response(await self._caller.send(request), request)
 
-    def answer(self, query: str) -> Response:
+    def answer(self, query: str, *, principal: str | None = None) -> Response:
         """The synchronous form of :meth:`aanswer`."""
-        request = self._query_request(query)
+        request = self._query_request(query, principal)
         return self._response(self._caller.send_sync(request), request)
 
     async def aingest(self, documents: Iterable[Document]) -> None:
@@ -384,6 +400,26 @@ class HttpTarget:
                 f"{self.doc_ids_path!r} selects {n}, in {what}"
             )
         return [convert(value, path, i, what) for i, value in enumerate(values)]
+
+
+def _headers(headers: dict[str, str], principal: str | None) -> dict[str, str]:
+    """*headers* with ``{principal}`` replaced (only it: a query never goes into a header)."""
+    if principal is not None and any(ord(c) < 32 or ord(c) == 127 for c in principal):
+        # A line break in a header value would start a header of its own.
+        raise ValueError(
+            f"principal {principal!r} holds a control character, which a header cannot carry"
+        )
+    out = {}
+    for name, value in headers.items():
+        if PRINCIPAL in value:
+            if principal is None:
+                raise ValueError(
+                    f"header {name!r} uses {{principal}} and the case has none (ask the case as "
+                    "a principal, or take {principal} out of the header)"
+                )
+            value = value.replace(PRINCIPAL, principal)
+        out[name] = value
+    return out
 
 
 def _values(path: JsonPath, payload: Any) -> list[Any]:
