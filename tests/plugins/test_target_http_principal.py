@@ -81,3 +81,20 @@ def test_placeholders_are_replaced_in_one_pass():
     assert render({"q": "{query} by {principal}"}, "say {principal}", "{query}") == {
         "q": "say {principal} by {query}"
     }
+
+
+def test_the_openai_compatible_target_reports_the_principal_and_never_sends_it(server):
+    from ragleaklab_plugins.targets.openai_compatible import OpenAICompatibleTarget
+
+    def make():
+        target = OpenAICompatibleTarget(base_url=server.url("/v1"), model="tiny", backoff=0.001)
+        target.ingest(DOCS)
+        return target
+
+    anonymous = _asked(make(), Case("c", "refunds?"))
+    anonymous_body = server.seen[-1].json
+    asked = _asked(make(), Case("c", "refunds?", principal="tenant-7"))
+    assert server.seen[-1].json == anonymous_body  # the same request: the model never sees it
+    assert "tenant-7" not in str(server.seen[-1].headers)
+    assert asked.metadata == {**anonymous.metadata, "principal": "tenant-7"}
+    assert "principal" not in anonymous.metadata

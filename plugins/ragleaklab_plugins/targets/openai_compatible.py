@@ -234,17 +234,26 @@ class OpenAICompatibleTarget:
 
     # ---- the Target protocol ----------------------------------------------------------------
 
-    async def aanswer(self, query: str) -> Response:
-        """Retrieve, then ask the model; errors as for the http target."""
+    async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
+        """Retrieve, then ask the model; errors as for the http target.
+
+        *principal* belongs to the retrieval side, which this target runs itself (the
+        reference retriever): it is reported in ``metadata["principal"]`` and never sent to
+        the model (not as OpenAI's ``user`` field either: that field labels a request for the
+        provider's abuse monitoring, changes nothing the model can see, and would hand the
+        pack's user ids to a hosted provider).
+        """
         request, retrieved = self._request(query)
         reply = await self._caller.send(request)
-        return self._response(reply.json(self._secrets, self._what()), reply, retrieved)
+        response = self._response(reply.json(self._secrets, self._what()), reply, retrieved)
+        return _as(response, principal)
 
-    def answer(self, query: str) -> Response:
+    def answer(self, query: str, *, principal: str | None = None) -> Response:
         """The synchronous form of :meth:`aanswer`."""
         request, retrieved = self._request(query)
         reply = self._caller.send_sync(request)
-        return self._response(reply.json(self._secrets, self._what()), reply, retrieved)
+        response = self._response(reply.json(self._secrets, self._what()), reply, retrieved)
+        return _as(response, principal)
 
     def ingest(self, documents: Iterable[Document]) -> None:
         """Chunk and index *documents* for retrieval (the model never sees them otherwise)."""
@@ -303,3 +312,10 @@ class OpenAICompatibleTarget:
                 k: n for k, n in sorted(usage.items()) if isinstance(n, int) and n >= 0
             }
         return Response(answer=content, retrieved=retrieved, metadata=metadata)
+
+
+def _as(response: Response, principal: str | None) -> Response:
+    """*response*, with who asked in its metadata (anonymous answers are unchanged)."""
+    if principal is None:
+        return response
+    return attrs.evolve(response, metadata={**response.metadata, "principal": principal})
