@@ -129,7 +129,14 @@ class Target(Protocol):
     - ``async aanswer(query) -> Response``: an asynchronous answer; the runner then asks up to
       ``run.concurrency`` cases at once (network targets);
     - ``async aingest(documents)`` / ``async aclose()``: asynchronous forms of the above;
-    - ``reset()`` / ``async areset()``: remove what ``ingest`` planted (called before ``close``).
+    - ``reset()`` / ``async areset()``: remove what ``ingest`` planted (called before ``close``);
+    - a keyword parameter ``principal`` on ``answer`` (and ``aanswer``, which the runner calls
+      when present): the target can ask as a case's principal (a user or tenant id,
+      :attr:`Case.principal`). The runner reads the signature once per pack and passes
+      ``principal=`` only for cases that have one; a case with a principal on a target without
+      the parameter is errored, naming the target, and never asked anonymously. A target
+      whose support depends on its options (the http target without ``{principal}`` in a
+      template) raises for such a case itself. Added in 0.2.
 
     A target reports failures by raising: the runner records the case as errored with the
     exception's message, so messages must never contain secrets.
