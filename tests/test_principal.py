@@ -277,3 +277,83 @@ def test_the_python_target_refuses_a_principal_its_app_cannot_carry(app_module):
         _ask(_session(plain), Case("c", "q", principal="alice"))
     with pytest.raises(TypeError, match=r"\(target\) cannot ask as a principal: its answer"):
         _python(app_module, app=Legacy()).answer("q", principal="alice")
+
+
+# ---- end to end: a third-party target from before principals, installed as a plugin -------------
+
+LEGACY_DIST = {
+    "rlk_legacy/__init__.py": """
+        from typing import ClassVar
+        from attrs import define, field, frozen
+        from ragleaklab_core import ManifestPack, Response, RetrievedDocument
+
+        @define
+        class LegacyTarget:
+            ids: list = field(factory=list)
+
+            def ingest(self, documents):
+                self.ids = [d.doc_id for d in documents]
+
+            def answer(self, query):
+                return Response("nothing to see", tuple(RetrievedDocument(i) for i in self.ids))
+
+        @frozen
+        class TenantPack(ManifestPack):
+            data_package: ClassVar[str] = "rlk_legacy"
+    """,
+    "rlk_legacy/pack.toml": """
+        name = "acme-tenants"
+        version = "1"
+        pack_type = "sentinel"
+        metrics = ["sentinel"]
+        documents = ["documents.jsonl"]
+        cases = "cases.jsonl"
+    """,
+    "rlk_legacy/documents.jsonl": json.dumps(
+        {
+            "doc_id": "payroll",
+            "text": "Payroll code ZEBRA-9.",
+            "kind": "private",
+            "metadata": {"access": {"owner": "alice", "groups": ["finance"]}},
+        }
+    )
+    + "\n",
+    "rlk_legacy/cases.jsonl": "".join(
+        json.dumps(c) + "\n"
+        for c in (
+            {"test_id": "anon", "query": "payroll?", "ground_truth": {"sentinels": ["ZEBRA-9"]}},
+            {
+                "test_id": "as-bob",
+                "query": "payroll?",
+                "ground_truth": {"sentinels": ["ZEBRA-9"]},
+                "principal": "bob",
+            },
+        )
+    ),
+}
+
+
+def test_a_legacy_plugin_target_runs_ordinary_packs_and_errors_cases_with_a_principal(
+    rlk_fake_dist,
+):
+    from ragleaklab_core.run.runner import load_pack, run_pack
+
+    rlk_fake_dist(
+        "ragleaklab-legacy",
+        entry_points={
+            "ragleaklab.targets": {"acme-legacy": "rlk_legacy:LegacyTarget"},
+            "ragleaklab.packs": {"acme-tenants": "rlk_legacy:TenantPack"},
+        },
+        modules=LEGACY_DIST,
+    )
+    ordinary = run_pack(load_pack("relevance-hijack"), target_name="acme-legacy")
+    assert ordinary.records and all(r.error is None for r in ordinary.records)
+
+    run = run_pack(load_pack("acme-tenants"), target_name="acme-legacy")
+    by_id = {r.test_id: r for r in run.records}
+    assert by_id["anon"].error is None and by_id["anon"].answer == "nothing to see"
+    error = by_id["as-bob"].error
+    assert error is not None and error["plugin"] == "acme-legacy"
+    assert "'as-bob' asks as a principal" in error["message"]
+    assert "target 'acme-legacy' cannot ask as one" in error["message"]
+    assert by_id["as-bob"].answer is None  # never asked anonymously
