@@ -26,6 +26,7 @@ from attrs import frozen
 
 from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
+from ragleaklab_core.errors import RagleaklabError
 from ragleaklab_core.run.records import CaseRecord, RunSettings
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
@@ -222,9 +223,11 @@ class Streak:
             )
 
 
-class PrincipalUnsupported(Exception):
+class PrincipalUnsupported(RagleaklabError):
     """A case asks as a principal, and the target cannot carry one: the case is errored, never
     asked anonymously (its answer would not be the one the case is about)."""
+
+    exit_code = 3  # the target cannot be used for this case, as a plugin that cannot be used
 
 
 def accepts_principal(target: Any) -> bool:
