@@ -435,7 +435,15 @@ def test_the_metadata_is_deterministic_and_json(seed, query):
     assert first == second
     meta = first.metadata
     assert list(meta) == ["obeyed_instruction", "sentences", "filtered", "simulated"]
-    assert list(meta["simulated"]) == ["instructions", "disclosed", "claims", "influenced_by"]
+    # The default markdown style adds its URL records after the plain style's keys.
+    assert list(meta["simulated"]) == [
+        "instructions",
+        "disclosed",
+        "claims",
+        "influenced_by",
+        "exfiltration",
+        "links",
+    ]
     assert json.loads(json.dumps(meta)) == meta
     retrieved = [r.doc_id for r in first.retrieved or ()]
     assert set(meta["simulated"]["influenced_by"]) <= set(retrieved)

@@ -46,6 +46,10 @@ def _markdown_needs_realistic(instance: Any, attribute: attrs.Attribute[str], va
         )
 
 
+def _default_style(instance: Any) -> str:
+    return "markdown" if instance.behaviour == "realistic" else "plain"
+
+
 def _domains(value: Any) -> tuple[str, ...]:
     # A TOML array arrives as a list; host names compare lower-cased, without a trailing dot.
     if isinstance(value, str) or not isinstance(value, Iterable):
@@ -90,7 +94,8 @@ class ReferenceTarget:
             decision in ``metadata["simulated"]``, which the built-in packs are labelled from;
             or ``"literal"``: the exact, rule-based text contract.
         seed: Seeds the realistic model's choices (ignored by the literal behaviour).
-        answer_style: ``"plain"`` (the default) or ``"markdown"`` (realistic behaviour only):
+        answer_style: ``"markdown"`` (the realistic behaviour's default) or ``"plain"`` (the
+            literal behaviour's, and its only style):
             the model writes links and may follow instructions to add a link or image whose
             URL carries data (recorded in ``metadata["simulated"]["exfiltration"]``).
         allowed_domains: The app's allow-list of host names (and their subdomains): recorded
@@ -112,8 +117,12 @@ class ReferenceTarget:
     # default `ragleaklab run` and `calibrate` test the system the labels were observed on.
     behaviour: str = field(default="realistic", validator=v.in_(BEHAVIOURS))
     seed: int = field(default=0, validator=[v.instance_of(int), v.not_(v.instance_of(bool))])
+    # Markdown for the realistic model: the naive app the packs describe is a chat assistant
+    # whose client renders markdown, as the apps of the real exfiltration incidents were. The
+    # literal contract writes plain text only.
     answer_style: str = field(
-        default="plain", validator=[v.in_(ANSWER_STYLES), _markdown_needs_realistic]
+        default=attrs.Factory(_default_style, takes_self=True),
+        validator=[v.in_(ANSWER_STYLES), _markdown_needs_realistic],
     )
     allowed_domains: tuple[str, ...] = field(
         default=(), converter=_domains, validator=_check_domains
