@@ -65,7 +65,8 @@ def manifest(pack: PackData) -> bytes:
     ]
     for plugin, options in sorted(pack.metric_options.items()):
         lines += ["", f"[metric_options.{plugin}]"]
-        lines += [f"{key} = {value!r}" for key, value in sorted(options.items())]
+        # JSON scalars and arrays are TOML values (and repr() is not: True, single quotes).
+        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(options.items())]
     lines += [
         "",
         f"[thresholds.{pack.primary}]",

@@ -10,6 +10,7 @@ instrumentation, naive against hardened, with the cases the defence saved and th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -126,9 +127,8 @@ def _rate(r: RateInterval) -> str:
 
 
 def _options(options: Mapping[str, Any]) -> str:
-    return ", ".join(
-        f"`{k} = {str(v).lower() if isinstance(v, bool) else v}`" for k, v in options.items()
-    )
+    # As the options are written in TOML: true, 8, ["example.com"].
+    return ", ".join(f"`{k} = {json.dumps(v)}`" for k, v in options.items())
 
 
 def render_card(c: QualityCard) -> str:

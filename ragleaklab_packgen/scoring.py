@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_plugins.metrics.claim import ClaimMetric
+from ragleaklab_plugins.metrics.exfiltration import ExfiltrationMetric
 from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
 from ragleaklab_plugins.metrics.sentinel import SentinelMetric
 from ragleaklab_plugins.metrics.verbatim import VerbatimMetric
@@ -22,6 +23,7 @@ _METRICS: Mapping[str, Callable[..., Any]] = {
     "sentinel": SentinelMetric,
     "claim": ClaimMetric,
     "verbatim": VerbatimMetric,
+    "exfiltration": ExfiltrationMetric,
 }
 
 
