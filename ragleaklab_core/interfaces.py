@@ -133,10 +133,11 @@ class Target(Protocol):
     - a keyword parameter ``principal`` on ``answer`` (and ``aanswer``, which the runner calls
       when present): the target can ask as a case's principal (a user or tenant id,
       :attr:`Case.principal`). The runner reads the signature once per pack and passes
-      ``principal=`` only for cases that have one; a case with a principal on a target without
-      the parameter is errored, naming the target, and never asked anonymously. A target
-      whose support depends on its options (the http target without ``{principal}`` in a
-      template) raises for such a case itself. Added in 0.2.
+      ``principal=`` only for cases that have one, and never asks such a case anonymously: a
+      pack with one is refused before the run (:class:`PrincipalUnsupported`, exit 3) on a
+      target without the parameter, or one declaring ``carries_principal = False`` (support
+      that depends on its options: the http target without ``{principal}`` in a template).
+      A target that can only judge when asked raises for such a case itself. Added in 0.2.
 
     A target reports failures by raising: the runner records the case as errored with the
     exception's message, so messages must never contain secrets.

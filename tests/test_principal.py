@@ -22,6 +22,7 @@ from ragleaklab_core.run.executor import (
     TargetSession,
     accepts_principal,
     answer_asks,
+    principal_support,
 )
 from ragleaklab_core.run.recording import Recorder, Replay
 from ragleaklab_core.run.records import CaseRecord, RunSettings
@@ -78,6 +79,37 @@ def test_the_signature_is_the_declaration():
     assert accepts_principal(Aware())
     assert accepts_principal(AsyncAware())
     assert not accepts_principal(Forwarding())
+
+
+class Declared(Aware):
+    def __init__(self, carries):
+        self.carries_principal = carries
+
+
+def test_what_the_runner_knows_before_the_run():
+    assert principal_support(Legacy()) is False
+    assert principal_support(Forwarding()) is False
+    assert principal_support(Aware()) is None  # only the target can judge, per case
+    assert principal_support(Declared(True)) is True
+    assert principal_support(Declared(False)) is False
+    assert principal_support(Declared("yes")) is None  # not a declaration
+    # A declaration never grants what the signature does not have.
+    legacy = Legacy()
+    legacy.carries_principal = True  # type: ignore[attr-defined]
+    assert principal_support(legacy) is False
+
+
+def test_the_python_target_says_whether_its_app_carries_a_principal(app_module):
+    def named(query, principal=None):
+        return "x"
+
+    def plain(query):
+        return "x"
+
+    assert _python(app_module, named=named).carries_principal is True
+    assert _python(app_module, plain=plain).carries_principal is False
+    assert _python(app_module, app=Aware()).carries_principal is True
+    assert _python(app_module, app=Legacy()).carries_principal is False
 
 
 def test_a_legacy_target_answers_anonymous_cases_as_before():
@@ -321,7 +353,12 @@ LEGACY_DIST = {
     "rlk_legacy/cases.jsonl": "".join(
         json.dumps(c) + "\n"
         for c in (
-            {"test_id": "anon", "query": "payroll?", "ground_truth": {"sentinels": ["ZEBRA-9"]}},
+            {
+                "test_id": "anon",
+                "query": "payroll?",
+                "ground_truth": {"sentinels": ["ZEBRA-9"]},
+                "tags": ["anonymous"],
+            },
             {
                 "test_id": "as-bob",
                 "query": "payroll?",
@@ -349,11 +386,18 @@ def test_a_legacy_plugin_target_runs_ordinary_packs_and_errors_cases_with_a_prin
     ordinary = run_pack(load_pack("relevance-hijack"), target_name="acme-legacy")
     assert ordinary.records and all(r.error is None for r in ordinary.records)
 
-    run = run_pack(load_pack("acme-tenants"), target_name="acme-legacy")
-    by_id = {r.test_id: r for r in run.records}
-    assert by_id["anon"].error is None and by_id["anon"].answer == "nothing to see"
-    error = by_id["as-bob"].error
-    assert error is not None and error["plugin"] == "acme-legacy"
-    assert "'as-bob' asks as a principal" in error["message"]
-    assert "target 'acme-legacy' cannot ask as one" in error["message"]
-    assert by_id["as-bob"].answer is None  # never asked anonymously
+    # The pack is refused before anything is ingested or asked: erroring the case alone would
+    # let `run.tolerate_errors` pass a cross-tenant pack that asked no cross-tenant case.
+    with pytest.raises(PrincipalUnsupported) as info:
+        run_pack(load_pack("acme-tenants"), target_name="acme-legacy")
+    message = str(info.value)
+    assert "pack 'acme-tenants': case 'as-bob' asks as a principal" in message
+    assert "target 'acme-legacy' cannot ask as one" in message
+    assert "takes no 'principal' keyword" in message and "nothing was asked" in message
+    assert info.value.exit_code == 3
+    # A selection without the principal's cases runs as before.
+    settings = RunSettings(tags=("anonymous",))
+    run = run_pack(load_pack("acme-tenants"), target_name="acme-legacy", settings=settings)
+    assert [(r.test_id, r.error, r.answer) for r in run.records] == [
+        ("anon", None, "nothing to see")
+    ]

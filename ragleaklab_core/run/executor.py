@@ -252,6 +252,18 @@ def accepts_principal(target: Any) -> bool:
     )
 
 
+def principal_support(target: Any) -> bool | None:
+    """Whether *target* can ask as a principal, as far as the runner can know before the run:
+    ``False`` when its method takes no ``principal`` keyword (:func:`accepts_principal`) or it
+    declares ``carries_principal = False`` (support that depends on its options, such as the
+    http target without ``{principal}`` in a template); ``True`` when it declares
+    ``carries_principal = True``; ``None`` when only the target can judge, per case."""
+    if not accepts_principal(target):
+        return False
+    declared = getattr(target, "carries_principal", None)
+    return declared if isinstance(declared, bool) else None
+
+
 class TargetSession:
     """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
 

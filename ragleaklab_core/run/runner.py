@@ -35,9 +35,12 @@ from ragleaklab_core.run.executor import (
     Executor,
     LocalExecutor,
     PackWork,
+    PrincipalUnsupported,
     WorkerSpec,
+    accepts_principal,
     describe,
     is_transport_failure,
+    principal_support,
 )
 from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings
 from ragleaklab_core.run.sink import PackSink, reduce_case
@@ -239,6 +242,7 @@ async def arun_pack(
         target = replay.target_for(info.name)
     else:
         target = load_plugin(TARGETS, target_name, target_options, path="$.target.options")
+        _refuse_principals(pack.obj.cases(), settings.tags, info.name, target)
     lower: set[str] = set()
     for m in metrics:
         lower.update(getattr(m.obj, "lower_is_worse", frozenset()))
@@ -372,6 +376,35 @@ def select_cases(cases: Iterable[Case], tags: Sequence[str], pack: str) -> tuple
     if wanted and not chosen:
         raise _no_case_tagged(pack, tags)
     return chosen
+
+
+def _refuse_principals(
+    cases: Iterable[Case], tags: tuple[str, ...], pack: str, target: LoadedPlugin
+) -> None:
+    """Refuse, before anything is ingested or asked, a pack whose selected cases ask as a
+    principal on a target that cannot carry one.
+
+    Erroring those cases one by one would still run the rest, and with ``run.tolerate_errors``
+    a cross-tenant pack could pass having asked none of its cross-tenant cases. One read of the
+    cases, and only for such a target (a target that takes ``principal`` costs nothing).
+    """
+    if principal_support(target.obj) is not False:
+        return
+    wanted = set(tags)
+    for case in cases:  # stops at the first case asked as a principal
+        if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
+            raise PrincipalUnsupported(
+                f"pack {pack!r}: case {case.test_id!r} asks as a principal, and target "
+                f"{target.name!r} cannot ask as one ({_why_no_principal(target.obj)}); nothing "
+                "was asked: use a target that passes the principal to the system "
+                "(docs/targets.md, asking as a principal)"
+            )
+
+
+def _why_no_principal(target: Any) -> str:
+    if accepts_principal(target):
+        return "its options send no principal"
+    return "its answer/aanswer takes no 'principal' keyword"
 
 
 def _check_tags(cases: Iterable[Case], tags: tuple[str, ...], pack: str) -> None:

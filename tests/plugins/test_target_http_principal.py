@@ -10,7 +10,7 @@ from ragleaklab_plugins.targets.http import HttpTarget
 
 from ragleaklab_core import Case, Document
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
-from ragleaklab_core.run.executor import TargetSession
+from ragleaklab_core.run.executor import TargetSession, principal_support
 from ragleaklab_core.run.records import RunSettings
 
 NESTED = {"answer_path": "data.answer", "doc_ids_path": "data.sources[*].id"}
@@ -98,3 +98,11 @@ def test_the_openai_compatible_target_reports_the_principal_and_never_sends_it(s
     assert "tenant-7" not in str(server.seen[-1].headers)
     assert asked.metadata == {**anonymous.metadata, "principal": "tenant-7"}
     assert "principal" not in anonymous.metadata
+
+
+def test_the_http_target_declares_whether_a_template_sends_the_principal(server):
+    assert HttpTarget(url=server.url("/rag"), **NESTED).carries_principal is False
+    sends = HttpTarget(url=server.url("/rag"), headers={"X-User": "{principal}"}, **NESTED)
+    assert sends.carries_principal is True
+    assert principal_support(sends) is True
+    assert principal_support(HttpTarget(url=server.url("/rag"), **NESTED)) is False

@@ -236,6 +236,12 @@ class HttpTarget:
 
     # ---- requests ---------------------------------------------------------------------------
 
+    @property
+    def carries_principal(self) -> bool:
+        """Whether a template sends the principal: read by the runner, which refuses a pack
+        asking as a principal before anything is ingested when none does."""
+        return self._sends_principal
+
     def _query_request(self, query: str, principal: str | None = None) -> Request:
         if principal is not None and not self._sends_principal:
             raise ValueError(

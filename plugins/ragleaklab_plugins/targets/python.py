@@ -490,6 +490,20 @@ class PythonTarget:
             return "reset"
         return "shared"
 
+    @property
+    def carries_principal(self) -> bool | None:
+        """Whether the app can be asked as a principal: a function, or a target-shaped app's
+        answer method, naming a ``principal`` keyword. ``None`` while a factory has not built
+        the app yet (each case is then judged when asked)."""
+        if self._app is None:
+            return None
+        if self._shape == "function":
+            return _takes_keyword(self._app, "principal")
+        if self._shape == "target":
+            name = self._method(asynchronous=True) or self._method(asynchronous=False)
+            return name is not None and _takes_keyword(getattr(self._app, name), "principal")
+        return False
+
     # ---- the Target protocol ---------------------------------------------------------------------
 
     async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
