@@ -1,4 +1,4 @@
-"""The four packs the generator writes: each one's builder, seed and hardened target options.
+"""The packs the generator writes: each one's builder, seed and hardened target options.
 
 Each pack draws from its own ``random.Random(SEED + offset)``, so changing one pack's code leaves
 the other packs' files as they are.
@@ -11,6 +11,7 @@ from typing import Any
 
 from .build import PackData
 from .claim_corruption import claim_corruption
+from .cross_tenant import cross_tenant
 from .relevance_hijack import relevance_hijack
 from .sentinel_takeover import sentinel_takeover_safe
 from .verbatim_extraction import verbatim_extraction
@@ -22,4 +23,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     "sentinel-takeover-safe": (sentinel_takeover_safe, 2, {"filter_injections": True}),
     "claim-corruption": (claim_corruption, 3, {"filter_injections": True}),
     "verbatim-extraction": (verbatim_extraction, 4, {"max_quote_words": 8}),
+    "cross-tenant": (cross_tenant, 6, {"enforce_access": True}),
 }
