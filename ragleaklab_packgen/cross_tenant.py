@@ -158,7 +158,7 @@ def tenant_records(
     """*tenant*'s private documents (records, salary letters, settings page) and its users."""
     out: list[Record] = []
     title = tenant.capitalize()
-    group = {"access": {"groups": [tenant]}}
+    group: dict[str, Any] = {"access": {"groups": [tenant]}}
     for n in range(1, PER_TENANT["customer"] + 1):
         company = companies.pop()
         person = names.pop()
