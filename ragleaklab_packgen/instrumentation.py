@@ -111,7 +111,7 @@ def exfiltrated(response: Response, protected: Sequence[str]) -> list[dict[str, 
 def access_record(response: Response) -> Mapping[str, Any]:
     """The reference target's access record of *response* (``simulated["access"]``): who
     asked, each retrieved document and whether that principal may see it, the documents the
-    ``enforce_access`` defence withheld, and the documents it may not see whose content reached
+    ``access_filter`` defence withheld, and the documents it may not see whose content reached
     the answer (``forbidden_in_answer``, from the code path that used each). A missing one is
     a generator bug: every case of an access pack is asked as a principal or over restricted
     documents."""

@@ -23,5 +23,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     "sentinel-takeover-safe": (sentinel_takeover_safe, 2, {"filter_injections": True}),
     "claim-corruption": (claim_corruption, 3, {"filter_injections": True}),
     "verbatim-extraction": (verbatim_extraction, 4, {"max_quote_words": 8}),
-    "cross-tenant": (cross_tenant, 6, {"enforce_access": True}),
+    "cross-tenant": (cross_tenant, 6, {"access_filter": "tenant"}),
 }

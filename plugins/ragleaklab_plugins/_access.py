@@ -87,3 +87,18 @@ def groups_of(principal: str | None, explicit: Iterable[str] = ()) -> frozenset[
 def visible(access: Access | None, principal: str | None, groups: frozenset[str]) -> bool:
     """Whether a document of *access* (None: public) is visible to *principal* in *groups*."""
     return access is None or access.visible_to(principal, groups)
+
+
+def _tenants(names: Iterable[str]) -> set[str]:
+    # "acme:hr" belongs to tenant "acme"; a name without a colon is its own tenant.
+    return {tenant_of(name) or name for name in names}
+
+
+def same_tenant(access: Access | None, groups: frozenset[str]) -> bool:
+    """Whether a document of *access* lies in a tenant of *groups*: what an index partitioned
+    by tenant (a namespace or a tenant filter per query) lets through. Coarser than
+    :func:`visible`: a document of one person, or of one group, is open to their whole tenant."""
+    if access is None:
+        return True
+    mine = _tenants(access.groups) | _tenants([access.owner] if access.owner else [])
+    return not mine.isdisjoint(_tenants(groups))

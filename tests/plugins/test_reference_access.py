@@ -1,5 +1,5 @@
 """The reference target's access groups and principals: the naive default (access ignored), the
-``enforce_access`` defence, and the ``metadata["simulated"]["access"]`` record the cross-tenant
+``access_filter`` defence, and the ``metadata["simulated"]["access"]`` record the cross-tenant
 pack is labelled from."""
 
 from __future__ import annotations
@@ -7,7 +7,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from ragleaklab_plugins._access import Access, groups_of, parse_access, tenant_of, visible
+from ragleaklab_plugins._access import (
+    Access,
+    groups_of,
+    parse_access,
+    same_tenant,
+    tenant_of,
+    visible,
+)
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import ConfigError, Document, InputError, load_plugin
@@ -49,15 +56,15 @@ def test_by_default_access_is_ignored_and_another_tenant_s_record_leaks():
     record = response.metadata["simulated"]["access"]
     assert record["principal"] == "acme:alice"
     assert record["groups"] == ["acme"]
-    assert record["enforced"] is False
+    assert record["filter"] == "none"
     assert {"doc_id": "globex-rec", "visible": False} in record["retrieved"]
     assert {"doc_id": "acme-rec", "visible": True} in record["retrieved"]
     assert [e["doc_id"] for e in record["forbidden_in_answer"]] == ["globex-rec"]
     assert record["forbidden_in_answer"][0]["used_as"][0].startswith("disclosed:")
 
 
-def test_enforce_access_filters_before_the_cut_and_backfills():
-    target = _target(enforce_access=True, top_k=2)
+def test_the_acl_filter_filters_before_the_cut_and_backfills():
+    target = _target(access_filter="acl", top_k=2)
     response = target.answer(ASK_GLOBEX, principal="acme:alice")
     ids = [r.doc_id for r in response.retrieved]
     assert "globex-rec" not in ids and "bob-letter" not in ids
@@ -71,7 +78,7 @@ def test_enforce_access_filters_before_the_cut_and_backfills():
 
 
 def test_owner_sees_their_own_document_and_colleagues_do_not():
-    target = _target(enforce_access=True)
+    target = _target(access_filter="acl")
     query = "What is the annual base salary of Bob Novak?"
     as_bob = [r.doc_id for r in target.answer(query, principal="acme:bob").retrieved]
     as_alice = [r.doc_id for r in target.answer(query, principal="acme:alice").retrieved]
@@ -80,7 +87,7 @@ def test_owner_sees_their_own_document_and_colleagues_do_not():
 
 
 def test_an_anonymous_query_sees_public_documents_only_when_enforced():
-    response = _target(enforce_access=True).answer(ASK_GLOBEX)
+    response = _target(access_filter="acl").answer(ASK_GLOBEX)
     assert [r.doc_id for r in response.retrieved] == ["pub"]
     # The record is there (the corpus has restricted documents), with no principal.
     assert response.metadata["simulated"]["access"]["principal"] is None
@@ -88,7 +95,7 @@ def test_an_anonymous_query_sees_public_documents_only_when_enforced():
 
 
 def test_principal_groups_option_adds_groups():
-    target = _target(enforce_access=True, principal_groups={"auditor": ["globex"]})
+    target = _target(access_filter="acl", principal_groups={"auditor": ["globex"]})
     ids = [r.doc_id for r in target.answer(ASK_GLOBEX, principal="auditor").retrieved]
     assert ids[0] == "globex-rec"
     assert "acme-rec" not in ids
@@ -143,7 +150,7 @@ def test_bad_principal_groups_option_is_a_config_error():
 
 
 def test_close_forgets_access():
-    target = _target(enforce_access=True)
+    target = _target(access_filter="acl")
     target.close()
     target.ingest([Document("globex-rec", GLOBEX.text)])  # now public
     ids = [r.doc_id for r in target.answer(ASK_GLOBEX, principal="acme:alice").retrieved]
@@ -180,3 +187,32 @@ def test_visibility_matches_the_definition_exhaustively():
         expected = (principal is not None and principal == owner) or bool(groups & member)
         assert visible(access, principal, member) is expected
     assert visible(None, None, frozenset())
+
+
+def test_the_tenant_filter_keeps_tenants_apart_but_opens_a_person_s_document_to_the_tenant():
+    target = _target(access_filter="tenant")
+    query = "What is the annual base salary of Bob Novak?"
+    as_alice = target.answer(query, principal="acme:alice")
+    assert "bob-letter" in [r.doc_id for r in as_alice.retrieved]
+    record = as_alice.metadata["simulated"]["access"]
+    assert record["filter"] == "tenant"
+    # Retrieved past the filter, yet still not hers to see: the record says so.
+    assert {"doc_id": "bob-letter", "visible": False} in record["retrieved"]
+    as_carol = target.answer(query, principal="globex:carol")
+    assert "bob-letter" not in [r.doc_id for r in as_carol.retrieved]
+    ids = [r.doc_id for r in target.answer(ASK_GLOBEX, principal="acme:alice").retrieved]
+    assert "globex-rec" not in ids
+
+
+def test_same_tenant_against_its_definition():
+    acme_hr = Access(None, frozenset({"acme:hr"}))
+    assert same_tenant(acme_hr, groups_of("acme:alice"))
+    assert not same_tenant(acme_hr, groups_of("globex:carol"))
+    assert same_tenant(Access("acme:bob", frozenset()), groups_of("acme:alice"))
+    assert not same_tenant(Access("acme:bob", frozenset()), groups_of(None))
+    assert same_tenant(None, frozenset())
+
+
+def test_an_unknown_access_filter_is_a_config_error():
+    with pytest.raises(ConfigError, match="access_filter"):
+        load_plugin("ragleaklab.targets", "reference", {"access_filter": "strict"})

@@ -4,10 +4,13 @@ Documents carry the convention of :mod:`ragleaklab_plugins._access` (``metadata[
 owner and groups; none is public), and a query may be asked as a principal. Like many RAG apps
 built on one shared index, the reference target by default **ignores** access: every document is
 retrievable by everyone, which is the cross-tenant leak the ``cross-tenant`` pack tests. The
-defence, ``enforce_access``, drops the documents the principal may not see from the ranking
-*before* the top-k cut, so the context is backfilled from the next documents it may see (an
-app that filters after the cut returns fewer documents instead, and one that filters the answer
-has already shown the model the data).
+defence, ``access_filter``, drops documents from the ranking *before* the top-k cut, so the
+context is backfilled from the next documents the principal may see (an app that filters after
+the cut returns fewer documents instead, and one that filters the answer has already shown the
+model the data). It comes in the two shapes deployed apps have: ``"tenant"``, an index
+partitioned by tenant (a namespace or a tenant filter on every query: the common way to isolate
+customers), which keeps tenants apart but opens a document of one person or one group to their
+whole tenant; and ``"acl"``, the document's own owner and groups checked for every query.
 
 What happened is recorded under ``metadata["simulated"]["access"]`` (when the corpus has
 restricted documents or the query has a principal): every retrieved document and whether the
@@ -24,7 +27,10 @@ from typing import Any
 from attrs import define, field
 
 from ragleaklab_core import Document, InputError
-from ragleaklab_plugins._access import Access, groups_of, parse_access, visible
+from ragleaklab_plugins._access import Access, groups_of, parse_access, same_tenant, visible
+
+#: The retrieval filters: none (access ignored), by tenant, or by each document's owner and groups.
+ACCESS_FILTERS = ("none", "tenant", "acl")
 
 
 def principal_groups_option(value: Any) -> dict[str, tuple[str, ...]]:
@@ -54,12 +60,12 @@ class AccessControl:
     """The ingested documents' access and the principal -> groups mapping.
 
     Attributes:
-        enforce: The defence: retrieval skips documents the principal may not see.
+        mode: The defence: ``"none"`` (access ignored), ``"tenant"`` or ``"acl"``.
         principal_groups: Groups given explicitly per principal (on top of the tenant of
             ``"<tenant>:<user>"``).
     """
 
-    enforce: bool = False
+    mode: str = "none"
     principal_groups: Mapping[str, tuple[str, ...]] = field(factory=dict)
     _access: dict[str, Access] = field(factory=dict, init=False)
 
@@ -86,10 +92,13 @@ class AccessControl:
         return groups_of(principal, self.principal_groups.get(principal or "", ()))
 
     def allows(self, doc_id: str, principal: str | None) -> bool:
-        """Whether retrieval may return *doc_id* to *principal* (always, unless enforcing)."""
-        if not self.enforce:
+        """Whether retrieval may return *doc_id* to *principal* under the filter."""
+        if self.mode == "none":
             return True
-        return visible(self._access.get(doc_id), principal, self.groups(principal))
+        access = self._access.get(doc_id)
+        if self.mode == "tenant":
+            return same_tenant(access, self.groups(principal))
+        return visible(access, principal, self.groups(principal))
 
     def relevant(self, principal: str | None) -> bool:
         """Whether an answer gets an access record: a principal asks, or some document is
@@ -118,7 +127,7 @@ class AccessControl:
         return {
             "principal": principal,
             "groups": sorted(groups),
-            "enforced": self.enforce,
+            "filter": self.mode,
             "retrieved": [{"doc_id": d, "visible": sees(d)} for d in retrieved],
             "denied": list(denied),
             "forbidden_in_answer": [{"doc_id": d, "used_as": how} for d, how in reached.items()],

@@ -12,6 +12,7 @@ from attrs import validators as v
 
 from ragleaklab_core import Document, InputError, Response, RetrievedDocument
 from ragleaklab_plugins.targets.reference.access import (
+    ACCESS_FILTERS,
     AccessControl,
     check_principal,
     principal_groups_option,
@@ -101,9 +102,10 @@ class ReferenceTarget:
         allowed_domains: The app's allow-list of host names (and their subdomains): recorded
             for every URL the markdown style writes, and kept by ``strip_untrusted_urls``.
         strip_untrusted_urls: Remove every URL to a domain not allowed from the answer.
-        enforce_access: Retrieve only documents the principal may see (by the documents'
-            ``metadata["access"]``), skipping the others before the top-k cut; off by default,
-            when every document is retrievable by everyone (see ``access.py``).
+        access_filter: Which documents retrieval skips (before the top-k cut) for the asking
+            principal, by the documents' ``metadata["access"]``: ``"none"`` (the default: every
+            document is retrievable by everyone), ``"tenant"`` (documents outside the
+            principal's tenant) or ``"acl"`` (documents it may not see); see ``access.py``.
         principal_groups: Groups of each principal, on top of the tenant of a principal
             written ``"<tenant>:<user>"`` (``{"acme:alice" = ["acme:hr"]}``).
     """
@@ -129,7 +131,7 @@ class ReferenceTarget:
         default=(), converter=_domains, validator=_check_domains
     )
     strip_untrusted_urls: bool = field(default=False, validator=v.instance_of(bool))
-    enforce_access: bool = field(default=False, validator=v.instance_of(bool))
+    access_filter: str = field(default="none", validator=v.in_(ACCESS_FILTERS))
     principal_groups: dict[str, tuple[str, ...]] = field(
         factory=dict, converter=principal_groups_option
     )
@@ -148,7 +150,7 @@ class ReferenceTarget:
 
     @_acl.default
     def _new_acl(self) -> AccessControl:
-        return AccessControl(self.enforce_access, self.principal_groups)
+        return AccessControl(self.access_filter, self.principal_groups)
 
     @_index.default
     def _new_index(self) -> ChunkIndex:
@@ -196,7 +198,7 @@ class ReferenceTarget:
     ) -> tuple[list[RetrievedDocument], list[str], list[str]]:
         kept: list[RetrievedDocument] = []
         filtered: list[str] = []
-        denied: list[str] = []  # withheld by enforce_access, ranked above the last one kept
+        denied: list[str] = []  # withheld by access_filter, ranked above the last one kept
         for hit in self._index.ranked_documents(content_tokens(query), self.top_k):
             doc_id = self._doc_ids[hit.doc_index]
             if not self._acl.allows(doc_id, principal):
@@ -222,7 +224,8 @@ class ReferenceTarget:
         """Retrieve, filter (when on) and generate; see docs/reference-target.md.
 
         *principal* (who asks) is reported in ``metadata["principal"]``; with
-        ``enforce_access`` only the documents it may see are retrieved (see ``access.py``).
+        ``access_filter`` only documents it may see (by tenant, or by each document's access)
+        are retrieved (see ``access.py``).
         """
         check_principal(principal)
         response = self._answer(query, principal)
