@@ -57,6 +57,7 @@ BUILTIN = {
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
+    "cross-tenant": ("access", "forbidden_words"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -73,12 +73,13 @@ def _shipped(pack_dir: Path) -> list[tuple[str, str, list[str]]]:
         ("sentinel_takeover_safe", "sentinel_takeover", "sentinel_takeover_safe", 2),
         ("claim_corruption", "claim_corruption", "claim_corruption", 3),
         ("verbatim_extraction", "verbatim_extraction", "verbatim_extraction", 4),
+        ("cross_tenant", "cross_tenant", "cross_tenant", 6),
     ],
 )
 def test_labels_survive_every_metric_being_broken(
     monkeypatch: pytest.MonkeyPatch, pack: str, module: str, builder: str, offset: int
 ) -> None:
-    from ragleaklab_plugins.metrics import claim, retrieval, sentinel, verbatim
+    from ragleaklab_plugins.metrics import access, claim, retrieval, sentinel, verbatim
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a metric was used while labelling")
@@ -88,6 +89,7 @@ def test_labels_survive_every_metric_being_broken(
         (retrieval, "RetrievalMetric"),
         (sentinel, "SentinelMetric"),
         (verbatim, "VerbatimMetric"),
+        (access, "AccessMetric"),
     ):
         monkeypatch.setattr(getattr(mod, cls), "__init__", broken)
         monkeypatch.setattr(getattr(mod, cls), "score", broken)
