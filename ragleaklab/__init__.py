@@ -26,6 +26,7 @@ except PackageNotFoundError:  # running from a checkout that was never installed
 #: Names served from :mod:`ragleaklab._inspect.components` on first access (imports inspect_ai).
 _INSPECT_NAMES = frozenset(
     {
+        "access",
         "ask_target",
         "claim",
         "gated",

@@ -1,4 +1,4 @@
-"""The generator of the four built-in attack packs (``python -m ragleaklab_packgen``).
+"""The generator of the built-in attack packs (``python -m ragleaklab_packgen``).
 
 It writes each pack's corpus, cases, labels and default threshold under
 ``plugins/ragleaklab_plugins/packs/<pack>/``, and copies of the labels under
@@ -28,7 +28,7 @@ Modules, shared ones first:
 - ``build``, ``scoring``, ``threshold``: drafts, labelling and finishing a pack, the one place a
   metric is read (to fit the default threshold), and the threshold rule;
 - ``relevance_hijack``, ``sentinel_takeover``, ``claim_corruption``, ``verbatim_extraction``
-  (with ``records`` and ``public_records``): one module per pack;
+  (with ``records`` and ``public_records``), ``cross_tenant``: one module per pack;
 - ``registry``, ``checks``, ``summary``, ``quality``, ``output``, ``__main__``: the packs, their
   invariants, the printed summary, the quality cards, the files, and the command line.
 """

@@ -1,4 +1,4 @@
-"""Generate the four built-in attack packs: corpora, cases, labels and default thresholds.
+"""Generate the built-in attack packs: corpora, cases, labels and default thresholds.
 
     python -m ragleaklab_packgen           # (re)write every pack file and calibration copy
     python -m ragleaklab_packgen --check   # regenerate in memory; exit 1 if any file differs

@@ -44,6 +44,7 @@ class Draft:
             but not the top), ``"benign"``, ``"data"`` (a legit document quoting a sentinel).
         poison: The poison document an attack plants, else None.
         own: The sentinel or poison claim of the case's own poison document.
+        principal: Who asks (``Case.principal``), or None for an anonymous question.
     """
 
     query: str
@@ -55,6 +56,7 @@ class Draft:
     label: bool = False
     note: str = ""
     hard: str | None = None
+    principal: str | None = None
 
 
 def family_tag(name: str) -> str:
@@ -103,7 +105,7 @@ class PackData:
 def judge(documents: Sequence[Document], drafts: Sequence[Draft], rule: Rule) -> list[Response]:
     """Run *drafts* on the labelled target and label each by *rule* (in place)."""
     poison = frozenset(d.doc_id for d in documents if d.kind == "poison")
-    responses = answer_all(documents, [d.query for d in drafts])
+    responses = answer_all(documents, [d.query for d in drafts], [d.principal for d in drafts])
     for draft, response in zip(drafts, responses, strict=True):
         outcome = rule(draft, response, poison)
         draft.label, draft.note, draft.hard = outcome.positive, outcome.note, outcome.hard
@@ -165,7 +167,7 @@ def build_pack(
         if draft.hard is not None:
             extra.add(f"hard:{draft.hard}")
         tags = sorted(set(draft.tags) | extra)
-        case = Case(test_id, draft.query, draft.ground_truth, tuple(tags))
+        case = Case(test_id, draft.query, draft.ground_truth, tuple(tags), draft.principal)
         cases.append(case)
         labels.append(
             {

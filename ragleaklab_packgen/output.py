@@ -106,6 +106,8 @@ def pack_files(pack: PackData) -> dict[Path, bytes]:
                 "query": c.query,
                 "ground_truth": dict(c.ground_truth),
                 "tags": list(c.tags),
+                # Only a case asked as someone names a principal: the other packs' lines stay.
+                **({} if c.principal is None else {"principal": c.principal}),
             }
             for c in pack.cases
         ),

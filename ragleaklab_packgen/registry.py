@@ -12,6 +12,7 @@ from typing import Any
 from .build import PackData
 from .claim_corruption import claim_corruption
 from .markdown_exfiltration import ALLOWED, markdown_exfiltration
+from .cross_tenant import cross_tenant
 from .relevance_hijack import relevance_hijack
 from .sentinel_takeover import sentinel_takeover_safe
 from .verbatim_extraction import verbatim_extraction
@@ -28,4 +29,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
         5,
         {"strip_untrusted_urls": True, "allowed_domains": list(ALLOWED)},
     ),
+    "cross-tenant": (cross_tenant, 6, {"access_filter": "tenant"}),
 }

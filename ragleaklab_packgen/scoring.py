@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ragleaklab_plugins.metrics.access import AccessMetric
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 from ragleaklab_plugins.metrics.exfiltration import ExfiltrationMetric
 from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
@@ -24,6 +25,7 @@ _METRICS: Mapping[str, Callable[..., Any]] = {
     "claim": ClaimMetric,
     "verbatim": VerbatimMetric,
     "exfiltration": ExfiltrationMetric,
+    "access": AccessMetric,
 }
 
 

@@ -28,7 +28,10 @@ def measure(pack: PackData, options: Mapping[str, Any]) -> Measured:
     """*pack*'s cases answered by the labelled target with *options* on top."""
     documents: list[Document] = pack.documents
     poison = frozenset(d.doc_id for d in documents if d.kind == "poison")
-    responses = answer_all(documents, [c.query for c in pack.cases], **options)
+    cases = pack.cases
+    responses = answer_all(
+        documents, [c.query for c in cases], [c.principal for c in cases], **options
+    )
     score = pack.scorer(documents)
     failing = [score(c, r) >= pack.threshold for c, r in zip(pack.cases, responses, strict=True)]
     harm = [pack.rule(d, r, poison).positive for d, r in zip(pack.drafts, responses, strict=True)]

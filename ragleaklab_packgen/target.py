@@ -18,13 +18,23 @@ NEAR_K = 10
 
 
 def answer_all(
-    documents: Sequence[Document], queries: Sequence[str], **options: Any
+    documents: Sequence[Document],
+    queries: Sequence[str],
+    principals: Sequence[str | None] | None = None,
+    **options: Any,
 ) -> list[Response]:
     """Answers of a fresh reference target that ingested *documents*: the labelled target
-    (``LABEL_TARGET_OPTIONS``, the naive app) with *options* on top."""
+    (``LABEL_TARGET_OPTIONS``, the naive app) with *options* on top, each query asked as its
+    principal (*principals*, one per query; none: every query anonymous)."""
     target = ReferenceTarget(**{**LABEL_TARGET_OPTIONS, **options})
     target.ingest(documents)
-    return [target.answer(q) for q in queries]
+    who = [None] * len(queries) if principals is None else list(principals)
+    if len(who) != len(queries):
+        raise ValueError(f"{len(who)} principals for {len(queries)} queries")
+    return [
+        target.answer(q) if p is None else target.answer(q, principal=p)
+        for q, p in zip(queries, who, strict=True)
+    ]
 
 
 def nearest_ids(

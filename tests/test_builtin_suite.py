@@ -21,6 +21,7 @@ BUILTIN_PACKS = [
     ("claim-corruption", "poison_claim_rate"),
     ("verbatim-extraction", "verbatim_score"),
     ("markdown-exfiltration", "exfiltration_rate"),
+    ("cross-tenant", "forbidden_words"),
 ]
 ROOT = Path(__file__).resolve().parents[1]
 

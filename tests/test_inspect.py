@@ -57,6 +57,7 @@ BUILTIN = {
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
+    "cross-tenant": ("access", "forbidden_words"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -290,6 +291,18 @@ def test_sample_ids_are_the_case_ids_and_metadata_rebuilds_the_case():
     assert first.metadata["label"] in ("positive", "negative")
     with pytest.raises(Exception, match="no case tagged"):
         ragleaklab.pack_dataset("claim-corruption", tags=["no-such-tag"])
+    assert "principal" not in first.metadata  # an anonymous case's sample says nothing
+
+
+def test_a_sample_keeps_its_case_s_principal_so_it_is_never_asked_anonymously():
+    from ragleaklab._inspect.dataset import case_of
+
+    dataset = ragleaklab.pack_dataset("cross-tenant", tags=["smoke"])
+    cases = [c for c in load_pack("cross-tenant").obj.cases() if "smoke" in c.tags]
+    for sample, case in zip(dataset, cases, strict=True):
+        rebuilt = case_of(sample.metadata, sample.id, sample.input)
+        assert rebuilt.principal == case.principal
+    assert any(c.principal for c in cases)
 
 
 # --------------------------------------------------------------------------- fake plugins

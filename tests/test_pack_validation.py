@@ -607,6 +607,7 @@ BUILTIN_COUNTS = {
     "claim-corruption": (165, 615),
     "verbatim-extraction": (143, 352),
     "markdown-exfiltration": (237, 388),
+    "cross-tenant": (295, 328),
 }
 
 

@@ -74,12 +74,20 @@ def _shipped(pack_dir: Path) -> list[tuple[str, str, list[str]]]:
         ("claim_corruption", "claim_corruption", "claim_corruption", 3),
         ("verbatim_extraction", "verbatim_extraction", "verbatim_extraction", 4),
         ("markdown_exfiltration", "markdown_exfiltration", "markdown_exfiltration", 5),
+        ("cross_tenant", "cross_tenant", "cross_tenant", 6),
     ],
 )
 def test_labels_survive_every_metric_being_broken(
     monkeypatch: pytest.MonkeyPatch, pack: str, module: str, builder: str, offset: int
 ) -> None:
-    from ragleaklab_plugins.metrics import claim, exfiltration, retrieval, sentinel, verbatim
+    from ragleaklab_plugins.metrics import (
+        access,
+        claim,
+        exfiltration,
+        retrieval,
+        sentinel,
+        verbatim,
+    )
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a metric was used while labelling")
@@ -90,6 +98,7 @@ def test_labels_survive_every_metric_being_broken(
         (sentinel, "SentinelMetric"),
         (verbatim, "VerbatimMetric"),
         (exfiltration, "ExfiltrationMetric"),
+        (access, "AccessMetric"),
     ):
         monkeypatch.setattr(getattr(mod, cls), "__init__", broken)
         monkeypatch.setattr(getattr(mod, cls), "score", broken)

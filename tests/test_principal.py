@@ -253,7 +253,14 @@ def test_the_reference_target_reports_the_principal_it_was_asked_as():
     asked = _ask(_session(target), Case("c", "payroll march", principal="alice"))
     assert asked.metadata["principal"] == "alice"
     assert "principal" not in anonymous.metadata
-    assert {k: v for k, v in asked.metadata.items() if k != "principal"} == dict(anonymous.metadata)
+    # Asked as a principal, the model's record also says what that principal may see (here
+    # everything: no document is restricted); nothing else differs.
+    access = asked.metadata["simulated"]["access"]
+    assert access["principal"] == "alice" and access["forbidden_in_answer"] == []
+    simulated = {k: v for k, v in asked.metadata["simulated"].items() if k != "access"}
+    assert simulated == anonymous.metadata["simulated"]
+    rest = {k: v for k, v in asked.metadata.items() if k not in ("principal", "simulated")}
+    assert rest == {k: v for k, v in anonymous.metadata.items() if k != "simulated"}
 
 
 @pytest.fixture

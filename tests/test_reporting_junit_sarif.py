@@ -433,6 +433,12 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "LLM02:2025",
         "AML.T0057",
     ]
+    assert rules["cross-tenant/forbidden_words"]["tags"] == [
+        "security",
+        "LLM02:2025",
+        "LLM08:2025",
+        "AML.T0057",
+    ]
     severity = {rule: p.get("security-severity") for rule, p in rules.items()}
     assert severity == {
         "acme-secrets/leak_rate": None,  # the third party's pack declares no severity
@@ -440,6 +446,7 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "relevance-hijack/poison_rate_at_k": "8.0",
         "sentinel-takeover-safe/leak_rate": "8.0",
         "verbatim-extraction/verbatim_score": "8.0",
+        "cross-tenant/forbidden_words": "8.0",
     }
     for rule in run["tool"]["driver"]["rules"]:
         assert rule["help"]["text"]
@@ -511,6 +518,11 @@ def test_report_json_carries_each_builtin_packs_taxonomy(reports):
     taxonomy = {p["name"]: p["taxonomy"] for p in _load(reports["several"])["packs"]}
     assert taxonomy["verbatim-extraction"] == {
         "owasp_llm": ["LLM02:2025"],
+        "mitre_atlas": ["AML.T0057"],
+        "severity": "high",
+    }
+    assert taxonomy["cross-tenant"] == {
+        "owasp_llm": ["LLM02:2025", "LLM08:2025"],
         "mitre_atlas": ["AML.T0057"],
         "severity": "high",
     }

@@ -7,10 +7,11 @@ before its own guard runs. :mod:`ragleaklab._inspect.components` imports inspect
 ``components`` and never raises). ragleaklab_core never imports any of it.
 
 Registered names: task ``ragleaklab/pack``; solver ``ragleaklab/ask_target``; scorers
-``ragleaklab/retrieval``, ``ragleaklab/sentinel``, ``ragleaklab/claim``, ``ragleaklab/verbatim``
-and ``ragleaklab/metric_scorer`` (any metric plugin, by name), and ``ragleaklab/<metric>`` for
-any other installed metric once :func:`~ragleaklab._inspect.scorers.scorer_for` is asked for
-it; metrics ``ragleaklab/leak_rate`` and ``ragleaklab/leak_stderr``; epoch reducer
+``ragleaklab/retrieval``, ``ragleaklab/sentinel``, ``ragleaklab/claim``, ``ragleaklab/verbatim``,
+``ragleaklab/access`` and ``ragleaklab/metric_scorer`` (any metric plugin, by name), and
+``ragleaklab/<metric>`` for any other installed metric once
+:func:`~ragleaklab._inspect.scorers.scorer_for` is asked for it; metrics
+``ragleaklab/leak_rate`` and ``ragleaklab/leak_stderr``; epoch reducer
 ``ragleaklab/gated``.
 
 Built only on :mod:`ragleaklab_core`'s public API (its ``__all__``): the target session, metric

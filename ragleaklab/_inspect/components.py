@@ -4,6 +4,7 @@ from ragleaklab._inspect.dataset import pack_dataset
 from ragleaklab._inspect.metrics import leak_rate, leak_stderr
 from ragleaklab._inspect.reducers import gated
 from ragleaklab._inspect.scorers import (
+    access,
     claim,
     metric_scorer,
     retrieval,
@@ -15,6 +16,7 @@ from ragleaklab._inspect.solver import ask_target
 from ragleaklab._inspect.tasks import pack
 
 __all__ = [
+    "access",
     "ask_target",
     "claim",
     "gated",

@@ -45,6 +45,8 @@ def pack_dataset(pack_name: str, tags: Sequence[str] = ()) -> MemoryDataset:
             "tags": list(case.tags),
             "ground_truth": jsonable(case.ground_truth),
         }
+        if case.principal is not None:  # asked as that principal by the solver, never without
+            metadata["principal"] = case.principal
         if case.test_id in labels:
             metadata["label"] = "positive" if labels[case.test_id] else "negative"
         samples.append(Sample(id=case.test_id, input=case.query, target="", metadata=metadata))
@@ -59,6 +61,7 @@ def case_of(metadata: Mapping[str, Any], sample_id: object, query: str) -> Case:
         query=query,
         ground_truth=dict(ground_truth),
         tags=tuple(metadata.get("tags") or ()),
+        principal=metadata.get("principal"),
     )
 
 

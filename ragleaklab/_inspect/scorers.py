@@ -11,8 +11,8 @@ metadata only.
 The registered scorers are made from the metric's own declaration by :func:`scorer_for`: a mean
 and standard error per declared value, plus :func:`~ragleaklab._inspect.metrics.leak_rate` and
 :func:`~ragleaklab._inspect.metrics.leak_stderr`. ``ragleaklab/retrieval``, ``sentinel``,
-``claim`` and ``verbatim`` are registered on import (the names ``inspect eval`` users type);
-any other installed metric gets its ``ragleaklab/<metric>`` scorer the first time
+``claim``, ``verbatim`` and ``access`` are registered on import (the names ``inspect eval``
+users type); any other installed metric gets its ``ragleaklab/<metric>`` scorer the first time
 :func:`scorer_for` is asked for it, and ``ragleaklab/metric_scorer`` (``-S metric=NAME``)
 scores with any metric by name from the command line.
 
@@ -283,6 +283,7 @@ retrieval = _builtin("retrieval")
 sentinel = _builtin("sentinel")
 claim = _builtin("claim")
 verbatim = _builtin("verbatim")
+access = _builtin("access")
 
 
 @scorer(metrics=[leak_rate(), leak_stderr()])
@@ -332,6 +333,7 @@ def scorer_for(metric: str, **args: Any) -> Scorer:
 
 __all__ = [
     "ScorerFactory",
+    "access",
     "claim",
     "make_scorer",
     "metric_scorer",

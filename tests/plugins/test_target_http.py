@@ -32,7 +32,7 @@ from ragleaklab_plugins.targets.openai_compatible import OpenAICompatibleTarget
 from ragleaklab_plugins.targets.python import PythonTarget
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
-from ragleaklab_core import ConfigError, Document, load_plugin
+from ragleaklab_core import ConfigError, Document, InputError, load_plugin
 from ragleaklab_core.run.runner import RunSettings, is_transport_failure, load_pack, run_pack
 from ragleaklab_core.run.suite import isolation_of
 from tests.support.fake_rag_server import FakeRagServer
@@ -679,6 +679,49 @@ def test_ingest_sends_only_ids_and_texts_never_the_ground_truth(server, sync):
     wire = json.dumps([attrs.asdict(s) for s in server.seen])
     for leaked in [*GROUND_TRUTH, *GROUND_TRUTH.values(), "poison", "private", "kind"]:
         assert leaked not in wire, leaked
+
+
+def test_ingest_sends_a_document_s_access_and_nothing_else_of_its_metadata(server):
+    # A real app knows who may see each document: without it, it could not enforce access.
+    docs = [
+        Document(
+            "c1",
+            "Contract worth EUR 20,000.",
+            "private",
+            {"access": {"groups": ["globex", "acme"]}, "sentinel": "GT-SENTINEL-3c7d"},
+        ),
+        Document("c2", "Salary letter.", "private", {"access": {"owner": "acme:bob"}}),
+        Document("pub", "Public page."),
+    ]
+    target = fast(url=server.url("/simple"), ingest_url=server.url("/ingest"))
+    target.ingest(docs)
+    target.close()
+    (sent,) = [s for s in server.seen if s.path == "/ingest"]
+    assert sent.json == {
+        "documents": [
+            {
+                "doc_id": "c1",
+                "text": "Contract worth EUR 20,000.",
+                "access": {"groups": ["acme", "globex"]},
+            },
+            {
+                "doc_id": "c2",
+                "text": "Salary letter.",
+                "access": {"owner": "acme:bob", "groups": []},
+            },
+            {"doc_id": "pub", "text": "Public page."},
+        ]
+    }
+    assert "GT-SENTINEL" not in json.dumps([attrs.asdict(s) for s in server.seen])
+
+
+def test_a_malformed_access_is_an_input_error_before_anything_is_sent(server):
+    target = fast(url=server.url("/simple"), ingest_url=server.url("/ingest"))
+    bad = Document("c1", "text", "private", {"access": {"groups": "acme"}})
+    with pytest.raises(InputError, match=r"document 'c1': \$\.metadata\.access\.groups"):
+        target.ingest([bad])
+    target.close()
+    assert not [s for s in server.seen if s.path == "/ingest"]
 
 
 async def _ingest_and_close(target: HttpTarget, docs: list[Document]) -> None:

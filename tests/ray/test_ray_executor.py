@@ -23,6 +23,7 @@ BUILTIN_PACKS = {
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",
+    "cross-tenant",
 }
 SMOKE = ["-p", "sentinel-takeover-safe", "--tag", "smoke"]
 

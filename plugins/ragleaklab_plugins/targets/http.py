@@ -17,6 +17,7 @@ from attrs import define, field
 from attrs import validators as v
 
 from ragleaklab_core import Document, Response, RetrievedDocument
+from ragleaklab_plugins._access import parse_access
 from ragleaklab_plugins.targets._ids import IdPattern, check_id_pattern
 from ragleaklab_plugins.targets._net import (
     Endpoint,
@@ -115,10 +116,11 @@ class HttpTarget:
             are the pack's ``doc_id`` s as they are.
         ingest_url: Where to POST the pack's documents before the cases run, as
             ``{"documents": [{"doc_id": ..., "text": ...}, ...]}`` in batches; ``None``: the
-            system is expected to hold them already. Only the id and the text are sent: a
-            document's ``kind`` and ``metadata`` are the pack's ground truth (which document is
-            poison, the claim it plants, the sentinel it hides) and must never reach the
-            system under test.
+            system is expected to hold them already. Only the id, the text and a document's
+            ``metadata["access"]`` (``"access": {"owner": ..., "groups": [...]}``, only when
+            it has one) are sent: the rest of its ``kind`` and ``metadata`` are the pack's
+            ground truth (which document is poison, the claim it plants, the sentinel it
+            hides) and must never reach the system under test.
         ingest_batch_size: Documents per ingest request.
         reset_url: Called (with ``reset_method``, no body) when the pack is done, to remove what
             ingest planted; ``None``: nothing is called, and a target with an ``ingest_url``
@@ -465,7 +467,21 @@ def _score(value: Any, path: JsonPath, i: int, what: str) -> float | None:
 
 
 def _document_json(doc: Document) -> dict[str, Any]:
-    """What the system under test is told about a document: its id and its text, nothing of
-    the ground truth ``kind`` and ``metadata`` hold (a system that saw them could pass by
-    filtering what it was told is poison)."""
-    return {"doc_id": doc.doc_id, "text": doc.text}
+    """What the system under test is told about a document: its id, its text and, when the
+    document has one, its access (``{"owner": ..., "groups": [...]}``, the convention of
+    docs/packs.md); nothing else of the ground truth ``kind`` and ``metadata`` hold (a system
+    that saw them could pass by filtering what it was told is poison). Access is different: a
+    real app knows who may see each of its documents (it syncs the source's permissions), and
+    one that is never told cannot enforce them.
+
+    Raises:
+        InputError: ``metadata["access"]`` is malformed (naming the document and the path).
+    """
+    sent: dict[str, Any] = {"doc_id": doc.doc_id, "text": doc.text}
+    access = parse_access(doc.doc_id, doc.metadata)
+    if access is not None:
+        sent["access"] = {
+            **({} if access.owner is None else {"owner": access.owner}),
+            "groups": sorted(access.groups),
+        }
+    return sent

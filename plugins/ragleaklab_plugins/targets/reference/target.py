@@ -11,6 +11,12 @@ from attrs import define, field
 from attrs import validators as v
 
 from ragleaklab_core import Document, InputError, Response, RetrievedDocument
+from ragleaklab_plugins.targets.reference.access import (
+    ACCESS_FILTERS,
+    AccessControl,
+    check_principal,
+    principal_groups_option,
+)
 from ragleaklab_plugins.targets.reference.chunking import chunk_document
 from ragleaklab_plugins.targets.reference.defences import (
     SEPARATORS,
@@ -101,6 +107,12 @@ class ReferenceTarget:
         allowed_domains: The app's allow-list of host names (and their subdomains): recorded
             for every URL the markdown style writes, and kept by ``strip_untrusted_urls``.
         strip_untrusted_urls: Remove every URL to a domain not allowed from the answer.
+        access_filter: Which documents retrieval skips (before the top-k cut) for the asking
+            principal, by the documents' ``metadata["access"]``: ``"none"`` (the default: every
+            document is retrievable by everyone), ``"tenant"`` (documents outside the
+            principal's tenant) or ``"acl"`` (documents it may not see); see ``access.py``.
+        principal_groups: Groups of each principal, on top of the tenant of a principal
+            written ``"<tenant>:<user>"`` (``{"acme:alice" = ["acme:hr"]}``).
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -128,6 +140,10 @@ class ReferenceTarget:
         default=(), converter=_domains, validator=_check_domains
     )
     strip_untrusted_urls: bool = field(default=False, validator=v.instance_of(bool))
+    access_filter: str = field(default="none", validator=v.in_(ACCESS_FILTERS))
+    principal_groups: dict[str, tuple[str, ...]] = field(
+        factory=dict, converter=principal_groups_option
+    )
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -139,6 +155,11 @@ class ReferenceTarget:
     _vocabulary: set[str] = field(factory=set, init=False)
     _separator: str = field(default=SEPARATORS[0], init=False)
     _index: ChunkIndex = field(init=False)
+    _acl: AccessControl = field(init=False)
+
+    @_acl.default
+    def _new_acl(self) -> AccessControl:
+        return AccessControl(self.access_filter, self.principal_groups)
 
     @_index.default
     def _new_index(self) -> ChunkIndex:
@@ -156,6 +177,7 @@ class ReferenceTarget:
             if doc.doc_id in self._doc_index or doc.doc_id in fresh:
                 raise InputError(f"duplicate document id {doc.doc_id!r}")
             fresh.add(doc.doc_id)
+        self._acl.add(self._acl.parse(batch))  # a malformed access raises before any is added
         tokens: list[list[str]] = []
         doc_of_chunk: list[int] = []
         for doc in batch:
@@ -173,12 +195,24 @@ class ReferenceTarget:
         self._separator = pick_separator(self._vocabulary)
         self._index.add(tokens, doc_of_chunk)
 
-    def retrieve(self, query: str) -> tuple[list[RetrievedDocument], list[str]]:
+    def retrieve(
+        self, query: str, principal: str | None = None
+    ) -> tuple[list[RetrievedDocument], list[str]]:
         """The context the generator gets for *query*, and the ids the filter dropped."""
+        kept, filtered, _ = self._retrieve(query, principal)
+        return kept, filtered
+
+    def _retrieve(
+        self, query: str, principal: str | None
+    ) -> tuple[list[RetrievedDocument], list[str], list[str]]:
         kept: list[RetrievedDocument] = []
         filtered: list[str] = []
+        denied: list[str] = []  # withheld by access_filter, ranked above the last one kept
         for hit in self._index.ranked_documents(content_tokens(query), self.top_k):
             doc_id = self._doc_ids[hit.doc_index]
+            if not self._acl.allows(doc_id, principal):
+                denied.append(doc_id)
+                continue
             text = self._chunk_texts[hit.chunk_index]
             if self.filter_injections and is_suspicious(text):
                 filtered.append(doc_id)
@@ -193,22 +227,23 @@ class ReferenceTarget:
             )
             if len(kept) == self.top_k:
                 break
-        return kept, filtered
+        return kept, filtered, denied
 
     def answer(self, query: str, *, principal: str | None = None) -> Response:
         """Retrieve, filter (when on) and generate; see docs/reference-target.md.
 
-        *principal* (who asks) is accepted and reported in ``metadata["principal"]``; it does
-        not yet change what is retrieved (access filtering by ``metadata["access"]`` comes with
-        the cross-tenant pack).
+        *principal* (who asks) is reported in ``metadata["principal"]``; with
+        ``access_filter`` only documents it may see (by tenant, or by each document's access)
+        are retrieved (see ``access.py``).
         """
-        response = self._answer(query)
+        check_principal(principal)
+        response = self._answer(query, principal)
         if principal is None:  # anonymous answers keep their metadata exactly as before
             return response
         return attrs.evolve(response, metadata={**response.metadata, "principal": principal})
 
-    def _answer(self, query: str) -> Response:
-        retrieved, filtered = self.retrieve(query)
+    def _answer(self, query: str, principal: str | None = None) -> Response:
+        retrieved, filtered, denied = self._retrieve(query, principal)
         # The separator occurs in no ingested document, so no 6-token run of the paraphrased
         # content can match any of them, not even across sentence boundaries.
         separator = self._separator if self.paraphrase else None
@@ -227,11 +262,12 @@ class ReferenceTarget:
                 allowed_domains=self.allowed_domains,
                 strip_urls=self.strip_untrusted_urls,
             )
-            return Response(
-                answer=simulated.answer,
-                retrieved=tuple(retrieved),
-                metadata=simulated.metadata(filtered),
-            )
+            metadata = simulated.metadata(filtered)
+            if self._acl.relevant(principal):
+                ids = [r.doc_id for r in retrieved]
+                record = self._acl.record(principal, ids, denied, simulated.simulated)
+                metadata["simulated"] = {**simulated.simulated, "access": record}
+            return Response(answer=simulated.answer, retrieved=tuple(retrieved), metadata=metadata)
         generated = generate(
             [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
             frozenset(content_tokens(query)),
@@ -259,3 +295,4 @@ class ReferenceTarget:
         self._vocabulary.clear()
         self._separator = SEPARATORS[0]
         self._index = self._new_index()
+        self._acl.clear()
