@@ -12,6 +12,7 @@ from attrs import validators as v
 
 from ragleaklab_core import Document, InputError, Response, RetrievedDocument
 from ragleaklab_plugins.targets.reference.chunking import chunk_document
+from ragleaklab_plugins.targets.reference.citations import CITATION_MODES
 from ragleaklab_plugins.targets.reference.defences import (
     SEPARATORS,
     is_suspicious,
@@ -43,6 +44,14 @@ def _markdown_needs_realistic(instance: Any, attribute: attrs.Attribute[str], va
         raise ValueError(
             f"'{attribute.name}' = 'markdown' needs behaviour = 'realistic' "
             f"(the literal contract writes plain text): behaviour is {instance.behaviour!r}"
+        )
+
+
+def _always_needs_realistic(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if value == "always" and instance.behaviour != "realistic":
+        raise ValueError(
+            f"'{attribute.name}' = 'always' needs behaviour = 'realistic' "
+            f"(the literal contract never cites): behaviour is {instance.behaviour!r}"
         )
 
 
@@ -96,6 +105,12 @@ class ReferenceTarget:
         allowed_domains: The app's allow-list of host names (and their subdomains): recorded
             for every URL the markdown style writes, and kept by ``strip_untrusted_urls``.
         strip_untrusted_urls: Remove every URL to a domain not allowed from the answer.
+        citations: ``"on_request"`` (the default): the realistic model credits its statements
+            to documents when the question asks for sources; ``"always"``; ``"never"``
+            (recorded in ``metadata["simulated"]["citations"]``; the literal behaviour never
+            cites).
+        verify_citations: Check every citation against the retrieved passages; fix or drop the
+            ones they do not back.
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -119,6 +134,10 @@ class ReferenceTarget:
         default=(), converter=_domains, validator=_check_domains
     )
     strip_untrusted_urls: bool = field(default=False, validator=v.instance_of(bool))
+    citations: str = field(
+        default="on_request", validator=[v.in_(CITATION_MODES), _always_needs_realistic]
+    )
+    verify_citations: bool = field(default=False, validator=v.instance_of(bool))
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -217,6 +236,8 @@ class ReferenceTarget:
                 answer_style=self.answer_style,
                 allowed_domains=self.allowed_domains,
                 strip_urls=self.strip_untrusted_urls,
+                citations=self.citations,
+                verify_citations=self.verify_citations,
             )
             return Response(
                 answer=simulated.answer,
