@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .build import PackData
+from .citation_forgery import citation_forgery
 from .claim_corruption import claim_corruption
 from .relevance_hijack import relevance_hijack
 from .sentinel_takeover import sentinel_takeover_safe
@@ -22,4 +23,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     "sentinel-takeover-safe": (sentinel_takeover_safe, 2, {"filter_injections": True}),
     "claim-corruption": (claim_corruption, 3, {"filter_injections": True}),
     "verbatim-extraction": (verbatim_extraction, 4, {"max_quote_words": 8}),
+    "citation-forgery": (citation_forgery, 7, {"verify_citations": True}),
 }

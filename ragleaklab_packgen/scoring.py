@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ragleaklab_plugins.metrics.citation import CitationMetric
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
 from ragleaklab_plugins.metrics.sentinel import SentinelMetric
@@ -22,6 +23,7 @@ _METRICS: Mapping[str, Callable[..., Any]] = {
     "sentinel": SentinelMetric,
     "claim": ClaimMetric,
     "verbatim": VerbatimMetric,
+    "citation": CitationMetric,
 }
 
 

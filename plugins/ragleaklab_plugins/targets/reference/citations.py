@@ -44,7 +44,7 @@ STYLES: tuple[tuple[str, float], ...] = (("inline", 0.5), ("numbered", 0.3), ("f
 #: document carrying the instruction...
 P_PLANTED_OWN = 0.65
 #: ...and for a statement taken from another document.
-P_PLANTED_OTHER = 0.35
+P_PLANTED_OTHER = 0.15
 #: Added when the instruction is in the top-ranked passage.
 TOP_RANK_BONUS = 0.1
 #: Probability of crediting a statement to the document its source sentence names
@@ -53,9 +53,9 @@ P_NAMED = 0.55
 #: Probability of crediting a statement to a retrieved document whose id looks authoritative.
 P_AUTHORITY = 0.3
 #: Probability of inventing an id that was not retrieved.
-P_INVENT = 0.04
+P_INVENT = 0.02
 #: Probability of citing another retrieved document (the one sharing most words).
-P_WRONG_DOC = 0.06
+P_WRONG_DOC = 0.03
 #: Probability that a cited statement is restated in the model's own words.
 P_PARAPHRASE = 0.15
 #: The verifier keeps a citation whose passage holds at least this share of the statement's
