@@ -514,7 +514,12 @@ def test_report_json_carries_each_builtin_packs_taxonomy(reports):
         "mitre_atlas": ["AML.T0057"],
         "severity": "high",
     }
-    builtins = {"claim-corruption", "relevance-hijack", "sentinel-takeover-safe"}
+    builtins = {
+        "citation-forgery",
+        "claim-corruption",
+        "relevance-hijack",
+        "sentinel-takeover-safe",
+    }
     assert all(taxonomy[name] is not None for name in builtins)
     assert taxonomy["acme-secrets"] is None  # a third party's pack that declares none
     assert _load(reports["thirdparty"])["packs"][0]["taxonomy"] is None

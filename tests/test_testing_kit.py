@@ -44,6 +44,7 @@ from ragleaklab_core.testing import (
 Failed = pytest.fail.Exception
 
 BUILTIN_PACKS = [
+    "citation-forgery",
     "claim-corruption",
     "relevance-hijack",
     "sentinel-takeover-safe",
