@@ -157,7 +157,8 @@ class Citation:
         marker: The marker as written (``[kb-a]``, ``[1]``, ``[^2]``, ``(source: kb-a)``).
         doc_id: The id it resolves to, or None when it points nowhere (``[3]`` with no
             definition of 3).
-        start: The marker's offset in the answer's body (the answer without its definitions).
+        start: The marker's offset in the answer's body (the NFKC-normalised answer without
+            its definition lines).
         statement: The text it is attached to (see :func:`parse_citations`).
     """
 
@@ -184,7 +185,8 @@ def parse_citations(answer: str) -> list[Citation]:
     Formats: ids in brackets ``[kb-a]`` (several as ``[kb-a, kb-b]`` or ``[kb-a][kb-b]``, or in
     fullwidth brackets ``【kb-a】``); numbers in brackets ``[1]`` resolved by a list of sources
     (``[1] kb-a`` or ``[1]: kb-a`` lines, or ``1. kb-a`` lines under a ``Sources:`` heading);
-    markdown footnotes ``[^1]`` resolved by ``[^1]: kb-a`` lines; and ``(source: kb-a)``. An item
+    markdown footnotes ``[^1]`` resolved by ``[^1]: kb-a`` lines; and ``(source: kb-a)``, all
+    read in the NFKC-normalised answer (``［kb-a］`` is ``[kb-a]``). An item
     with white space in it is prose (``[see the docs]``), a bracket followed by ``(`` a link.
 
     The *statement* a citation is attached to is the text before its marker, back to the
@@ -192,7 +194,8 @@ def parse_citations(answer: str) -> list[Citation]:
     by spaces, commas or semicolons form one group and share it. A marker with no words before
     it in its sentence (``... 30 minutes. [kb-a]``) is attached to the sentence before.
     """
-    body, numbered, footnotes = definitions(answer)
+    # NFKC first: fullwidth brackets and letters (``［kb-a］``) are the ASCII ones to a reader.
+    body, numbered, footnotes = definitions(unicodedata.normalize("NFKC", answer))
     found = [(m, _items(m)) for m in _MARKER.finditer(body)]
     found = [(m, items) for m, items in found if items]
     # The body with every marker blanked out, so that brackets never end a sentence or count as
