@@ -96,7 +96,7 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
                 # A verdict exists for every labelled case (its agreement with the label is
                 # what calibration measures, tests/plugins/test_packs.py).
                 assert isinstance(threshold.fails(score), bool) and case.test_id in labels
-    assert seen == {"claim", "retrieval", "sentinel", "verbatim"}
+    assert seen == {"citation", "claim", "retrieval", "sentinel", "verbatim"}
 
 
 @pytest.mark.parametrize("name", ["exact", "bootstrap-ci", "neyman-pearson"])
