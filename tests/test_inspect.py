@@ -57,7 +57,6 @@ BUILTIN = {
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
-    "citation-forgery": ("citation", "forgery_score"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 
