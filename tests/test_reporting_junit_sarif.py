@@ -433,9 +433,18 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "LLM02:2025",
         "AML.T0057",
     ]
+    assert rules["citation-forgery/forgery_score"]["tags"] == [
+        "security",
+        "LLM01:2025",
+        "LLM09:2025",
+        "AML.T0051",
+        "AML.T0067.000",
+        "AML.T0070",
+    ]
     severity = {rule: p.get("security-severity") for rule, p in rules.items()}
     assert severity == {
         "acme-secrets/leak_rate": None,  # the third party's pack declares no severity
+        "citation-forgery/forgery_score": "5.5",
         "claim-corruption/poison_claim_rate": "5.5",
         "relevance-hijack/poison_rate_at_k": "8.0",
         "sentinel-takeover-safe/leak_rate": "8.0",
