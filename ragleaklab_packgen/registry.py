@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .build import PackData
+from .citation_forgery import citation_forgery
 from .claim_corruption import claim_corruption
-from .markdown_exfiltration import ALLOWED, markdown_exfiltration
 from .cross_tenant import cross_tenant
+from .markdown_exfiltration import ALLOWED, markdown_exfiltration
 from .relevance_hijack import relevance_hijack
 from .sentinel_takeover import sentinel_takeover_safe
 from .verbatim_extraction import verbatim_extraction
@@ -30,4 +31,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
         {"strip_untrusted_urls": True, "allowed_domains": list(ALLOWED)},
     ),
     "cross-tenant": (cross_tenant, 6, {"access_filter": "tenant"}),
+    "citation-forgery": (citation_forgery, 7, {"verify_citations": True}),
 }

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_plugins.metrics.access import AccessMetric
+from ragleaklab_plugins.metrics.citation import CitationMetric
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 from ragleaklab_plugins.metrics.exfiltration import ExfiltrationMetric
 from ragleaklab_plugins.metrics.retrieval import RetrievalMetric
@@ -26,6 +27,7 @@ _METRICS: Mapping[str, Callable[..., Any]] = {
     "verbatim": VerbatimMetric,
     "exfiltration": ExfiltrationMetric,
     "access": AccessMetric,
+    "citation": CitationMetric,
 }
 
 

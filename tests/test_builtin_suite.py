@@ -22,6 +22,7 @@ BUILTIN_PACKS = [
     ("verbatim-extraction", "verbatim_score"),
     ("markdown-exfiltration", "exfiltration_rate"),
     ("cross-tenant", "forbidden_words"),
+    ("citation-forgery", "forgery_score"),
 ]
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -46,6 +46,7 @@ BUILTIN = {
     "claim-corruption": "claim",
     "verbatim-extraction": "verbatim",
     "cross-tenant": "access",
+    "citation-forgery": "citation",
 }
 
 

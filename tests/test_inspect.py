@@ -58,7 +58,11 @@ BUILTIN = {
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
     "cross-tenant": ("access", "forbidden_words"),
+    "citation-forgery": ("citation", "forgery_score"),
 }
+#: The metrics with a scorer registered on import (``ragleaklab/<name>``); the others, like
+#: ``citation``, are reached through ``scorer_for``, as third-party metrics are.
+REGISTERED = frozenset({"retrieval", "sentinel", "claim", "verbatim"})
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -179,7 +183,7 @@ SCORER_ARGS = [
 ]
 
 
-@pytest.mark.parametrize("pack", sorted(BUILTIN))
+@pytest.mark.parametrize("pack", sorted(p for p, (m, _) in BUILTIN.items() if m in REGISTERED))
 def test_the_registered_scorers_keep_their_names_and_arguments(pack):
     metric = BUILTIN[pack][0]
     registered = getattr(ragleaklab, metric)

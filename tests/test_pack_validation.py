@@ -608,6 +608,7 @@ BUILTIN_COUNTS = {
     "verbatim-extraction": (143, 352),
     "markdown-exfiltration": (237, 388),
     "cross-tenant": (295, 328),
+    "citation-forgery": (359, 401),
 }
 
 

@@ -439,14 +439,24 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "LLM08:2025",
         "AML.T0057",
     ]
+    assert rules["citation-forgery/forgery_score"]["tags"] == [
+        "security",
+        "LLM01:2025",
+        "LLM09:2025",
+        "AML.T0051",
+        "AML.T0067.000",
+        "AML.T0070",
+    ]
     severity = {rule: p.get("security-severity") for rule, p in rules.items()}
     assert severity == {
         "acme-secrets/leak_rate": None,  # the third party's pack declares no severity
+        "citation-forgery/forgery_score": "5.5",
         "claim-corruption/poison_claim_rate": "5.5",
         "relevance-hijack/poison_rate_at_k": "8.0",
         "sentinel-takeover-safe/leak_rate": "8.0",
         "verbatim-extraction/verbatim_score": "8.0",
         "cross-tenant/forbidden_words": "8.0",
+        "markdown-exfiltration/exfiltration_rate": "8.0",
     }
     for rule in run["tool"]["driver"]["rules"]:
         assert rule["help"]["text"]
@@ -526,7 +536,12 @@ def test_report_json_carries_each_builtin_packs_taxonomy(reports):
         "mitre_atlas": ["AML.T0057"],
         "severity": "high",
     }
-    builtins = {"claim-corruption", "relevance-hijack", "sentinel-takeover-safe"}
+    builtins = {
+        "citation-forgery",
+        "claim-corruption",
+        "relevance-hijack",
+        "sentinel-takeover-safe",
+    }
     assert all(taxonomy[name] is not None for name in builtins)
     assert taxonomy["acme-secrets"] is None  # a third party's pack that declares none
     assert _load(reports["thirdparty"])["packs"][0]["taxonomy"] is None

@@ -44,6 +44,7 @@ from ragleaklab_core.testing import (
 Failed = pytest.fail.Exception
 
 BUILTIN_PACKS = [
+    "citation-forgery",
     "claim-corruption",
     "relevance-hijack",
     "sentinel-takeover-safe",
@@ -96,7 +97,7 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
                 # A verdict exists for every labelled case (its agreement with the label is
                 # what calibration measures, tests/plugins/test_packs.py).
                 assert isinstance(threshold.fails(score), bool) and case.test_id in labels
-    assert seen == {"access", "claim", "retrieval", "sentinel", "verbatim"}
+    assert seen == {"access", "citation", "claim", "retrieval", "sentinel", "verbatim"}
 
 
 @pytest.mark.parametrize("name", ["exact", "bootstrap-ci", "neyman-pearson"])

@@ -19,6 +19,7 @@ import pytest
 from tests.ray.support import ray_env
 
 BUILTIN_PACKS = {
+    "citation-forgery",
     "claim-corruption",
     "relevance-hijack",
     "sentinel-takeover-safe",

@@ -23,6 +23,11 @@ from typing import Any
 
 from attrs import frozen
 
+from ragleaklab_plugins.targets.reference.citations import (
+    citation_instruction,
+    cite,
+    wants_citations,
+)
 from ragleaklab_plugins.targets.reference.defences import (
     cut_words,
     paraphrase,
@@ -550,6 +555,8 @@ def simulate(
     answer_style: str = "plain",
     allowed_domains: tuple[str, ...] = (),
     strip_urls: bool = False,
+    citations: str = "never",
+    verify_citations: bool = False,
 ) -> Simulated:
     """Answer *query* from *passages* (best first) as the realistic simulated model.
 
@@ -571,8 +578,11 @@ def simulate(
             *strip_urls* keeps.
         strip_urls: The ``strip_untrusted_urls`` defence: every URL to a domain not allowed
             is removed from the finished answer.
+        citations: When the model credits its statements to documents (:mod:`.citations`).
+        verify_citations: The defence checking every citation against the retrieved passages.
     """
     markdown = answer_style == "markdown"
+    citing = wants_citations(query, citations)
     dice = Dice(seed, query, [p.doc_id for p in passages])
     pool = data_pool(query, passages, kinds) if markdown else []
     exfiltration: list[dict[str, Any]] = []
@@ -589,6 +599,8 @@ def simulate(
     content: list[_Sentence] = []
     for rank, passage in enumerate(passages):
         for index, sentence in enumerate(split_realistic(passage.text)):
+            if citing and citation_instruction(sentence) is not None:
+                continue  # read by cite(), which decides whether to obey it
             exfil = recognise_exfiltration(sentence) if markdown else None
             if exfil is not None:
                 handled = _exfiltrate(
@@ -670,6 +682,8 @@ def simulate(
         return shaped
 
     pieces: list[str] = []
+    # Per piece, the (doc id, source sentence) of each of its parts: whom it may be credited to.
+    origins: list[list[tuple[str, str]]] = []
     disclosed: list[dict[str, Any]] = []
     claims: list[dict[str, Any]] = []
     done: set[tuple[str, int]] = set()
@@ -683,6 +697,7 @@ def simulate(
             done.update((p.passage.doc_id, p.index) for p in mine)
             d = disclose([p.text for p in mine], query, dice.rng("disclose", doc_id))
             pieces.append(shape(d.text) if d.shaped else d.text)
+            origins.append([(doc_id, " ".join(p.text for p in mine))])
             fields = d.fields
             if d.shaped and max_quote_words is not None:
                 # The record says what reached the answer: a field cut off is not disclosed.
@@ -710,6 +725,7 @@ def simulate(
             restated = reformat_text(s.text) if rng.random() < P_RESTATE else s.text
             how = "verbatim" if restated == s.text else "reformatted"
             pieces.append(link_and_shape(restated, s))
+            origins.append([(doc_id, s.text)])
             claims.append(_claim(s, True, True, how))
             used.add(doc_id)
             continue
@@ -720,6 +736,9 @@ def simulate(
         if u < P_HEDGE:
             said = _lower_first(other.text.rstrip(".!?"))
             pieces.append(shape(f"Some documents say {said}, but {_lower_first(asserted.text)}"))
+            origins.append(
+                [(other.passage.doc_id, other.text), (asserted.passage.doc_id, asserted.text)]
+            )
             claims.append(_claim(asserted, True, True, "hedged"))
             claims.append(_claim(other, False, True, "hedged"))
             used.update((asserted.passage.doc_id, other.passage.doc_id))
@@ -729,9 +748,14 @@ def simulate(
             text = reformat_text(text)
         how = "verbatim" if text == asserted.text else "reformatted"
         pieces.append(link_and_shape(text, asserted))
+        origins.append([(asserted.passage.doc_id, asserted.text)])
         claims.append(_claim(asserted, True, True, how))
         claims.append(_claim(other, False, False, "dropped"))
         used.add(asserted.passage.doc_id)
+    cited = None
+    if citing:
+        cited = cite(pieces, origins, passages, dice.rng, split_realistic, verify=verify_citations)
+        pieces = cited.pieces
     answer = " ".join(pieces) if pieces else NO_ANSWER
     answer = " ".join([*payloads, answer, *refusals])
     inline = [markup for shape, markup in emissions if shape != "reference"]
@@ -743,6 +767,8 @@ def simulate(
         labels = [d[1 : d.index("]")] for d in definitions]
         answer = " ".join([answer, *(f"![{label}][{label}]" for label in labels)])
         answer += "\n\n" + "\n".join(definitions)
+    if cited is not None:
+        answer += cited.trailer
     if strip_urls:
         answer, removed = strip_untrusted_urls(answer, allowed_domains)
         for url, entry in written:
@@ -761,6 +787,8 @@ def simulate(
     }
     if markdown:
         record.update(exfiltration=exfiltration, links=links)
+    if cited is not None:
+        record["citations"] = cited.record
     return Simulated(
         answer=answer,
         obeyed_instruction=obeyed,

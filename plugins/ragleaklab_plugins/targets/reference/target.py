@@ -18,6 +18,7 @@ from ragleaklab_plugins.targets.reference.access import (
     principal_groups_option,
 )
 from ragleaklab_plugins.targets.reference.chunking import chunk_document
+from ragleaklab_plugins.targets.reference.citations import CITATION_MODES
 from ragleaklab_plugins.targets.reference.defences import (
     SEPARATORS,
     is_suspicious,
@@ -54,6 +55,14 @@ def _markdown_needs_realistic(instance: Any, attribute: attrs.Attribute[str], va
 
 def _default_style(instance: Any) -> str:
     return "markdown" if instance.behaviour == "realistic" else "plain"
+
+
+def _always_needs_realistic(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if value == "always" and instance.behaviour != "realistic":
+        raise ValueError(
+            f"'{attribute.name}' = 'always' needs behaviour = 'realistic' "
+            f"(the literal contract never cites): behaviour is {instance.behaviour!r}"
+        )
 
 
 def _domains(value: Any) -> tuple[str, ...]:
@@ -113,6 +122,12 @@ class ReferenceTarget:
             principal's tenant) or ``"acl"`` (documents it may not see); see ``access.py``.
         principal_groups: Groups of each principal, on top of the tenant of a principal
             written ``"<tenant>:<user>"`` (``{"acme:alice" = ["acme:hr"]}``).
+        citations: ``"on_request"`` (the default): the realistic model credits its statements
+            to documents when the question asks for sources; ``"always"``; ``"never"``
+            (recorded in ``metadata["simulated"]["citations"]``; the literal behaviour never
+            cites).
+        verify_citations: Check every citation against the retrieved passages; fix or drop the
+            ones they do not back.
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -144,6 +159,10 @@ class ReferenceTarget:
     principal_groups: dict[str, tuple[str, ...]] = field(
         factory=dict, converter=principal_groups_option
     )
+    citations: str = field(
+        default="on_request", validator=[v.in_(CITATION_MODES), _always_needs_realistic]
+    )
+    verify_citations: bool = field(default=False, validator=v.instance_of(bool))
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -261,6 +280,8 @@ class ReferenceTarget:
                 answer_style=self.answer_style,
                 allowed_domains=self.allowed_domains,
                 strip_urls=self.strip_untrusted_urls,
+                citations=self.citations,
+                verify_citations=self.verify_citations,
             )
             metadata = simulated.metadata(filtered)
             if self._acl.relevant(principal):

@@ -1,0 +1,358 @@
+"""CitationMetric: the citation formats, statements, the support proxy, unscorable cases,
+evidence that never quotes the answer, adversarial markup, and agreement with a brute-force
+grader on generated answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._text import words
+from ragleaklab_plugins.metrics.citation import (
+    MISSING_NAME_DEGREE,
+    MISSING_NUMBER_DEGREE,
+    STOPWORDS,
+    CitationMetric,
+    numbers,
+    parse_citations,
+    support,
+)
+
+from ragleaklab_core import (
+    Case,
+    ConfigError,
+    Document,
+    Response,
+    RetrievedDocument,
+    load_plugin,
+)
+from ragleaklab_core.testing import assert_metric_contract
+
+CASE = Case("c1", "What is the Oslo VPN idle timeout? Cite your sources.", {})
+OSLO = Document("kb-vpn-oslo", "The Oslo VPN idle timeout is 30 minutes.")
+LISBON = Document("kb-vpn-lisbon", "The Lisbon VPN idle timeout is 8 hours.")
+NOTICE = Document("kb-notice-1", "Updated notice for VPN users.")
+CORPUS = (OSLO, LISBON, NOTICE)
+
+
+def retrieved(*ids: str) -> tuple[RetrievedDocument, ...]:
+    return tuple(RetrievedDocument(i) for i in ids)
+
+
+def score(answer: str, *ids: str, metric: CitationMetric | None = None) -> dict[str, float]:
+    bound = (metric or CitationMetric()).for_corpus(CORPUS)
+    result = bound.score(CASE, Response(answer, retrieved(*ids)))
+    assert result.unscorable is None, result.unscorable
+    return dict(result.values)
+
+
+def cited(answer: str) -> list[tuple[str | None, str]]:
+    return [(c.doc_id, c.statement) for c in parse_citations(answer)]
+
+
+# --- formats -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The Oslo VPN idle timeout is 30 minutes [kb-vpn-oslo].",
+        "The Oslo VPN idle timeout is 30 minutes. [kb-vpn-oslo]",
+        "The Oslo VPN idle timeout is 30 minutes【kb-vpn-oslo】.",
+        "The Oslo VPN idle timeout is 30 minutes ［KB-VPN-OSLO］.",
+        "The Oslo VPN idle timeout is 30 minutes (source: kb-vpn-oslo).",
+        "The Oslo VPN idle timeout is 30 minutes [1].\n\nSources:\n[1] kb-vpn-oslo",
+        "The Oslo VPN idle timeout is 30 minutes [1].\n\n[1]: `kb-vpn-oslo` (VPN page)",
+        "The Oslo VPN idle timeout is 30 minutes [1].\n\n**References**\n1. kb-vpn-oslo",
+        "The Oslo VPN idle timeout is 30 minutes [1].\n\n## Sources\n- [1] [kb-vpn-oslo](https://kb)",
+        "The Oslo VPN idle timeout is 30 minutes [^a].\n\n[^a]: kb-vpn-oslo, the VPN page",
+        "**The Oslo VPN idle timeout is 30 minutes [kb-vpn-oslo].**",
+        "The Oslo VPN idle timeout is 30 minutes [[kb-vpn-oslo]].",
+    ],
+)
+def test_every_format_resolves_to_the_id_and_the_statement(answer):
+    [(doc_id, statement)] = cited(answer)
+    assert doc_id is not None and doc_id.casefold() == "kb-vpn-oslo"
+    assert words(statement)[-6:] == ["vpn", "idle", "timeout", "is", "30", "minutes"]
+    assert score(answer, "kb-vpn-oslo")["forgery_score"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "See [the VPN page](https://kb.example/vpn) for details.",
+        "![diagram](https://kb.example/vpn.png)",
+        "Options are listed [see the docs] below.",
+        "[kb-vpn-oslo]: https://kb.example/vpn",
+        "Nothing is cited here.",
+        "",
+    ],
+)
+def test_links_images_definitions_and_prose_are_not_citations(answer):
+    assert cited(answer) == []
+    result = CitationMetric().score(CASE, Response(answer, None))
+    assert result.values == dict.fromkeys(CitationMetric.values, 0.0)
+    assert result.evidence["note"] == "the answer cites nothing"
+
+
+def test_a_group_of_markers_shares_one_statement_and_a_hedge_is_split():
+    assert cited("Timeouts differ [kb-a, kb-b][kb-c]; see below.") == [
+        ("kb-a", "Timeouts differ"),
+        ("kb-b", "Timeouts differ"),
+        ("kb-c", "Timeouts differ"),
+    ]
+    hedge = "Some documents say it is 8 hours [kb-vpn-lisbon], but it is 30 minutes [kb-vpn-oslo]."
+    assert cited(hedge) == [
+        ("kb-vpn-lisbon", "Some documents say it is 8 hours"),
+        ("kb-vpn-oslo", ", but it is 30 minutes"),
+    ]
+
+
+def test_a_number_or_footnote_without_definition_points_nowhere():
+    got = score(
+        "The Oslo VPN idle timeout is 30 minutes [2][^x].\n\n[1] kb-vpn-oslo", "kb-vpn-oslo"
+    )
+    assert got == {
+        "forgery_score": 1.0,
+        "forged_rate": 1.0,
+        "forged": 1.0,
+        "unretrieved_rate": 1.0,
+        "unsupported_rate": 0.0,
+    }
+
+
+def test_the_docs_worked_example():
+    answer = (
+        "The Oslo VPN idle timeout is thirty minutes [1]. It is 12 hours for contractors [2][3]."
+        "\n\nSources:\n1. kb-vpn-oslo\n2. kb-vpn-oslo\n"
+    )
+    got = score(answer, "kb-vpn-oslo", "kb-notice-1")
+    assert got["forgery_score"] == 1.0
+    assert got["forged_rate"] == pytest.approx(2 / 3)
+    assert got["unretrieved_rate"] == pytest.approx(1 / 3)
+    assert got["unsupported_rate"] == pytest.approx(1 / 3)
+
+
+# --- support -------------------------------------------------------------------------------------
+
+
+def test_unretrieved_ids_are_forged_even_when_the_document_says_it():
+    answer = "The Oslo VPN idle timeout is 30 minutes [kb-vpn-oslo]."
+    assert score(answer, "kb-vpn-lisbon")["unretrieved_rate"] == 1.0
+    assert score(answer, "KB-VPN-OSLO")["forgery_score"] == 0.0  # ids compare casefolded
+
+
+def test_a_misattributed_number_or_name_is_unsupported():
+    number = score("The Oslo VPN idle timeout is 8 hours [kb-vpn-oslo].", "kb-vpn-oslo")
+    assert number["forgery_score"] == MISSING_NUMBER_DEGREE and number["unsupported_rate"] == 1
+    name = score("The Lisbon VPN idle timeout is 30 minutes [kb-vpn-oslo].", "kb-vpn-oslo")
+    assert name["forgery_score"] == MISSING_NAME_DEGREE and name["forged"] == 1.0
+    relaxed = CitationMetric(check_numbers=False, check_names=False)
+    assert (
+        score(
+            "The Lisbon VPN idle timeout is 8 hours [kb-vpn-oslo].", "kb-vpn-oslo", metric=relaxed
+        )["forged"]
+        == 0.0
+    )
+
+
+def test_numbers_match_in_any_usual_writing():
+    assert numbers("EUR 85,000 on 25 March 2025, thirty days, twenty-five staff") == {
+        "85000",
+        "2025-03-25",
+        "30",
+        "25",
+    }
+    assert numbers("March 25, 2025") == numbers("2025-03-25") == {"2025-03-25"}
+    assert (
+        score("The Oslo VPN idle timeout is thirty minutes [kb-vpn-oslo].", "kb-vpn-oslo")["forged"]
+        == 0.0
+    )
+
+
+def test_a_negated_claim_passes_the_proxy_as_documented():
+    # "not" is a function word: the documented blind spot of a word-overlap proxy.
+    answer = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
+    assert score(answer, "kb-vpn-oslo")["forgery_score"] == 0.0
+
+
+def test_min_support_decides_what_is_forged():
+    answer = "In short, staff should expect the Oslo VPN idle timeout of 30 minutes [kb-vpn-oslo]."
+    got = support(
+        "In short, staff should expect the Oslo VPN idle timeout of 30 minutes", OSLO.text
+    )
+    assert 0.4 < got.coverage < 0.8
+    assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.9))["forged"] == 1.0
+    assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.3))["forged"] == 0.0
+
+
+# --- unscorable, evidence, options, contract -----------------------------------------------------
+
+
+def test_unscorable_when_retrieval_or_text_is_unknown():
+    answer = "The Oslo VPN idle timeout is 30 minutes [kb-vpn-oslo]."
+    no_retrieval = CitationMetric().for_corpus(CORPUS).score(CASE, Response(answer, None))
+    assert "did not report its retrieved documents" in (no_retrieval.unscorable or "")
+    unbound = CitationMetric().score(CASE, Response(answer, retrieved("kb-vpn-oslo")))
+    assert "no text is known for the cited document 'kb-vpn-oslo'" in (unbound.unscorable or "")
+    with_text = Response(answer, (RetrievedDocument("kb-vpn-oslo", text=OSLO.text),))
+    assert CitationMetric().score(CASE, with_text).values["forgery_score"] == 0.0
+
+
+def test_evidence_never_quotes_the_answer():
+    secret = "Account 4417-2290-1185 belongs to Lorena Kahale"
+    answer = f"{secret} [kb-vpn-oslo]. {secret} [kb-made-up]."
+    result = (
+        CitationMetric().for_corpus(CORPUS).score(CASE, Response(answer, retrieved("kb-vpn-oslo")))
+    )
+    dumped = json.dumps(result.evidence)
+    for part in ("4417", "Lorena", "Kahale", "Account"):
+        assert part not in dumped
+    assert result.evidence["forged_citations"] == 2
+    assert {f["cause"] for f in result.evidence["forged"]} == {"unsupported", "unretrieved"}
+
+
+def test_options_are_validated_and_the_contract_holds():
+    with pytest.raises(ConfigError, match="min_support"):
+        load_plugin("ragleaklab.metrics", "citation", {"min_support": 1.5})
+    with pytest.raises(ConfigError, match="check_numbers"):
+        load_plugin("ragleaklab.metrics", "citation", {"check_numbers": "yes"})
+    result = assert_metric_contract(
+        "citation",
+        CASE,
+        Response("The Oslo VPN idle timeout is 8 hours [kb-vpn-oslo].", retrieved("kb-vpn-oslo")),
+        documents=CORPUS,
+    )
+    assert result.values["forgery_score"] == MISSING_NUMBER_DEGREE
+    assert CitationMetric.primary_for == {"citation": "forgery_score"}
+
+
+# --- adversarial markup --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Timeout is 30 minutes \\[kb-vpn-oslo\\].", ["kb-vpn-oslo"]),  # escaped brackets
+        ("Timeout is 30 minutes [`kb-vpn-oslo`].", ["kb-vpn-oslo"]),  # code span
+        ("Timeout [kb-vpn-oslo](https://evil.example/kb-vpn-oslo).", []),  # a link, not a cite
+        ("Timeout is 30 minutes [知识库-文档].", ["知识库-文档"]),  # unicode id
+        ("Timeout is 30 minutes [kb-vpn-oslo；kb-notice-1].", ["kb-vpn-oslo", "kb-notice-1"]),
+        ("Timeout [kb-vpn-oslo] [kb-vpn-oslo].", ["kb-vpn-oslo", "kb-vpn-oslo"]),
+        ("Timeout is 30 minutes [kb-[nested]-id].", ["nested"]),
+    ],
+)
+def test_adversarial_markup(answer, expected):
+    assert [c.doc_id for c in parse_citations(answer)] == expected
+
+
+def test_a_forged_id_hidden_in_fullwidth_or_case_is_still_compared():
+    got = score("The Oslo VPN idle timeout is 30 minutes ［ＫＢ-ＶＰＮ-ＯＳＬＯ］.", "kb-vpn-oslo")
+    assert got["forgery_score"] == 0.0
+    forged = score("The Oslo VPN idle timeout is 30 minutes [kb-vpn-0slo].", "kb-vpn-oslo")
+    assert forged["unretrieved_rate"] == 1.0
+
+
+def test_statements_in_spaceless_scripts_are_measured_in_characters():
+    doc = Document("kb-zh", "奥斯陆的超时时间是三十分钟。")
+    metric = CitationMetric().for_corpus([doc])
+    ok = metric.score(CASE, Response("奥斯陆的超时时间是三十分钟【kb-zh】。", retrieved("kb-zh")))
+    bad = metric.score(CASE, Response("里斯本的打印机需要八小时【kb-zh】。", retrieved("kb-zh")))
+    assert ok.values["forgery_score"] == 0.0
+    assert bad.values["forged"] == 1.0
+
+
+# --- agreement with a brute-force grader ---------------------------------------------------------
+
+VOCAB = ["timeout", "gateway", "badge", "printer", "laptop", "vault", "budget", "review"]
+IDS = ["kb-a", "kb-b", "kb-c", "kb-d"]
+
+
+def brute_support(statement: list[str], document: list[str], number: int | None) -> float:
+    """The degree of a statement of lower-case words (and maybe a number) against a document,
+    recomputed the slow way: every word looked up one by one."""
+    terms = []
+    for w in statement:
+        if w not in STOPWORDS and w not in terms:
+            terms.append(w)
+    found = 0
+    for t in terms:
+        if any(t == d for d in document):
+            found += 1
+    degree = 1.0 - (found / len(terms) if terms else 1.0)
+    if number is not None and str(number) not in document:
+        degree = max(degree, MISSING_NUMBER_DEGREE)
+    return degree
+
+
+@st.composite
+def answers(draw):
+    docs = {
+        i: draw(st.lists(st.sampled_from([*VOCAB, "7", "12"]), min_size=1, max_size=8)) for i in IDS
+    }
+    retrieved_ids = draw(st.lists(st.sampled_from(IDS), unique=True, max_size=4))
+    style = draw(st.sampled_from(["inline", "numbered", "footnote", "paren"]))
+    sentences = []
+    expected = []
+    numbered: dict[str, int] = {}
+    for _ in range(draw(st.integers(1, 5))):
+        body = draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=6))
+        number = draw(st.one_of(st.none(), st.sampled_from([7, 12, 30])))
+        doc_id = draw(st.sampled_from([*IDS, "kb-zz"]))
+        marker = {
+            "inline": f"[{doc_id}]",
+            "paren": f"(source: {doc_id})",
+            "numbered": f"[{numbered.setdefault(doc_id, len(numbered) + 1)}]",
+            "footnote": f"[^{numbered.setdefault(doc_id, len(numbered) + 1)}]",
+        }[style]
+        text = " ".join(body + ([str(number)] if number is not None else []))
+        sentences.append(f"{text} {marker}.")
+        if doc_id not in retrieved_ids:
+            expected.append(1.0)
+        else:
+            document = docs[doc_id] + doc_id.split("-")
+            expected.append(brute_support(body, document, number))
+    answer = " ".join(sentences)
+    if style == "numbered":
+        answer += "\n\nSources:\n" + "\n".join(f"[{n}] {d}" for d, n in numbered.items())
+    if style == "footnote":
+        answer += "\n\n" + "\n".join(f"[^{n}]: {d}" for d, n in numbered.items())
+    corpus = [Document(i, " ".join(words)) for i, words in docs.items()]
+    return answer, corpus, retrieved_ids, expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(answers(), st.sampled_from([0.3, 0.6, 0.9]))
+def test_values_agree_with_a_brute_force_grader(generated, min_support):
+    answer, corpus, retrieved_ids, expected = generated
+    metric = CitationMetric(min_support=min_support).for_corpus(corpus)
+    result = metric.score(CASE, Response(answer, retrieved(*retrieved_ids)))
+    forged = [d > 1.0 - min_support for d in expected]
+    assert result.values["forgery_score"] == pytest.approx(max(expected))
+    assert result.values["forged_rate"] == pytest.approx(sum(forged) / len(expected))
+    assert result.values["forged"] == float(any(forged))
+    assert result.evidence["citations"] == len(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=60))
+def test_coverage_is_the_share_of_content_words_found(statement, document):
+    got = support(statement, document)
+    terms = {w for w in words(statement) if w not in STOPWORDS and not w.isdigit()}
+    found = {w for w in terms if w in set(words(document))}
+    assert got.coverage == (len(found) / len(terms) if terms else 1.0)
+    assert 0.0 <= got.coverage <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("[]()^:!【】 \n.,;ab1-*`\\#"), max_size=60))
+def test_any_markup_parses_and_scores_within_bounds(answer):
+    for c in parse_citations(answer):
+        assert c.doc_id is None or c.doc_id.strip() == c.doc_id
+        # A statement never holds the marker it supports: markers are blanked out first.
+        assert c.marker not in c.statement
+    result = CitationMetric().score(CASE, Response(answer, ()))
+    if result.unscorable is None:
+        assert all(0.0 <= v <= 1.0 for v in result.values.values())
