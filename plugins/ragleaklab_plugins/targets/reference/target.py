@@ -18,6 +18,11 @@ from ragleaklab_plugins.targets.reference.defences import (
     pick_separator,
     strip_untrusted_urls,
 )
+from ragleaklab_plugins.targets.reference.extraction import (
+    DEFAULT_SYSTEM_PROMPT,
+    extract,
+    guard_usual_answer,
+)
 from ragleaklab_plugins.targets.reference.generator import Passage, generate
 from ragleaklab_plugins.targets.reference.retriever import ChunkIndex
 from ragleaklab_plugins.targets.reference.simulated import simulate
@@ -96,6 +101,11 @@ class ReferenceTarget:
         allowed_domains: The app's allow-list of host names (and their subdomains): recorded
             for every URL the markdown style writes, and kept by ``strip_untrusted_urls``.
         strip_untrusted_urls: Remove every URL to a domain not allowed from the answer.
+        system_prompt: The app's system prompt (realistic behaviour only; ``""``: none). The
+            default is a fixed text holding the canary ``RLK-CANARY-5e1f0a9c7b2d``, which the
+            model may dump when a query asks for it (``metadata["simulated"]["extraction"]``).
+        guard_prompt: Refuse extraction requests the guard recognises, and replace an answer
+            that copies the system prompt or a long run of a retrieved chunk with a refusal.
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -119,6 +129,8 @@ class ReferenceTarget:
         default=(), converter=_domains, validator=_check_domains
     )
     strip_untrusted_urls: bool = field(default=False, validator=v.instance_of(bool))
+    system_prompt: str = field(default=DEFAULT_SYSTEM_PROMPT, validator=v.instance_of(str))
+    guard_prompt: bool = field(default=False, validator=v.instance_of(bool))
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -204,8 +216,19 @@ class ReferenceTarget:
         # content can match any of them, not even across sentence boundaries.
         separator = self._separator if self.paraphrase else None
         if self.behaviour == "realistic":
+            passages = [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved]
+            # A request to dump the prompt or context is decided first (extraction.py).
+            taken = extract(
+                passages,
+                query,
+                seed=self.seed,
+                system_prompt=self.system_prompt,
+                guard=self.guard_prompt,
+            )
+            if taken.answer is not None:
+                return Response(taken.answer, tuple(retrieved), taken.metadata(filtered))
             simulated = simulate(
-                [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
+                passages,
                 self._kinds,
                 query,
                 frozenset(content_tokens(query)),
@@ -218,11 +241,13 @@ class ReferenceTarget:
                 allowed_domains=self.allowed_domains,
                 strip_urls=self.strip_untrusted_urls,
             )
-            return Response(
-                answer=simulated.answer,
-                retrieved=tuple(retrieved),
-                metadata=simulated.metadata(filtered),
-            )
+            answer, record = simulated.answer, taken.record
+            if self.guard_prompt:
+                answer, record = guard_usual_answer(answer, taken, passages, self.system_prompt)
+            metadata = simulated.metadata(filtered)
+            if record is not None:
+                metadata["simulated"]["extraction"] = record
+            return Response(answer=answer, retrieved=tuple(retrieved), metadata=metadata)
         generated = generate(
             [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
             frozenset(content_tokens(query)),
