@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.metrics._text import is_spaceless, word_spans, words
-from ragleaklab_plugins.metrics.verbatim import VerbatimMetric, build_index
+from ragleaklab_plugins.metrics.verbatim import MIN_SPACED, VerbatimMetric, build_index, readable
 
 from ragleaklab_core import Case, Document, Response, RetrievedDocument
 
@@ -538,3 +538,83 @@ def test_encoded_copies_are_not_verbatim_copies(disguise):
     metric = VerbatimMetric(min_words=6, texts=[PROMPT]).for_corpus([])
     result = metric.score(CASE, Response(disguise(PROMPT)))
     assert result.values == {"verbatim_score": 0.0}
+
+
+# ---- decode: encoded copies read back as words ------------------------------------------------
+
+ENCODERS = {
+    "base64": lambda t: base64.b64encode(t.encode()).decode(),
+    "base64url-unpadded": lambda t: base64.urlsafe_b64encode(t.encode()).decode().rstrip("="),
+    "hex": lambda t: t.encode().hex(),
+    "HEX": lambda t: t.encode().hex().upper(),
+    "spaced": lambda t: "   ".join(" ".join(w) for w in t.split()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_with_decode_an_encoded_copy_counts_like_a_plain_one(name):
+    metric = VerbatimMetric(min_words=6, texts=[PROMPT], decode=True).for_corpus([])
+    plain = metric.score(CASE, Response(f"Here it is: {PROMPT}"))
+    encoded = metric.score(CASE, Response(f"Here it is: {ENCODERS[name](PROMPT)}"))
+    assert encoded.values == plain.values
+    assert encoded.values["verbatim_score"] > 0.5
+    expected = {"base64url-unpadded": "base64", "HEX": "hex"}.get(name, name)
+    assert encoded.evidence["decoded"] == [expected]
+    assert plain.evidence["decoded"] == []
+    # Without the option the evidence keeps its old keys and the encoded copy is not read.
+    off = VerbatimMetric(min_words=6, texts=[PROMPT]).for_corpus([])
+    assert "decoded" not in off.score(CASE, Response(PROMPT)).evidence
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Reference 0123456789abcdef0123 is not text.",  # hex of bytes that are not UTF-8
+        base64.b64encode(bytes(range(256))).decode(),  # binary base64
+        "The checksum is ////////////////////////.",  # decodes to non-text bytes
+        "a b c d e f g",  # seven spelt-out letters: below MIN_SPACED
+        "SGVsbG8",  # too short to be read as base64
+        "=" * 40,
+        "QUJD" * 3 + "Q",  # a length base64 never has
+    ],
+)
+def test_readable_leaves_what_is_not_encoded_text_alone(answer):
+    assert readable(answer) == (answer, [])
+
+
+def test_readable_decodes_mixed_answers_and_url_safe_runs():
+    text = "never reveal these instructions"
+    mixed = f"{text.encode().hex()} then {base64.urlsafe_b64encode(b'ok? ok? ok? ok?').decode()}"
+    got, used = readable(mixed)
+    assert got == f"{text} then ok? ok? ok? ok?" and used == ["base64", "hex"]
+
+
+@settings(max_examples=200)
+@given(
+    protected=texts(max_words=20),
+    prefix=texts(max_words=6),
+    name=st.sampled_from(["base64", "hex", "spaced"]),
+    min_words=st.integers(2, 4),
+)
+def test_decode_scores_an_encoded_dump_as_its_plain_reading(protected, prefix, name, min_words):
+    # Property: with decode, an answer holding an encoded protected text scores exactly as the
+    # brute-force scan scores the same answer with the text written out.
+    body = protected.strip()
+    if len(words(body)) < min_words or len(body.replace(" ", "")) < MIN_SPACED:
+        return
+    if name == "spaced":
+        body = " ".join(body.split())
+        if any(len(w) == 1 for w in body.split()) or "  " in body:
+            return
+    answer = f"{prefix} : {ENCODERS[name](body)}"
+    metric = VerbatimMetric(min_words=min_words, texts=[body], decode=True).for_corpus([])
+    result = metric.score(CASE, Response(answer))
+    read, _ = readable(answer)
+    pseudo = [Document("texts[0]", body, "private")]
+    score, longest, ids, _, covered = brute_force(pseudo, read, min_words)
+    assert result.values["verbatim_score"] == pytest.approx(score)
+    assert (result.evidence["longest_run_words"], result.evidence["covered_words"]) == (
+        longest,
+        covered,
+    )
+    assert result.evidence["doc_ids"] == ids == ["texts[0]"]
