@@ -106,3 +106,12 @@ def exfiltrated(response: Response, protected: Sequence[str]) -> list[dict[str, 
         if entry["exfiltrated"]
         and any(p in sent["value"].casefold() for sent in entry["protected_sent"] for p in folded)
     ]
+
+
+def extraction_record(response: Response) -> Mapping[str, Any] | None:
+    """The model's record of a context or system-prompt extraction request (or of a source
+    quoted at length, or of the guard stepping in); None when the query was none of these.
+    What it dumped is ``["dumped"]``: ``system_prompt`` (bool) and the chunks' ``doc_ids``, as
+    they reached the answer (empty when a defence removed them)."""
+    found = record(response).get("extraction")
+    return found if isinstance(found, Mapping) else None

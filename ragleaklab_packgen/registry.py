@@ -11,6 +11,7 @@ from typing import Any
 
 from .build import PackData
 from .claim_corruption import claim_corruption
+from .context_extraction import context_extraction
 from .relevance_hijack import relevance_hijack
 from .sentinel_takeover import sentinel_takeover_safe
 from .verbatim_extraction import verbatim_extraction
@@ -22,4 +23,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     "sentinel-takeover-safe": (sentinel_takeover_safe, 2, {"filter_injections": True}),
     "claim-corruption": (claim_corruption, 3, {"filter_injections": True}),
     "verbatim-extraction": (verbatim_extraction, 4, {"max_quote_words": 8}),
+    "context-extraction": (context_extraction, 8, {"guard_prompt": True}),
 }
