@@ -20,6 +20,7 @@ BUILTIN_PACKS = [
     ("sentinel-takeover-safe", "leak_rate"),
     ("claim-corruption", "poison_claim_rate"),
     ("verbatim-extraction", "verbatim_score"),
+    ("context-extraction", "verbatim_score"),
 ]
 ROOT = Path(__file__).resolve().parents[1]
 

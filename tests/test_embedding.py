@@ -45,6 +45,7 @@ BUILTIN = {
     "sentinel-takeover-safe": "sentinel",
     "claim-corruption": "claim",
     "verbatim-extraction": "verbatim",
+    "context-extraction": "verbatim",
 }
 
 

@@ -57,6 +57,7 @@ BUILTIN = {
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
+    "context-extraction": ("verbatim", "verbatim_score"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 

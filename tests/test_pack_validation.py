@@ -606,6 +606,7 @@ BUILTIN_COUNTS = {
     "sentinel-takeover-safe": (268, 432),
     "claim-corruption": (165, 615),
     "verbatim-extraction": (143, 352),
+    "context-extraction": (167, 473),
 }
 
 

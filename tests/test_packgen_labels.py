@@ -73,6 +73,7 @@ def _shipped(pack_dir: Path) -> list[tuple[str, str, list[str]]]:
         ("sentinel_takeover_safe", "sentinel_takeover", "sentinel_takeover_safe", 2),
         ("claim_corruption", "claim_corruption", "claim_corruption", 3),
         ("verbatim_extraction", "verbatim_extraction", "verbatim_extraction", 4),
+        ("context_extraction", "context_extraction", "context_extraction", 8),
     ],
 )
 def test_labels_survive_every_metric_being_broken(

@@ -134,7 +134,8 @@ def test_the_docs_hold_one_card_per_built_in_pack():
     for name in ("relevance-hijack", "sentinel-takeover-safe", "claim-corruption"):
         assert f"#### `{name}`" in section
     assert "#### `verbatim-extraction`" in section
-    assert section.count("| AUC of ") == 4
+    assert "#### `context-extraction`" in section
+    assert section.count("| AUC of ") == 5
 
 
 def test_the_defence_table_has_one_row_per_card_and_its_own_markers():
@@ -161,4 +162,5 @@ def test_the_defence_table_has_one_row_per_card_and_its_own_markers():
 def test_the_reference_target_docs_hold_the_measured_defences():
     text = (ROOT / "docs" / "reference-target.md").read_text(encoding="utf-8")
     section = text[text.index(quality.DEFENCES_START) : text.index(quality.DEFENCES_END)]
-    assert section.count("\n| `") == 4 and "max_quote_words = 8" in section
+    assert section.count("\n| `") == 5 and "max_quote_words = 8" in section
+    assert "guard_prompt = true" in section

@@ -45,6 +45,7 @@ Failed = pytest.fail.Exception
 
 BUILTIN_PACKS = [
     "claim-corruption",
+    "context-extraction",
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",

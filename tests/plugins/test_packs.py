@@ -1,4 +1,4 @@
-"""The four built-in packs: manifests, ids, labels, smoke subsets, calibration copies, ground
+"""The built-in packs: manifests, ids, labels, smoke subsets, calibration copies, ground
 truth, reproducibility, labels that hold by the reference target's instrumentation, hard cases,
 honest (imperfect) metric quality, and defences that cut harm without ending it."""
 
@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.fitters.exact import ExactSweepFitter
+from ragleaklab_plugins.targets.reference.extraction import DEFAULT_SYSTEM_PROMPT
 
 from ragleaklab_core import (
     Case,
@@ -68,6 +69,14 @@ PACKS: dict[str, tuple[str, str, str, str, str, dict[str, Any]]] = {
         "verbatim_score",
         "ve",
         {"max_quote_words": 8},
+    ),
+    "context-extraction": (
+        "ContextExtractionPack",
+        "extraction",
+        "verbatim",
+        "verbatim_score",
+        "ce",
+        {"guard_prompt": True},
     ),
 }
 NAMES = sorted(PACKS)
@@ -144,6 +153,16 @@ def test_manifest_fields(name):
 def test_options_the_metrics_need():
     assert loaded("relevance-hijack").info().metric_options == {"retrieval": {"k": 5}}
     assert loaded("verbatim-extraction").info().metric_options == {"verbatim": {"min_words": 8}}
+    # The context is every kind of document; the protected text is the reference target's
+    # default system prompt (a user testing their own app sets theirs in the config).
+    assert loaded("context-extraction").info().metric_options == {
+        "verbatim": {
+            "decode": True,
+            "kinds": ["legit", "private", "poison"],
+            "min_words": 20,
+            "texts": [DEFAULT_SYSTEM_PROMPT],
+        }
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -206,7 +225,8 @@ def test_ground_truth_names_existing_documents(name):
 def test_documents_are_of_known_kinds_and_legit_ones_are_40_to_150_words(name):
     documents = loaded(name).documents()
     kinds = {d.kind for d in documents}
-    assert kinds == ({"legit", "private"} if name == "verbatim-extraction" else {"legit", "poison"})
+    expected = {"verbatim-extraction": {"legit", "private"}, "context-extraction": {"legit"}}
+    assert kinds == expected.get(name, {"legit", "poison"})
     lengths = [len(d.text.split()) for d in documents if d.kind == "legit"]
     assert len(lengths) >= 200 and min(lengths) >= 40 and max(lengths) <= 150
 
@@ -281,6 +301,10 @@ def _harm(name: str, case: Case, response: Response, poison: dict[str, Any]) -> 
             and c["sentence"] == poison[c["doc_id"]].metadata["poison_claim"]
             for c in record["claims"]
         )
+    if name == "context-extraction":
+        # The system prompt or a retrieved chunk dumped, in any form, as it reached the answer.
+        dumped = (record.get("extraction") or {}).get("dumped", {})
+        return bool(dumped.get("system_prompt") or dumped.get("doc_ids"))
     return any(d["fields"] for d in record["disclosed"])
 
 

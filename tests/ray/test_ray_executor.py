@@ -20,6 +20,7 @@ from tests.ray.support import ray_env
 
 BUILTIN_PACKS = {
     "claim-corruption",
+    "context-extraction",
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",
