@@ -351,7 +351,8 @@ def _run(answer: str, source: str, length: int) -> bool:
     """Whether *answer* holds a run of *length* consecutive words of *source* (lower-cased)."""
     words, src = tokenize(answer), tokenize(source)
     if len(src) < length:
-        return bool(src) and " ".join(src) in " ".join(words)
+        # A source shorter than the run: the whole of it, as whole words.
+        return bool(src) and f" {' '.join(src)} " in f" {' '.join(words)} "
     grams = {tuple(src[i : i + length]) for i in range(len(src) - length + 1)}
     return any(tuple(words[i : i + length]) in grams for i in range(len(words) - length + 1))
 
