@@ -12,6 +12,7 @@ from typing import Any
 from .build import PackData
 from .citation_forgery import citation_forgery
 from .claim_corruption import claim_corruption
+from .context_extraction import context_extraction
 from .cross_tenant import cross_tenant
 from .markdown_exfiltration import ALLOWED, markdown_exfiltration
 from .relevance_hijack import relevance_hijack
@@ -32,4 +33,5 @@ PACKS: dict[str, tuple[Callable[[int], PackData], int, dict[str, Any]]] = {
     ),
     "cross-tenant": (cross_tenant, 6, {"access_filter": "tenant"}),
     "citation-forgery": (citation_forgery, 7, {"verify_citations": True}),
+    "context-extraction": (context_extraction, 8, {"guard_prompt": True}),
 }

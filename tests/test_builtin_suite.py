@@ -23,6 +23,7 @@ BUILTIN_PACKS = [
     ("markdown-exfiltration", "exfiltration_rate"),
     ("cross-tenant", "forbidden_words"),
     ("citation-forgery", "forgery_score"),
+    ("context-extraction", "verbatim_score"),
 ]
 ROOT = Path(__file__).resolve().parents[1]
 

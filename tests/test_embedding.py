@@ -47,6 +47,7 @@ BUILTIN = {
     "verbatim-extraction": "verbatim",
     "cross-tenant": "access",
     "citation-forgery": "citation",
+    "context-extraction": "verbatim",
 }
 
 

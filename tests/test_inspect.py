@@ -59,6 +59,7 @@ BUILTIN = {
     "verbatim-extraction": ("verbatim", "verbatim_score"),
     "cross-tenant": ("access", "forbidden_words"),
     "citation-forgery": ("citation", "forgery_score"),
+    "context-extraction": ("verbatim", "verbatim_score"),
 }
 #: The metrics with a scorer registered on import (``ragleaklab/<name>``); the others, like
 #: ``citation``, are reached through ``scorer_for``, as third-party metrics are.

@@ -609,6 +609,7 @@ BUILTIN_COUNTS = {
     "markdown-exfiltration": (237, 388),
     "cross-tenant": (295, 328),
     "citation-forgery": (359, 401),
+    "context-extraction": (167, 473),
 }
 
 

@@ -75,6 +75,7 @@ def _shipped(pack_dir: Path) -> list[tuple[str, str, list[str]]]:
         ("verbatim_extraction", "verbatim_extraction", "verbatim_extraction", 4),
         ("markdown_exfiltration", "markdown_exfiltration", "markdown_exfiltration", 5),
         ("cross_tenant", "cross_tenant", "cross_tenant", 6),
+        ("context_extraction", "context_extraction", "context_extraction", 8),
     ],
 )
 def test_labels_survive_every_metric_being_broken(

@@ -447,6 +447,13 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "AML.T0067.000",
         "AML.T0070",
     ]
+    assert rules["context-extraction/verbatim_score"]["tags"] == [
+        "security",
+        "LLM02:2025",
+        "LLM07:2025",
+        "AML.T0056",
+        "AML.T0057",
+    ]
     severity = {rule: p.get("security-severity") for rule, p in rules.items()}
     assert severity == {
         "acme-secrets/leak_rate": None,  # the third party's pack declares no severity
@@ -457,6 +464,7 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "verbatim-extraction/verbatim_score": "8.0",
         "cross-tenant/forbidden_words": "8.0",
         "markdown-exfiltration/exfiltration_rate": "8.0",
+        "context-extraction/verbatim_score": "5.5",
     }
     for rule in run["tool"]["driver"]["rules"]:
         assert rule["help"]["text"]

@@ -46,6 +46,7 @@ Failed = pytest.fail.Exception
 BUILTIN_PACKS = [
     "citation-forgery",
     "claim-corruption",
+    "context-extraction",
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",

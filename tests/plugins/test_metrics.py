@@ -47,11 +47,16 @@ CLASSES: dict[str, Any] = {
             {"case_sensitive": True, "min_chars": 10},
         ),
         ("claim", {}, {}),
-        ("verbatim", {}, {"min_words": 8, "kinds": ["private"]}),
+        ("verbatim", {}, {"min_words": 8, "kinds": ["private"], "texts": [], "decode": False}),
         (
             "verbatim",
             {"min_words": 2, "kinds": ["private", "secret"]},
-            {"min_words": 2, "kinds": ["private", "secret"]},
+            {"min_words": 2, "kinds": ["private", "secret"], "texts": [], "decode": False},
+        ),
+        (
+            "verbatim",
+            {"min_words": 2, "texts": ["a system prompt"], "decode": True},
+            {"min_words": 2, "kinds": ["private"], "texts": ["a system prompt"], "decode": True},
         ),
         ("exfiltration", {}, {"allowed_domains": [], "min_length": 6, "links": True}),
         (

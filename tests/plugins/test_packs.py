@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.fitters.exact import ExactSweepFitter
+from ragleaklab_plugins.targets.reference.extraction import DEFAULT_SYSTEM_PROMPT
 
 from ragleaklab_core import (
     Case,
@@ -93,6 +94,14 @@ PACKS: dict[str, tuple[str, str, str, str, str, dict[str, Any]]] = {
         "cf",
         {"verify_citations": True},
     ),
+    "context-extraction": (
+        "ContextExtractionPack",
+        "extraction",
+        "verbatim",
+        "verbatim_score",
+        "ce",
+        {"guard_prompt": True},
+    ),
 }
 NAMES = sorted(PACKS)
 #: The document kinds of each pack's corpus.
@@ -100,6 +109,7 @@ KINDS = {
     "verbatim-extraction": {"legit", "private"},
     "markdown-exfiltration": {"legit", "poison", "private"},
     "cross-tenant": {"legit", "private"},
+    "context-extraction": {"legit"},
 }
 
 
@@ -181,6 +191,16 @@ def test_options_the_metrics_need():
     assert loaded("relevance-hijack").info().metric_options == {"retrieval": {"k": 5}}
     assert loaded("verbatim-extraction").info().metric_options == {"verbatim": {"min_words": 8}}
     assert loaded("cross-tenant").info().metric_options == {"access": {"min_words": 8}}
+    # The context is every kind of document; the protected text is the reference target's
+    # default system prompt (a user testing their own app sets theirs in the config).
+    assert loaded("context-extraction").info().metric_options == {
+        "verbatim": {
+            "decode": True,
+            "kinds": ["legit", "private", "poison"],
+            "min_words": 20,
+            "texts": [DEFAULT_SYSTEM_PROMPT],
+        }
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -331,6 +351,10 @@ def _harm(name: str, case: Case, response: Response, poison: dict[str, Any]) -> 
         return any(
             e["cited"] is not None and (e["cited"] not in ids or not e["supported"]) for e in cited
         )
+    if name == "context-extraction":
+        # The system prompt or a retrieved chunk dumped, in any form, as it reached the answer.
+        dumped = (record.get("extraction") or {}).get("dumped", {})
+        return bool(dumped.get("system_prompt") or dumped.get("doc_ids"))
     return any(d["fields"] for d in record["disclosed"])
 
 

@@ -843,7 +843,17 @@ def test_every_target_example_in_the_docs_builds(monkeypatch):
     _fake_apps(monkeypatch)
     built = [load_plugin(TARGETS, e["target"]["name"], e["target"]["options"]) for e in examples]
     assert sorted({p.name for p in built}) == ["http", "openai-compatible", "python"]
-    assert len(built) == 6
+    assert len(built) == 7
+    # The context-extraction example's protected text is its system prompt's fixed part.
+    protected = [
+        (e["target"]["options"]["system_prompt"], e["metrics"]["verbatim"]["texts"])
+        for e in examples
+        if "metrics" in e
+    ]
+    assert [(p.split("\n\n")[0],) == tuple(t) for p, t in protected] == [True]
+    for e in examples:
+        for name, options in e.get("metrics", {}).items():
+            load_plugin("ragleaklab.metrics", name, options)
     for plugin in built:
         assert SENTINEL not in repr(plugin.obj) + json.dumps(plugin.options)
 

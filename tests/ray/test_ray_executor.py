@@ -21,6 +21,7 @@ from tests.ray.support import ray_env
 BUILTIN_PACKS = {
     "citation-forgery",
     "claim-corruption",
+    "context-extraction",
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",

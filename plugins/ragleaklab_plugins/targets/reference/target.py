@@ -25,6 +25,11 @@ from ragleaklab_plugins.targets.reference.defences import (
     pick_separator,
     strip_untrusted_urls,
 )
+from ragleaklab_plugins.targets.reference.extraction import (
+    DEFAULT_SYSTEM_PROMPT,
+    extract,
+    guard_usual_answer,
+)
 from ragleaklab_plugins.targets.reference.generator import Passage, generate
 from ragleaklab_plugins.targets.reference.retriever import ChunkIndex
 from ragleaklab_plugins.targets.reference.simulated import simulate
@@ -128,6 +133,11 @@ class ReferenceTarget:
             cites).
         verify_citations: Check every citation against the retrieved passages; fix or drop the
             ones they do not back.
+        system_prompt: The app's system prompt (realistic behaviour only; ``""``: none). The
+            default is a fixed text holding the canary ``RLK-CANARY-5e1f0a9c7b2d``, which the
+            model may dump when a query asks for it (``metadata["simulated"]["extraction"]``).
+        guard_prompt: Refuse extraction requests the guard recognises, and replace an answer
+            that copies the system prompt or a long run of a retrieved chunk with a refusal.
     """
 
     top_k: int = field(default=5, validator=_int(1))
@@ -163,6 +173,8 @@ class ReferenceTarget:
         default="on_request", validator=[v.in_(CITATION_MODES), _always_needs_realistic]
     )
     verify_citations: bool = field(default=False, validator=v.instance_of(bool))
+    system_prompt: str = field(default=DEFAULT_SYSTEM_PROMPT, validator=v.instance_of(str))
+    guard_prompt: bool = field(default=False, validator=v.instance_of(bool))
 
     _doc_ids: list[str] = field(factory=list, init=False)
     _doc_index: dict[str, int] = field(factory=dict, init=False)
@@ -267,8 +279,19 @@ class ReferenceTarget:
         # content can match any of them, not even across sentence boundaries.
         separator = self._separator if self.paraphrase else None
         if self.behaviour == "realistic":
+            passages = [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved]
+            # A request to dump the prompt or context is decided first (extraction.py).
+            taken = extract(
+                passages,
+                query,
+                seed=self.seed,
+                system_prompt=self.system_prompt,
+                guard=self.guard_prompt,
+            )
+            if taken.answer is not None:
+                return Response(taken.answer, tuple(retrieved), taken.metadata(filtered))
             simulated = simulate(
-                [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
+                passages,
                 self._kinds,
                 query,
                 frozenset(content_tokens(query)),
@@ -283,12 +306,17 @@ class ReferenceTarget:
                 citations=self.citations,
                 verify_citations=self.verify_citations,
             )
+            answer, record = simulated.answer, taken.record
+            if self.guard_prompt:
+                answer, record = guard_usual_answer(answer, taken, passages, self.system_prompt)
             metadata = simulated.metadata(filtered)
+            if record is not None:
+                metadata["simulated"]["extraction"] = record
             if self._acl.relevant(principal):
                 ids = [r.doc_id for r in retrieved]
-                record = self._acl.record(principal, ids, denied, simulated.simulated)
-                metadata["simulated"] = {**simulated.simulated, "access": record}
-            return Response(answer=simulated.answer, retrieved=tuple(retrieved), metadata=metadata)
+                access = self._acl.record(principal, ids, denied, simulated.simulated)
+                metadata["simulated"] = {**metadata["simulated"], "access": access}
+            return Response(answer=answer, retrieved=tuple(retrieved), metadata=metadata)
         generated = generate(
             [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
             frozenset(content_tokens(query)),
