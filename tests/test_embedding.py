@@ -46,6 +46,7 @@ BUILTIN = {
     "claim-corruption": "claim",
     "verbatim-extraction": "verbatim",
     "cross-tenant": "access",
+    "markdown-exfiltration": "exfiltration",
     "citation-forgery": "citation",
     "context-extraction": "verbatim",
 }

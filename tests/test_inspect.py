@@ -57,6 +57,7 @@ BUILTIN = {
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
+    "markdown-exfiltration": ("exfiltration", "exfiltration_rate"),
     "cross-tenant": ("access", "forbidden_words"),
     "citation-forgery": ("citation", "forgery_score"),
     "context-extraction": ("verbatim", "verbatim_score"),

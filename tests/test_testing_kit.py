@@ -51,6 +51,7 @@ BUILTIN_PACKS = [
     "sentinel-takeover-safe",
     "verbatim-extraction",
     "cross-tenant",
+    "markdown-exfiltration",
 ]
 # -- the built-in plugins pass the kit ----------------------------------------------------------
 
@@ -98,7 +99,15 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
                 # A verdict exists for every labelled case (its agreement with the label is
                 # what calibration measures, tests/plugins/test_packs.py).
                 assert isinstance(threshold.fails(score), bool) and case.test_id in labels
-    assert seen == {"access", "citation", "claim", "retrieval", "sentinel", "verbatim"}
+    assert seen == {
+        "access",
+        "citation",
+        "claim",
+        "exfiltration",
+        "retrieval",
+        "sentinel",
+        "verbatim",
+    }
 
 
 @pytest.mark.parametrize("name", ["exact", "bootstrap-ci", "neyman-pearson"])

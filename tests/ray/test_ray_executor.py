@@ -26,6 +26,7 @@ BUILTIN_PACKS = {
     "sentinel-takeover-safe",
     "verbatim-extraction",
     "cross-tenant",
+    "markdown-exfiltration",
 }
 SMOKE = ["-p", "sentinel-takeover-safe", "--tag", "smoke"]
 
