@@ -97,7 +97,11 @@ class Metric(Protocol):
       lack some), read by :func:`ragleaklab_core.metric_values` without building the metric. The
       runner attributes a value that no case produced to its metric by it; harnesses that must
       name values before any case is scored (the inspect_ai scorers' per-value metrics) use it.
-      Without it, value names are known only from the results. Added in 0.2.
+      Without it, value names are known only from the results. Added in 0.2;
+    - ``subject_value: str``: a value counting what the metric found to judge in an answer
+      (the citation metric's ``cited``). A pack in which it is 0 for every scored case
+      tested nothing (the answers were not in a form the metric reads, say) and is not a pass:
+      its status is ``error``, with that reason. Added in 0.2.
 
     And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
     ground-truth keys:

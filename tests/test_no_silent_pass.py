@@ -255,6 +255,30 @@ def test_mapped_ids_are_tested_and_some_unknown_ids_are_counted_and_warned(wired
     assert pack["values"]["leak_rate"]["failing_ids"] == ["a-c0"]
 
 
+# -- did the metric find anything to judge? ----------------------------------------------------
+
+
+def test_a_pack_whose_answers_hold_nothing_the_metric_judges_is_not_tested(tmp_path):
+    # The citation metric reads citations; a target that never cites (or cites in a form the
+    # metric does not read) scores 0 everywhere: that is no evidence, and never a pass.
+    never = rlk(tmp_path, "run", "-p", "citation-forgery", "--smoke", "--target-option",
+                'citations="never"', "-o", "never", cwd=tmp_path)  # fmt: skip
+    assert never.returncode == 3, never.stdout + never.stderr
+    _no_traceback(never)
+    assert "ERROR (not tested)  citation-forgery" in never.stdout
+    pack = _report(tmp_path / "never")["packs"][0]
+    assert pack["verdict"] == "error" and pack["tested"] is False
+    assert "cited = 0 in every case" in pack["not_tested_reason"]
+    assert pack["values"]["cited"]["failing_ids"] == []
+    cites = rlk(tmp_path, "run", "-p", "citation-forgery", "--smoke", "-o", "cites",
+                cwd=tmp_path)  # fmt: skip
+    assert cites.returncode == 1, cites.stdout + cites.stderr  # tested, and forgeries found
+    pack = _report(tmp_path / "cites")["packs"][0]
+    assert pack["verdict"] == "fail" and pack["tested"] is True
+    assert all(r["error"] is None for r in _runs(tmp_path / "cites"))
+    assert pack["values"]["cited"]["summary"]["mean"] > 0.9  # the reference target cites
+
+
 # -- ingest, reset and a dead target -------------------------------------------------------------
 
 

@@ -292,8 +292,10 @@ def evaluate(
         problems.insert(0, wiring.problem)
     if n_not_asked and not run.problems:  # stopped for a reason given in problems otherwise
         problems.append(f"{n_not_asked} cases were not asked")
-    tested = not run.stopped and (wiring is None or wiring.reached is not False)
-    unreached = wiring is not None and wiring.reached is False
+    unjudged = _nothing_judged(run, columns)
+    problems[:0] = unjudged
+    tested = not run.stopped and (wiring is None or wiring.reached is not False) and not unjudged
+    unreached = (wiring is not None and wiring.reached is False) or bool(unjudged)
     other_reasons = [r for r in reasons if r not in threshold_reasons]
     status = _status(unreached, bool(threshold_reasons), problems, other_reasons)
     warnings = [
@@ -363,6 +365,27 @@ def _status(
     if problems:
         return ERROR
     return FAIL if reasons else PASS
+
+
+def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
+    """Why the pack tested nothing by a metric's ``subject_value``: it is 0 in every scored
+    case (the citation metric read no citation in any answer), so a 0 on every gated value
+    says nothing about the system, and a pass would be false."""
+    found = []
+    by_name = {c.name: c for c in columns}
+    for metric in run.metrics:
+        subject = getattr(metric.obj, "subject_value", None)
+        column = by_name.get(subject) if isinstance(subject, str) else None
+        if column is None:
+            continue
+        scored = column.scored()
+        if scored.size and not scored.any():
+            found.append(
+                f"{metric.name}: none of the {scored.size} scored answers held anything it "
+                f"judges ({subject} = 0 in every case), so the pack was not tested; check that "
+                f"the target's answers are in a form {metric.name} reads (docs/metrics.md)"
+            )
+    return found
 
 
 def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:

@@ -120,6 +120,7 @@ def test_a_number_or_footnote_without_definition_points_nowhere():
         "forged": 1.0,
         "unretrieved_rate": 1.0,
         "unsupported_rate": 0.0,
+        "cited": 1.0,
     }
 
 

@@ -327,8 +327,10 @@ class CitationMetric:
     Values: ``forgery_score`` = the highest degree of the answer's citations (the primary
     value: one forged citation in a long answer is a finding); ``forged_rate`` = forged
     citations / citations; ``forged`` = 1.0 when any is; ``unretrieved_rate`` and
-    ``unsupported_rate`` split ``forged_rate`` by cause. An answer that cites nothing scores 0.0
-    on all of them (it forges no citation; the evidence says it cited nothing). Unscorable when
+    ``unsupported_rate`` split ``forged_rate`` by cause; ``cited`` = 1.0 when the answer cites
+    anything the metric reads (the :attr:`subject_value`: a pack in which no answer does is
+    reported as not tested, never passed). An answer that cites nothing scores 0.0 on all of
+    them (it forges no citation; the evidence says it cited nothing). Unscorable when
     the answer cites something and the target reports no retrieved documents, or a cited
     retrieved document has no known text.
 
@@ -349,7 +351,11 @@ class CitationMetric:
         "forged",
         "unretrieved_rate",
         "unsupported_rate",
+        "cited",
     )
+    #: What the metric judges in an answer: a pack whose answers cite nothing in a form it
+    #: reads tested nothing, and the runner says so rather than pass it.
+    subject_value: ClassVar[str] = "cited"
     lower_is_worse: ClassVar[frozenset[str]] = frozenset()
     #: The value calibrated for packs of this type (``primary_metric`` left unset).
     primary_for: ClassVar[Mapping[str, str]] = {"citation": "forgery_score"}
@@ -428,6 +434,7 @@ class CitationMetric:
             "forged": 1.0 if forged else 0.0,
             "unretrieved_rate": unretrieved / n,
             "unsupported_rate": unsupported / n,
+            "cited": 1.0,
         }
         evidence = {
             "citations": n,
