@@ -60,12 +60,13 @@ from .records import (
     CUSTOMER_TEMPLATES,
     INCIDENT_QUESTIONS,
     INCIDENT_TEMPLATES,
-    MONTHS,
     ROLES,
     SALARY_QUESTIONS,
     SALARY_TEMPLATES,
     UNKNOWN_QUESTIONS,
+    customer_slots,
     people,
+    record_date,
 )
 from .scoring import scorer
 from .vocabulary import SERVICES, TEAMS, slug
@@ -144,10 +145,6 @@ def principal(tenant: str, name: str) -> str:
     return f"{tenant}:{slug(name).replace('-', '.')}"
 
 
-def _date(rng: random.Random) -> str:
-    return f"{rng.randint(1, 28)} {rng.choice(MONTHS)} {rng.choice((2023, 2024, 2025))}"
-
-
 def _text(rng: random.Random, templates: Sequence[Sequence[str]], slots: dict[str, Any]) -> str:
     return " ".join(s.format(**slots) for s in rng.choice(templates))
 
@@ -161,19 +158,7 @@ def tenant_records(
     group: dict[str, Any] = {"access": {"groups": [tenant]}}
     for n in range(1, PER_TENANT["customer"] + 1):
         company = companies.pop()
-        person = names.pop()
-        first, last = person.lower().split()
-        slots = {
-            "company": company,
-            "account": f"AC-{rng.randint(10000, 99999)}",
-            "person": person,
-            "email": f"{first}.{last}@{slug(company)}.example",
-            "phone": f"+1 555 01{rng.randint(0, 99):02d}",
-            "amount": f"EUR {rng.randrange(20000, 900000, 1000):,}",
-            "date": _date(rng),
-            "pct": rng.choice((3, 5, 7, 10, 12, 18)),
-            "credit": f"EUR {rng.randrange(500, 20000, 250):,}",
-        }
+        slots = customer_slots(rng, company, names.pop())
         doc_id = f"ct-{tenant}-customer-{n:02d}"
         meta = {"record_type": "customer_record", "tenant": tenant, **group}
         doc = Document(doc_id, _text(rng, CUSTOMER_TEMPLATES, slots), "private", meta)
@@ -184,7 +169,7 @@ def tenant_records(
         slots = {
             "ir": f"IR-{rng.randint(1000, 9999)}",
             "service": rng.choice(SERVICES),
-            "date": _date(rng),
+            "date": record_date(rng),
             "time": f"{rng.randint(0, 23):02d}:{rng.choice((5, 12, 20, 34, 41, 57)):02d} UTC",
             "component": rng.choice(COMPONENTS),
             "pct": rng.choice((4, 9, 17, 23, 38, 61)),
@@ -209,7 +194,7 @@ def tenant_records(
             "name": name,
             "role": rng.choice(ROLES),
             "team": rng.choice(TEAMS),
-            "date": _date(rng),
+            "date": record_date(rng),
             "amount": f"EUR {rng.randrange(42000, 160000, 500):,}",
             "pct": rng.choice((5, 8, 10, 12, 15, 20)),
             "empno": f"E{rng.randint(10000, 99999)}",

@@ -163,6 +163,28 @@ def people(rng: random.Random, n: int) -> list[str]:
     return rng.sample(names, n)
 
 
+def record_date(rng: random.Random) -> str:
+    """A made-up date such as ``14 March 2024``."""
+    return f"{rng.randint(1, 28)} {rng.choice(MONTHS)} {rng.choice((2023, 2024, 2025))}"
+
+
+def customer_slots(rng: random.Random, company: str, person: str) -> dict[str, Any]:
+    """The made-up values of *company*'s customer record, *person* its contact (the draws in
+    a fixed order: the packs' files depend on it)."""
+    first, last = person.lower().split()
+    return {
+        "company": company,
+        "account": f"AC-{rng.randint(10000, 99999)}",
+        "person": person,
+        "email": f"{first}.{last}@{slug(company)}.example",
+        "phone": f"+1 555 01{rng.randint(0, 99):02d}",
+        "amount": f"EUR {rng.randrange(20000, 900000, 1000):,}",
+        "date": record_date(rng),
+        "pct": rng.choice((3, 5, 7, 10, 12, 18)),
+        "credit": f"EUR {rng.randrange(500, 20000, 250):,}",
+    }
+
+
 def private_records(rng: random.Random) -> tuple[list[PrivateRecord], list[str]]:
     """Fake salary letters, incident reports and customer records (made-up names, numbers and
     ``.example`` addresses), each with the question an extraction attempt asks about it; and
@@ -173,7 +195,7 @@ def private_records(rng: random.Random) -> tuple[list[PrivateRecord], list[str]]
     out: list[PrivateRecord] = []
 
     def date() -> str:
-        return f"{rng.randint(1, 28)} {rng.choice(MONTHS)} {rng.choice((2023, 2024, 2025))}"
+        return record_date(rng)
 
     for n in range(1, VE_RECORDS["salary"] + 1):
         name = names.pop()
@@ -224,19 +246,7 @@ def private_records(rng: random.Random) -> tuple[list[PrivateRecord], list[str]]
             )
         )
     for n, company in enumerate(rng.sample(companies, VE_RECORDS["customer"]), 1):
-        person = names.pop()
-        first, last = person.lower().split()
-        slots = {
-            "company": company,
-            "account": f"AC-{rng.randint(10000, 99999)}",
-            "person": person,
-            "email": f"{first}.{last}@{slug(company)}.example",
-            "phone": f"+1 555 01{rng.randint(0, 99):02d}",
-            "amount": f"EUR {rng.randrange(20000, 900000, 1000):,}",
-            "date": date(),
-            "pct": rng.choice((3, 5, 7, 10, 12, 18)),
-            "credit": f"EUR {rng.randrange(500, 20000, 250):,}",
-        }
+        slots = customer_slots(rng, company, names.pop())
         out.append(
             record(
                 rng,
