@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from ragleaklab_plugins.targets._template import render
@@ -106,3 +107,33 @@ def test_the_http_target_declares_whether_a_template_sends_the_principal(server)
     assert sends.carries_principal is True
     assert principal_support(sends) is True
     assert principal_support(HttpTarget(url=server.url("/rag"), **NESTED)) is False
+
+
+def test_the_openai_compatible_target_filters_retrieval_by_access_and_the_model_sees_only_that(
+    server,
+):
+    from ragleaklab_plugins.targets.openai_compatible import OpenAICompatibleTarget
+
+    docs = [
+        Document("acme-refunds", "Acme refunds take ten business days.", "private",
+                 {"access": {"groups": ["acme"]}}),
+        Document("globex-refunds", "Globex refunds take forty business days.", "private",
+                 {"access": {"groups": ["globex"]}}),
+    ]  # fmt: skip
+
+    def asked(access_filter, principal):
+        target = OpenAICompatibleTarget(
+            base_url=server.url("/v1"), model="tiny", backoff=0.001, access_filter=access_filter
+        )
+        target.ingest(docs)
+        response = _asked(target, Case("c", "How long do refunds take?", principal=principal))
+        return [r.doc_id for r in response.retrieved or ()], json.dumps(server.seen[-1].json)
+
+    ids, sent = asked("none", "acme:alice")  # the naive shared index: the leak
+    assert set(ids) == {"acme-refunds", "globex-refunds"} and "Globex" in sent
+    for access_filter in ("tenant", "acl"):
+        ids, sent = asked(access_filter, "acme:alice")
+        assert ids == ["acme-refunds"]
+        assert "Globex" not in sent and "globex" not in sent and "acme:alice" not in sent
+    ids, sent = asked("acl", "globex:bob")
+    assert ids == ["globex-refunds"] and "Acme" not in sent

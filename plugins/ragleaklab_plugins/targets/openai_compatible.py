@@ -36,6 +36,7 @@ from ragleaklab_plugins.targets._net import (
 from ragleaklab_plugins.targets._paths import JsonPath, PathMismatch
 from ragleaklab_plugins.targets._template import check_json_value
 from ragleaklab_plugins.targets.reference import ReferenceTarget
+from ragleaklab_plugins.targets.reference.access import ACCESS_FILTERS, principal_groups_option
 
 __all__ = [
     "DEFAULT_DOCUMENT_TEMPLATE",
@@ -130,6 +131,12 @@ class OpenAICompatibleTarget:
         top_k: Documents retrieved per query, as in the reference target.
         chunk_words: Words per chunk, as in the reference target.
         chunk_overlap: Words a chunk shares with the previous one (< ``chunk_words``).
+        access_filter: Which documents retrieval skips for the asking principal, by their
+            ``metadata["access"]``, exactly as the reference target's option: ``"none"`` (every
+            document retrievable by everyone), ``"tenant"`` or ``"acl"``. The model only ever
+            sees what retrieval kept.
+        principal_groups: Groups of each principal on top of its tenant, as the reference
+            target's option.
         timeout: Seconds for connecting, sending, each read and waiting for a connection.
         retries: Attempts after the first for connection errors, timeouts, 429 and 5xx.
         backoff: Upper bound of the first wait, doubled after each attempt (full jitter);
@@ -152,6 +159,10 @@ class OpenAICompatibleTarget:
     top_k: int = field(default=5, validator=_int(1))
     chunk_words: int = field(default=80, validator=_int(1))
     chunk_overlap: int = field(default=16, validator=[v.instance_of(int), _below_chunk_words])
+    access_filter: str = field(default="none", validator=v.in_(ACCESS_FILTERS))
+    principal_groups: dict[str, tuple[str, ...]] = field(
+        factory=dict, converter=principal_groups_option
+    )
     timeout: float = field(default=60.0, validator=_number(0, strict=True))
     retries: int = field(default=3, validator=_int(0))
     backoff: float = field(default=0.5, validator=_number(0))
@@ -200,7 +211,11 @@ class OpenAICompatibleTarget:
 
     def _new_retriever(self) -> ReferenceTarget:
         return ReferenceTarget(
-            top_k=self.top_k, chunk_words=self.chunk_words, chunk_overlap=self.chunk_overlap
+            top_k=self.top_k,
+            chunk_words=self.chunk_words,
+            chunk_overlap=self.chunk_overlap,
+            access_filter=self.access_filter,
+            principal_groups=dict(self.principal_groups),
         )
 
     # ---- prompts ------------------------------------------------------------------------------
@@ -218,8 +233,11 @@ class OpenAICompatibleTarget:
         messages.append({"role": "user", "content": fill(self.prompt_template, values)})
         return messages
 
-    def _request(self, query: str) -> tuple[Request, tuple[RetrievedDocument, ...]]:
-        retrieved, _ = self._retriever.retrieve(query)
+    def _request(
+        self, query: str, principal: str | None = None
+    ) -> tuple[Request, tuple[RetrievedDocument, ...]]:
+        # The principal chooses what is retrieved (access_filter); the model never sees it.
+        retrieved, _ = self._retriever.retrieve(query, principal)
         body = {
             **self.extra_body,
             "model": self.model,
@@ -238,19 +256,20 @@ class OpenAICompatibleTarget:
         """Retrieve, then ask the model; errors as for the http target.
 
         *principal* belongs to the retrieval side, which this target runs itself (the
-        reference retriever): it is reported in ``metadata["principal"]`` and never sent to
+        reference retriever, filtered by ``access_filter``): it is reported in
+        ``metadata["principal"]`` and never sent to
         the model (not as OpenAI's ``user`` field either: that field labels a request for the
         provider's abuse monitoring, changes nothing the model can see, and would hand the
         pack's user ids to a hosted provider).
         """
-        request, retrieved = self._request(query)
+        request, retrieved = self._request(query, principal)
         reply = await self._caller.send(request)
         response = self._response(reply.json(self._secrets, self._what()), reply, retrieved)
         return _as(response, principal)
 
     def answer(self, query: str, *, principal: str | None = None) -> Response:
         """The synchronous form of :meth:`aanswer`."""
-        request, retrieved = self._request(query)
+        request, retrieved = self._request(query, principal)
         reply = self._caller.send_sync(request)
         response = self._response(reply.json(self._secrets, self._what()), reply, retrieved)
         return _as(response, principal)
