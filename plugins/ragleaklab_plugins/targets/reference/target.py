@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -233,6 +233,21 @@ class ReferenceTarget:
         kept, filtered, _ = self._retrieve(query, principal)
         return kept, filtered
 
+    def _with_access(
+        self,
+        metadata: dict[str, Any],
+        principal: str | None,
+        retrieved: Sequence[RetrievedDocument],
+        denied: Sequence[str],
+    ) -> dict[str, Any]:
+        """*metadata* with the ``access`` record, read from what the model recorded using
+        (``access.py``), when a principal asked or a document is restricted."""
+        if not self._acl.relevant(principal):
+            return metadata
+        ids = [r.doc_id for r in retrieved]
+        access = self._acl.record(principal, ids, denied, metadata["simulated"])
+        return {**metadata, "simulated": {**metadata["simulated"], "access": access}}
+
     def _retrieve(
         self, query: str, principal: str | None
     ) -> tuple[list[RetrievedDocument], list[str], list[str]]:
@@ -289,7 +304,8 @@ class ReferenceTarget:
                 guard=self.guard_prompt,
             )
             if taken.answer is not None:
-                return Response(taken.answer, tuple(retrieved), taken.metadata(filtered))
+                metadata = self._with_access(taken.metadata(filtered), principal, retrieved, denied)
+                return Response(taken.answer, tuple(retrieved), metadata)
             simulated = simulate(
                 passages,
                 self._kinds,
@@ -312,10 +328,7 @@ class ReferenceTarget:
             metadata = simulated.metadata(filtered)
             if record is not None:
                 metadata["simulated"]["extraction"] = record
-            if self._acl.relevant(principal):
-                ids = [r.doc_id for r in retrieved]
-                access = self._acl.record(principal, ids, denied, simulated.simulated)
-                metadata["simulated"] = {**metadata["simulated"], "access": access}
+            metadata = self._with_access(metadata, principal, retrieved, denied)
             return Response(answer=answer, retrieved=tuple(retrieved), metadata=metadata)
         generated = generate(
             [Passage(r.doc_id, r.chunk_id or "", r.text or "") for r in retrieved],
