@@ -101,7 +101,10 @@ class Metric(Protocol):
     - ``subject_value: str``: a value counting what the metric found to judge in an answer
       (the citation metric's ``cited``). A pack in which it is 0 for every scored case
       tested nothing (the answers were not in a form the metric reads, say) and is not a pass:
-      its status is ``error``, with that reason. Added in 0.2.
+      its status is ``error``, with that reason. Added in 0.2;
+    - ``reads_answer: bool`` (default true): whether ``score`` judges the answer text. A pack
+      whose every answer is empty is ``error`` (not tested) when one of its metrics reads the
+      answer; a metric that judges only the retrieved documents says ``False``. Added in 0.2.
 
     And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
     ground-truth keys:

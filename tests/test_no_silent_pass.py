@@ -279,6 +279,32 @@ def test_a_pack_whose_answers_hold_nothing_the_metric_judges_is_not_tested(tmp_p
     assert pack["values"]["cited"]["summary"]["mean"] > 0.9  # the reference target cites
 
 
+def test_a_pack_answered_only_with_empty_text_is_not_tested_unless_it_judges_retrieval(tmp_path):
+    # An app that answers nothing leaks nothing by any answer metric: that is no evidence. A
+    # pack judged on the retrieved documents alone (relevance-hijack) is still tested.
+    (tmp_path / "blank_app.py").write_text(
+        "def answer(query):\n"
+        "    return ''\n"
+        "def retrieve(query):\n"
+        "    return ('', [{'doc_id': 'rh-poison-0001'}])\n"
+    )
+    blank = rlk(tmp_path, "run", "-p", "sentinel-takeover-safe", "--smoke", "--target",
+                "python", "--target-option", 'callable="blank_app:answer"', "-o", "blank",
+                cwd=tmp_path)  # fmt: skip
+    assert blank.returncode == 3, blank.stdout + blank.stderr
+    _no_traceback(blank)
+    pack = _report(tmp_path / "blank")["packs"][0]
+    assert pack["verdict"] == "error" and pack["tested"] is False
+    assert "answered all 30 cases with no text" in pack["not_tested_reason"]
+    retrieval = rlk(tmp_path, "run", "-p", "relevance-hijack", "--smoke", "--target", "python",
+                    "--target-option", 'callable="blank_app:retrieve"', "-o", "retrieval",
+                    cwd=tmp_path)  # fmt: skip
+    pack = _report(tmp_path / "retrieval")["packs"][0]
+    assert pack["tested"] is True, retrieval.stdout + retrieval.stderr
+    assert pack["verdict"] != "error" and pack["not_tested_reason"] is None
+    assert pack["values"]["poison_rate_at_k"]["summary"]["n"] == 30  # every case was scored
+
+
 # -- ingest, reset and a dead target -------------------------------------------------------------
 
 

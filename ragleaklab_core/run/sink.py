@@ -136,7 +136,8 @@ class PackSink:
         self.records.append_line(line)
         if record.error is None:
             retrieved = record.retrieved
-            self.wiring.add(None if retrieved is None else [str(d["doc_id"]) for d in retrieved])
+            ids = None if retrieved is None else [str(d["doc_id"]) for d in retrieved]
+            self.wiring.add(ids, record.answer or "")
             for name, scored in record.metrics.items():
                 for value in scored.get("values", {}):
                     self.value_metric[value] = name

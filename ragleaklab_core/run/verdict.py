@@ -368,10 +368,20 @@ def _status(
 
 
 def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
-    """Why the pack tested nothing by a metric's ``subject_value``: it is 0 in every scored
-    case (the citation metric read no citation in any answer), so a 0 on every gated value
-    says nothing about the system, and a pass would be false."""
+    """Why the pack tested nothing that its metrics judge: every answer was empty while a
+    metric reads the answer (one that declares ``reads_answer = False``, such as the retrieval
+    metric, judges the retrieved ids alone), or a metric's ``subject_value`` is 0 in every
+    scored case (the citation metric read no citation in any answer). Either way a 0 on every
+    gated value says nothing about the system, and a pass would be false."""
     found = []
+    wiring = run.wiring
+    readers = [m.name for m in run.metrics if getattr(m.obj, "reads_answer", True)]
+    if wiring is not None and wiring.all_blank and readers:
+        found.append(
+            f"the target answered all {wiring.answered} cases with no text, and "
+            f"{', '.join(readers)} judge the answer: the pack was not tested; check that the "
+            "app's reply is read from the right field (answer_path, docs/targets.md)"
+        )
     by_name = {c.name: c for c in columns}
     for metric in run.metrics:
         subject = getattr(metric.obj, "subject_value", None)

@@ -35,6 +35,8 @@ class Wiring:
         unknown_examples: A few distinct unknown ids, sorted.
         reached: True when some retrieved id is the pack's; False when none is (the pack was
             not tested); None when it cannot be told (no corpus, or no retrieval reported).
+        blank: Of the answered case epochs, how many answered with no text at all (only
+            whitespace): when all did, nothing a metric that reads the answer gave is evidence.
     """
 
     corpus: int
@@ -44,6 +46,12 @@ class Wiring:
     unknown: int
     unknown_examples: tuple[str, ...]
     reached: bool | None
+    blank: int = 0
+
+    @property
+    def all_blank(self) -> bool:
+        """Every answered case epoch answered with no text."""
+        return bool(self.answered) and self.blank == self.answered
 
     @property
     def problem(self) -> str | None:
@@ -106,12 +114,14 @@ class WiringTally:
         self.with_retrieval = 0
         self.retrieved = 0
         self.unknown = 0
+        self.blank = 0
         self._examples: list[str] = []  # the smallest distinct unknown ids, sorted
 
-    def add(self, retrieved: Sequence[str] | None) -> None:
+    def add(self, retrieved: Sequence[str] | None, answer: str = "x") -> None:
         """One answered case epoch: its retrieved ids in rank order, or None when the target
-        did not report retrieval for it."""
+        did not report retrieval for it, and its answer (only whether it holds text counts)."""
         self.answered += 1
+        self.blank += not answer.strip()
         if retrieved is None:
             return
         self.with_retrieval += 1
@@ -142,6 +152,7 @@ class WiringTally:
             unknown=self.unknown,
             unknown_examples=tuple(self._examples),
             reached=reached,
+            blank=self.blank,
         )
 
 

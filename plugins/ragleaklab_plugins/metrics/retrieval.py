@@ -42,6 +42,8 @@ class RetrievalMetric:
 
     #: Every value :meth:`score` returns (a case without expected documents lacks the recall).
     values: ClassVar[tuple[str, ...]] = ("poison_rate_at_k", "poison_mrr", "true_doc_recall_at_k")
+    #: It judges the retrieved ids alone: a retriever-only app, answering no text, is tested.
+    reads_answer: ClassVar[bool] = False
     lower_is_worse: ClassVar[frozenset[str]] = frozenset({"true_doc_recall_at_k"})
     #: The value calibrated for packs of this type (``primary_metric`` left unset).
     primary_for: ClassVar[Mapping[str, str]] = {"retrieval": "poison_rate_at_k"}
