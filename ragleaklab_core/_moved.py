@@ -42,6 +42,8 @@ MOVED: dict[str, str] = {
     "cli_label": "cli.label",
     "cli_packs": "cli.packs",
     "pytest_plugin": "testing.pytest_plugin",
+    # 0.3: the gate left reporting (it decides; reporting only shows).
+    "reporting.gate": "gate",
 }
 
 _PREFIX = "ragleaklab_core."

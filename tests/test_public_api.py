@@ -108,6 +108,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"config"}),
     frozenset({"_discovery"}),
     frozenset({"packs", "calibration"}),
+    frozenset({"gate"}),
     frozenset({"run"}),
     frozenset({"reporting"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),

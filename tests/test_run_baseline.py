@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ragleaklab_core.cli.reports import github_annotations
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.reporting.gate import decide
+from ragleaklab_core.gate import decide
 from ragleaklab_core.run.verdict import _allowed
 from tests.support.workspace import Workspace
 from tests.test_reporting_diff import _brute_p_value

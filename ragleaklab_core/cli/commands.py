@@ -33,8 +33,8 @@ from ragleaklab_core.cli.reports import (
 )
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.reporting.gate import DEFAULT_LEVEL, FAIL_ON, decide
-from ragleaklab_core.reporting.gate import apply as apply_gate
+from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, decide
+from ragleaklab_core.gate import apply as apply_gate
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -651,7 +651,7 @@ def run(
         config, packs=packs, tags=chosen_tags, thresholds_file=thresholds_path, replay=replay
     )
     if baseline is not None and not force_baseline:
-        from ragleaklab_core.reporting.diff import not_comparable, planned_differences
+        from ragleaklab_core.gate.comparison import not_comparable, planned_differences
 
         versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}
         differences = planned_differences(baseline, versions, plan.settings.tags)

@@ -21,7 +21,7 @@ from ragleaklab_core.cli._errors import handle_errors
 def read_report(path: Path) -> Any:
     """The parsed ``report.json`` at *path*, checked for what a diff reads."""
     from ragleaklab_core.cli.reports import read_report as read_json
-    from ragleaklab_core.reporting.diff import check_report
+    from ragleaklab_core.gate.comparison import check_report
 
     report = read_json(path)
     check_report(report, source=str(path))
@@ -56,16 +56,17 @@ def diff_command(
     regressed, 1 something regressed or the new run lacks a pack or value the base measured, 2 a
     report is missing or malformed, or the runs measured different things (without --force).
     """
-    from ragleaklab_core.reporting.diff import compare, render
+    from ragleaklab_core.gate import Verdict, diff_verdict
+    from ragleaklab_core.gate.comparison import compare
+    from ragleaklab_core.reporting.diff import render
 
     result = compare(read_report(base_report), read_report(new_report), level=level, force=force)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         click.echo(render(result), nl=False)
-    if result.regressed:
-        sys.exit(1)
-    if result.unmeasured:
+    verdict = diff_verdict(result)
+    if verdict is not Verdict.PASS and not result.regressed:
         # A gate: what the new run did not measure cannot be said not to have regressed.
         click.echo(
             "error: the new run did not measure what the base run did ("
@@ -73,8 +74,7 @@ def diff_command(
             + "), so no regression can be ruled out there",
             err=True,
         )
-        sys.exit(1)
-    sys.exit(0)
+    sys.exit(verdict.exit_code)
 
 
 __all__ = ["diff_command", "read_report"]

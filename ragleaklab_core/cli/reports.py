@@ -67,6 +67,8 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
     Under a baseline rule (``--fail-on regression|new-failures``) what decides is the gate: its
     reasons are the errors, and a pack failing only its thresholds (as in the baseline) is a
     warning, so the annotations never contradict the job's outcome."""
+    from ragleaklab_core.gate import annotation_level
+
     lines = []
     gate = report.get("gate") if isinstance(report.get("gate"), Mapping) else None
     baseline_rule = gate is not None and gate.get("fail_on", "verdict") != "verdict"
@@ -74,11 +76,10 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
         if not isinstance(pack, Mapping):
             continue
         name = _escape_property(f"ragleaklab {pack.get('name', '?')} {pack.get('version', '')}")
-        if pack.get("verdict") != "pass" or not pack.get("tested", True):
+        level = annotation_level(pack, gate)
+        if level is not None:
             said = [pack.get("not_tested_reason"), *pack.get("reasons", [])]
             text = "; ".join(str(r) for r in said if r) or str(pack.get("verdict"))
-            only_thresholds = pack.get("verdict_without_thresholds") == "pass"
-            level = "warning" if baseline_rule and only_thresholds else "error"
             lines.append(f"::{level} title={name.rstrip()}::{_escape_data(text)}")
         for warning in pack.get("warnings", []):
             lines.append(f"::warning title={name.rstrip()}::{_escape_data(str(warning))}")

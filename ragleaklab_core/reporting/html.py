@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from html import escape as _escape
 from typing import Any
 
+from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 
@@ -145,7 +146,7 @@ def _tool_line(report: Mapping[str, Any]) -> str:
 
 
 def _css(status: str) -> str:
-    return status if status in w.VERDICT_WORDS else "error"
+    return status if status in w.VERDICT_WORDS else Verdict.ERROR.value
 
 
 def _badge(status: str) -> str:

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
 
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
@@ -39,11 +40,11 @@ def _case(pack: Mapping[str, Any], case: Mapping[str, Any]) -> ET.Element:
     element = ET.Element("testcase", {"classname": pack["name"], "name": case["test_id"]})
     outcome = case["outcome"]
     values = pack["values"]
-    if outcome == "error":
+    if outcome == Outcome.ERROR:
         ET.SubElement(
             element, "error", {"type": "error", "message": case["error"] or ""}
         ).text = case["error"]
-    elif outcome == "fail":
+    elif outcome == Outcome.FAIL:
         lines = []
         for name in case["failing"]:
             threshold = values[name]["threshold"]
@@ -100,7 +101,7 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
     cases = [_case(pack, c) for c in pack["case_results"]]
     gated = {k: v for k, v in pack["values"].items() if v["threshold"] is not None}
     cases += [_aggregate(pack, name, value) for name, value in gated.items()]
-    if pack["verdict"] == "error" or not pack["tested"]:
+    if Verdict.read(pack["verdict"]) is Verdict.ERROR or not pack["tested"]:
         element = ET.Element("testcase", {"classname": pack["name"], "name": PACK_VERDICT})
         why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
         ET.SubElement(element, "error", {"type": "not tested", "message": why}).text = "\n".join(

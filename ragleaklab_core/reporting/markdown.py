@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 
@@ -24,7 +25,7 @@ TOP_CASES = 10
 CELL_CHARS = 120
 
 PackCase = tuple[Mapping[str, Any], Mapping[str, Any]]  # a pack of report.json, one failing case
-_ICON = {"pass": "\u2705", "fail": "\u274c", "error": "\u26a0\ufe0f"}
+_ICON = {Verdict.PASS: "\u2705", Verdict.FAIL: "\u274c", Verdict.ERROR: "\u26a0\ufe0f"}
 # Markdown and HTML punctuation that could open or close something inline (a cell, emphasis, a
 # code span, a link, a tag, an entity, GitHub math): backslash-escaped, which CommonMark allows
 # for any ASCII punctuation and GFM honours for '|' inside table cells too.

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
 
 #: The official OASIS schema (errata 01), which the log names as its ``$schema``.
@@ -118,9 +119,9 @@ def _notifications(pack: Mapping[str, Any]) -> list[dict[str, Any]]:
             "descriptor": {"id": "case-error"},
         }
         for case in pack["case_results"]
-        if case["outcome"] == "error"
+        if case["outcome"] == Outcome.ERROR
     ]
-    if pack["verdict"] == "error" or not pack["tested"]:
+    if Verdict.read(pack["verdict"]) is Verdict.ERROR or not pack["tested"]:
         why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
         out.append(
             {

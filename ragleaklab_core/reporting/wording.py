@@ -13,10 +13,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.values import is_pack_default
 
 #: The verdicts of a run or a pack, as a reader sees them.
-VERDICT_WORDS = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
+VERDICT_WORDS = {v.value: v.word for v in Verdict}
 
 
 def verdict_word(status: str | None) -> str:
@@ -216,7 +217,7 @@ def pack_failing_cases(pack: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     for case in results:
         if case.get("detail"):
             seen += 1
-            if case.get("outcome") == "fail":
+            if case.get("outcome") == Outcome.FAIL:
                 listed.append(case)
             if isinstance(detailed, int) and seen >= detailed:
                 break
@@ -256,7 +257,7 @@ def failing_count(pack: Mapping[str, Any]) -> int:
 def unlisted_failing(pack: Mapping[str, Any]) -> int:
     """How many failing cases of *pack* report.json holds without their detail (those past
     the first 500 failing or errored cases by id)."""
-    return sum(1 for c in pack["case_results"] if c["outcome"] == "fail" and not c["detail"])
+    return sum(1 for c in pack["case_results"] if c["outcome"] == Outcome.FAIL and not c["detail"])
 
 
 def errored_cases(pack: Mapping[str, Any]) -> list[tuple[str, str]]:

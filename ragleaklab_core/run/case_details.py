@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ragleaklab_core.gate import Outcome, case_outcome
 from ragleaklab_core.run.case_kinds import DETAILED, FAMILY, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseRecord
 from ragleaklab_core.run.spool import Spool
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ragleaklab_core.run.verdict import PackVerdict
 
 #: The outcomes a case is detailed for: what a reader triages.
-DETAILED_OUTCOMES = ("fail", "error")
+DETAILED_OUTCOMES = (Outcome.FAIL, Outcome.ERROR)
 #: Longest answer excerpt and evidence string, in characters; longest evidence list.
 ANSWER_CHARS = 400
 EVIDENCE_CHARS = 200
@@ -32,14 +33,11 @@ EVIDENCE_ITEMS = 20
 RETRIEVED_IDS = 10
 
 
-def outcome_of(result: CaseResult, failing: Sequence[str]) -> str:
-    """``error`` (a plugin raised, or the case was not asked) outranks ``fail`` (a gated value
-    fails its threshold), which outranks ``unscorable``; otherwise ``pass``."""
-    if result.error is not None:
-        return "error"
-    if failing:
-        return "fail"
-    return "unscorable" if result.unscorable else "pass"
+def outcome_of(result: CaseResult, failing: Sequence[str]) -> Outcome:
+    """The case's outcome, as :func:`ragleaklab_core.gate.case_outcome` ranks them."""
+    return case_outcome(
+        errored=result.error is not None, failing=bool(failing), unscorable=bool(result.unscorable)
+    )
 
 
 def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:

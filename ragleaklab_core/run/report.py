@@ -16,6 +16,7 @@ from typing import Any
 
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.report import _generated_at
+from ragleaklab_core.gate import Verdict
 from ragleaklab_core.run.case_details import case_results, detail_counts
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
@@ -87,9 +88,9 @@ def build_report(
         "inputs": dict(inputs),
         "totals": {
             "packs": len(verdicts),
-            "passed": sum(v.status == "pass" for v in verdicts),
-            "failed": sum(v.status == "fail" for v in verdicts),
-            "packs_errored": sum(v.status == "error" for v in verdicts),
+            "passed": sum(v.status is Verdict.PASS for v in verdicts),
+            "failed": sum(v.status is Verdict.FAIL for v in verdicts),
+            "packs_errored": sum(v.status is Verdict.ERROR for v in verdicts),
             "packs_not_tested": sum(not v.tested for v in verdicts),
             "cases": sum(len(v.run.results) for v in verdicts),
             "errored": sum(len(v.errored_ids) for v in verdicts),

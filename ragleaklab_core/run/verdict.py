@@ -1,14 +1,11 @@
-"""From per-case values to a verdict: thresholds, failing cases, aggregates, pass/fail/error.
+"""From per-case values to what the gate decides on: thresholds, failing cases, aggregates.
 
-The printed verdict, ``report.json`` and the exit code all come from :class:`PackVerdict`, so
-they cannot disagree. A case fails a metric value when its epoch-reduced value satisfies the
-threshold's decision rule. A pack ends in one of three states:
-
-- ``fail``: tested, and a gated value has more failing cases than allowed (found vulnerable),
-  or cases errored or could not be scored (unless errors are tolerated);
-- ``error``: not (fully) tested: the attack never reached the system (the wiring check), ingest
-  or reset failed, or the target became unreachable, and no gate failed on what was measured;
-- ``pass``: tested, and nothing above. A case that errored or was unscorable is never a pass.
+A case fails a metric value when its epoch-reduced value satisfies the threshold's decision
+rule. This module counts, in one pass over a pack's results, what the verdict rule needs (is a
+gated value failing, were cases errored or unscorable, was the pack reached at all) and hands it
+to :func:`ragleaklab_core.gate.pack_verdict`, which alone decides (pass, fail, error: see
+:mod:`ragleaklab_core.gate`). The printed verdict, ``report.json`` and the exit code all come
+from the resulting :class:`PackVerdict`, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
+from ragleaklab_core.gate import Verdict, pack_verdict, run_verdict
 from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseResult
 from ragleaklab_core.run.runner import NOT_ASKED, PackRun
@@ -85,8 +83,8 @@ class ValueVerdict:
         }
 
 
-#: A pack's possible states, in the order of precedence for a run's exit code.
-PASS, FAIL, ERROR = "pass", "fail", "error"
+#: The verdicts, by their names before :class:`~ragleaklab_core.gate.Verdict` (kept for imports).
+PASS, FAIL, ERROR = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
 
 
 @frozen
@@ -94,7 +92,7 @@ class PackVerdict:
     """A pack's verdict and everything the report says about it.
 
     Attributes:
-        status: ``"pass"``, ``"fail"`` or ``"error"`` (see the module docstring).
+        status: The pack's :class:`~ragleaklab_core.gate.Verdict`.
         tested: False when the pack tested nothing trustworthy (``not_tested`` says why).
         warnings: Caveats that do not change the status (some retrieved ids unknown...).
         errored_ids, errors, unscorable: Every errored or unscorable case, in case order,
@@ -109,14 +107,14 @@ class PackVerdict:
     unscorable: Mapping[str, Mapping[str, str]]  # metric -> test_id -> reason
     reasons: tuple[str, ...]
     passed: bool
-    status: str = PASS
+    status: Verdict = Verdict.PASS
     tested: bool = True
     not_tested: str | None = None
     warnings: tuple[str, ...] = ()
     max_fail_rate: float = 0.0
     # The status had no gated value failed its threshold: what a run gated on a baseline
     # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
-    status_without_thresholds: str = PASS
+    status_without_thresholds: Verdict = Verdict.PASS
     listed_errors: Mapping[str, str] = attrs.field(factory=dict)
     listed_unscorable: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     #: The test ids of the failing or errored cases the report details (the first DETAILED).
@@ -297,7 +295,12 @@ def evaluate(
     tested = not run.stopped and (wiring is None or wiring.reached is not False) and not unjudged
     unreached = (wiring is not None and wiring.reached is False) or bool(unjudged)
     other_reasons = [r for r in reasons if r not in threshold_reasons]
-    status = _status(unreached, bool(threshold_reasons), problems, other_reasons)
+    status = pack_verdict(
+        unreached=unreached,
+        vulnerable=bool(threshold_reasons),
+        problems=problems,
+        reasons=other_reasons,
+    )
     warnings = [
         w for w in (None if wiring is None else wiring.warning, _foreign(run, thresholds)) if w
     ]
@@ -314,13 +317,15 @@ def evaluate(
             for metric, count in sorted(unscorable_counts.items())
         },
         reasons=tuple([*problems, *reasons]),
-        passed=status == PASS,
+        passed=status is Verdict.PASS,
         status=status,
         tested=tested,
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
         max_fail_rate=max_fail_rate,
-        status_without_thresholds=_status(unreached, False, problems, other_reasons),
+        status_without_thresholds=pack_verdict(
+            unreached=unreached, vulnerable=False, problems=problems, reasons=other_reasons
+        ),
         listed_errors=listed_errors,
         listed_unscorable={m: listed_unscorable[m] for m in sorted(listed_unscorable)},
         detailed=frozenset(detailed),
@@ -353,18 +358,6 @@ def _allowed(max_fail_rate: float, scored: int) -> int:
     """How many of *scored* cases may fail: the rate as the decimal the user wrote, so 0.57 of
     100 allows 57 (in binary floating point 0.57 * 100 is 56.99999999999999)."""
     return math.floor(Fraction(repr(max_fail_rate)) * scored)
-
-
-def _status(
-    unreached: bool, vulnerable: bool, problems: Sequence[str], reasons: Sequence[str]
-) -> str:
-    if unreached:
-        return ERROR  # nothing measured is about the pack's documents: no finding stands
-    if vulnerable:
-        return FAIL
-    if problems:
-        return ERROR
-    return FAIL if reasons else PASS
 
 
 def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
@@ -431,20 +424,10 @@ def _metric_of(name: str, run: PackRun, missing: Mapping[frozenset[str], int]) -
     return ", ".join(culprits) if culprits else "?"
 
 
-def run_status(verdicts: Sequence[PackVerdict]) -> tuple[str, int]:
-    """A run's verdict and exit code from its packs'.
-
-    ``fail`` (exit 1) when any pack was tested and failed: a finding outranks a pack that could
-    not be tested, because it is true whatever the other pack would have shown; else ``error``
-    (exit 3) when any pack was not (fully) tested; else ``pass`` (exit 0). Exit 0 therefore
-    means only "every pack was tested and passed".
-    """
-    statuses = {v.status for v in verdicts}
-    if FAIL in statuses:
-        return FAIL, 1
-    if ERROR in statuses or not verdicts:
-        return ERROR, 3
-    return PASS, 0
+def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
+    """A run's verdict and exit code from its packs' (:func:`ragleaklab_core.gate.run_verdict`)."""
+    verdict = run_verdict(v.status for v in verdicts)
+    return verdict, verdict.exit_code
 
 
 __all__ = ["ERROR", "FAIL", "PASS", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]

@@ -1,11 +1,30 @@
-"""The decision CI acts on: a run's own verdict, or its change from a baseline run.
+"""The verdict, decided once: what a pack, a run and a comparison of runs end as, and the exit code.
 
-``ragleaklab run --baseline BASE --fail-on RULE`` gates on one of three rules:
+Every consumer (``ragleaklab run``, ``--baseline``, ``ragleaklab diff``, every rendering, the
+GitHub annotations, the inspect adapter, the Python API) reads its verdict from here; none
+decides on its own, so changing the rule touches this file alone.
+
+**Verdicts** are a type, :class:`Verdict`, whose values are the words ``report.json`` has always
+written (``"pass"``, ``"fail"``, ``"error"``):
+
+- ``PASS`` (exit 0): tested, and nothing failed;
+- ``FAIL`` (exit 1): tested, and found vulnerable (a gated value has more failing cases than
+  allowed), or cases errored or could not be scored (unless errors are tolerated): a finding or
+  a measurement that cannot be trusted is never a pass;
+- ``ERROR`` (exit 3): not tested, or not fully: the attack never reached the system, ingest or
+  reset failed, the target became unreachable, every answer was empty, or a plugin could not be
+  used; no gate failed on what was measured.
+
+Exit code 2 (:data:`EXIT_BAD_INPUT`) is bad input or usage, refused before anything runs.
+A run is ``FAIL`` when any pack failed (a finding is true whatever an untested pack would have
+shown), else ``ERROR`` when any pack was not tested or there were no packs, else ``PASS``.
+
+**Baseline rules.** ``ragleaklab run --baseline BASE --fail-on RULE`` gates on one of three rules:
 
 - ``verdict`` (the default): the run's verdict as its thresholds give it; a baseline, when given,
   is compared and shown but decides nothing;
 - ``regression``: a gated value whose failing rate rose significantly from the baseline
-  (Barnard's one-sided exact test at ``level``, :mod:`ragleaklab_core.reporting.diff`);
+  (Barnard's one-sided exact test at ``level``, :mod:`ragleaklab_core.gate.comparison`);
 - ``new-failures``: any case that passed in the baseline (was scored and failed nothing) and
   fails now, or that fails now and was not measured there (it errored, could not be scored or
   was not run).
@@ -24,20 +43,126 @@ still means "measured, and no worse".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import enum
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
-    from ragleaklab_core.reporting.diff import RunDiff, ValueDiff
+    from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
+
+#: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`).
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class Verdict(enum.StrEnum):
+    """What a pack, a run or a comparison ends as (see the module docstring).
+
+    A :class:`~enum.StrEnum`: a member equals, formats and serialises as the word
+    ``report.json`` writes, so documents written before it read the same."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT[self]
+
+    @property
+    def word(self) -> str:
+        """How a reader sees it: ``PASS``, ``FAIL``, ``ERROR``."""
+        return self.value.upper()
+
+    @classmethod
+    def read(cls, value: object) -> Verdict:
+        """The verdict a report wrote as *value*; anything else is ``ERROR`` (never a pass)."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.ERROR
+
+
+_EXIT = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3}
+
+
+class Outcome(enum.StrEnum):
+    """What one case ends as in a pack's ``case_results``."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    UNSCORABLE = "unscorable"
+
+
+def case_outcome(*, errored: bool, failing: bool, unscorable: bool) -> Outcome:
+    """``error`` (a plugin raised, or the case was not asked) outranks ``fail`` (a gated value
+    fails its threshold), which outranks ``unscorable``; otherwise ``pass``."""
+    if errored:
+        return Outcome.ERROR
+    if failing:
+        return Outcome.FAIL
+    return Outcome.UNSCORABLE if unscorable else Outcome.PASS
+
+
+def pack_verdict(
+    *, unreached: bool, vulnerable: bool, problems: Sequence[str], reasons: Sequence[str]
+) -> Verdict:
+    """A pack's verdict.
+
+    Args:
+        unreached: Nothing measured is about the pack's documents (the wiring check, or no
+            answer a metric could judge): no finding stands, so not even a failing threshold.
+        vulnerable: A gated value has more failing cases than allowed.
+        problems: Why the pack was stopped or not fully tested.
+        reasons: Other reasons it cannot pass (errored or unscorable cases not tolerated).
+    """
+    if unreached:
+        return Verdict.ERROR
+    if vulnerable:
+        return Verdict.FAIL
+    if problems:
+        return Verdict.ERROR
+    return Verdict.FAIL if reasons else Verdict.PASS
+
+
+def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
+    """A run's verdict from its packs': ``FAIL`` when any pack failed (a finding outranks a pack
+    that could not be tested, because it is true whatever the other pack would have shown); else
+    ``ERROR`` when any pack was not (fully) tested, or there was none; else ``PASS``. Exit 0
+    therefore means only "every pack was tested and passed"."""
+    verdicts = {Verdict.read(p) for p in packs}
+    if Verdict.FAIL in verdicts:
+        return Verdict.FAIL
+    if Verdict.ERROR in verdicts or not verdicts:
+        return Verdict.ERROR
+    return Verdict.PASS
+
+
+def diff_verdict(diff: RunDiff) -> Verdict:
+    """``ragleaklab diff``: ``FAIL`` when a value regressed, or when the new run did not measure
+    what the base did (no regression can be ruled out there); else ``PASS``."""
+    return Verdict.FAIL if diff.regressed or diff.unmeasured else Verdict.PASS
+
+
+def annotation_level(pack: Mapping[str, Any], gate: Mapping[str, Any] | None) -> str | None:
+    """The GitHub annotation a pack of ``report.json`` gets: ``"error"`` for a pack that failed,
+    errored or was not tested, ``None`` for a tested pass. Under a baseline rule a pack failing
+    only its thresholds (as in the baseline) is a ``"warning"``: the run's gate decides, so the
+    annotations never contradict the job's outcome."""
+    if Verdict.read(pack.get("verdict")) is Verdict.PASS and pack.get("tested", True):
+        return None
+    baseline_rule = gate is not None and gate.get("fail_on", "verdict") != "verdict"
+    only_thresholds = Verdict.read(pack.get("verdict_without_thresholds")) is Verdict.PASS
+    return "warning" if baseline_rule and only_thresholds else "error"
+
 
 #: The rules ``--fail-on`` accepts, the default first.
 FAIL_ON = ("verdict", "regression", "new-failures")
 DEFAULT_LEVEL = 0.05
 
-#: A run's verdict -> its exit code (as :func:`ragleaklab_core.run.verdict.run_status` has it).
-_EXIT = {"pass": 0, "fail": 1, "error": 3}
 #: How many case ids a reason names.
 _NAMED = 5
 
@@ -47,9 +172,9 @@ class Gate:
     """What the run's exit code says, and why."""
 
     fail_on: str
-    verdict: str
+    verdict: Verdict
     exit_code: int
-    thresholds_verdict: str  # the run's verdict by its thresholds alone
+    thresholds_verdict: Verdict  # the run's verdict by its thresholds alone
     reasons: tuple[str, ...]
     diff: RunDiff | None = None
     baseline: Mapping[str, Any] | None = None  # {"path": ..., "sha256": ...}
@@ -99,29 +224,31 @@ def decide(
         raise ValueError(f"--fail-on {fail_on} compares with a baseline: give one")
     diff = None
     if baseline is not None:
-        from ragleaklab_core.reporting.diff import compare
+        from ragleaklab_core.gate.comparison import compare
 
         diff = compare(baseline, report, level=level, force=force)
-    own = str(report["verdict"])
+    own = Verdict.read(report["verdict"])
     if fail_on == "verdict" or diff is None:
-        return Gate(fail_on, own, _EXIT[own], own, (), diff, provenance)
+        return Gate(fail_on, own, own.exit_code, own, (), diff, provenance)
     worse = [*_baseline_reasons(report, diff, fail_on), *_unbased_reasons(report, diff)]
     # What the baseline measured and this run did not is no regression and no pass: untested,
     # as a pack that was not tested is (exit 3), unless something measured is worse (exit 1).
     unmeasured = [f"not measured again: {x}" for x in diff.unmeasured]
     reasons = [*worse, *unmeasured, *_other_reasons(report)]
-    statuses = {p.get("verdict_without_thresholds", p["verdict"]) for p in report["packs"]}
-    if worse or "fail" in statuses:
-        verdict = "fail"
-    elif unmeasured or "error" in statuses or not report["packs"]:
-        verdict = "error"
+    statuses = {
+        Verdict.read(p.get("verdict_without_thresholds", p["verdict"])) for p in report["packs"]
+    }
+    if worse or Verdict.FAIL in statuses:
+        verdict = Verdict.FAIL
+    elif unmeasured or Verdict.ERROR in statuses or not report["packs"]:
+        verdict = Verdict.ERROR
     else:
-        verdict = "pass"
-    return Gate(fail_on, verdict, _EXIT[verdict], own, tuple(reasons), diff, provenance)
+        verdict = Verdict.PASS
+    return Gate(fail_on, verdict, verdict.exit_code, own, tuple(reasons), diff, provenance)
 
 
 def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) -> list[str]:
-    from ragleaklab_core.reporting.diff import p_text
+    from ragleaklab_core.gate.comparison import p_text
 
     packs = {p["name"]: p for p in report["packs"]}
     reasons = []
@@ -166,7 +293,7 @@ def _unbased_reasons(report: Mapping[str, Any], diff: RunDiff) -> list[str]:
         if value:
             if (pack.get("values") or {}).get(value, {}).get("passed") is False:
                 found.append(f"not in the baseline, so gated on its threshold: {entry} fails it")
-        elif pack.get("verdict") == "fail":
+        elif Verdict.read(pack.get("verdict")) is Verdict.FAIL:
             found.append(f"not in the baseline, so gated on its thresholds: {name} fails them")
     return found
 
@@ -175,8 +302,8 @@ def _other_reasons(report: Mapping[str, Any]) -> list[str]:
     """Why packs fail or were not tested apart from their thresholds."""
     found = []
     for pack in report["packs"]:
-        status = pack.get("verdict_without_thresholds", pack["verdict"])
-        if status == "pass":
+        status = Verdict.read(pack.get("verdict_without_thresholds", pack["verdict"]))
+        if status is Verdict.PASS:
             continue
         what = "was not tested" if not pack.get("tested", True) else f"is {status}"
         found.append(
@@ -196,4 +323,19 @@ def apply(report: Mapping[str, Any], gate: Gate) -> dict[str, Any]:
     return {**report, "verdict": gate.verdict, "exit_code": gate.exit_code, "gate": gate.to_dict()}
 
 
-__all__ = ["DEFAULT_LEVEL", "FAIL_ON", "Gate", "apply", "decide"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "FAIL_ON",
+    "Gate",
+    "Outcome",
+    "Verdict",
+    "annotation_level",
+    "apply",
+    "case_outcome",
+    "decide",
+    "diff_verdict",
+    "pack_verdict",
+    "run_verdict",
+]
