@@ -31,6 +31,7 @@ from ragleaklab_core.errors import InputError
 from ragleaklab_core.stats.aggregation import DECIMALS
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
 
+
 @frozen
 class ValueDiff:
     """One gated value of one pack in both runs."""

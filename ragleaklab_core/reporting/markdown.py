@@ -25,7 +25,11 @@ TOP_CASES = 10
 CELL_CHARS = 120
 
 PackCase = tuple[Mapping[str, Any], Mapping[str, Any]]  # a pack of report.json, one failing case
-_ICON = {Verdict.PASS: "\u2705", Verdict.FAIL: "\u274c", Verdict.ERROR: "\u26a0\ufe0f"}
+_ICON: dict[str, str] = {
+    Verdict.PASS: "\u2705",
+    Verdict.FAIL: "\u274c",
+    Verdict.ERROR: "\u26a0\ufe0f",
+}
 # Markdown and HTML punctuation that could open or close something inline (a cell, emphasis, a
 # code span, a link, a tag, an entity, GitHub math): backslash-escaped, which CommonMark allows
 # for any ASCII punctuation and GFM honours for '|' inside table cells too.
