@@ -203,3 +203,23 @@ def read_scores(path: Path) -> DataFile:
             ) from None
 
     return _keyed(path, value_of)
+
+
+def read_report(path: Path, *, what: str = "report") -> dict[str, Any]:
+    """A ``report.json`` (or calibration report) as a dict; an :class:`InputError` naming the
+    file (and the line of a JSON error) otherwise. ``ragleaklab report`` and ``diff`` read with it.
+    """
+    source = path.as_posix()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", source=source) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the {what}: {exc}", source=source) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"$: not JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(f"$: the {what} must be a JSON object", source=source)
+    return data
