@@ -20,6 +20,8 @@ from ragleaklab_core.errors import (
     PluginLoadFailure,
     PluginRuntimeError,
     RagleaklabError,
+    RunInterrupted,
+    UsageError,
 )
 from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
 from ragleaklab_core.values import (
@@ -83,8 +85,10 @@ if TYPE_CHECKING:
         read_config,
         score_case,
     )
+    from ragleaklab_core.gate import Verdict
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
     from ragleaklab_core.run.runner import load_pack
+    from ragleaklab_core.session import RunRequest, RunResult, RunSession
     from ragleaklab_core.stats.aggregation import (
         REDUCERS,
         RateInterval,
@@ -136,6 +140,11 @@ _LAZY = {
     "read_config": "embedding",
     "score_case": "embedding",
     "load_pack": "run.runner",
+    # A whole run, exactly as `ragleaklab run` performs it, and the verdict it ends with.
+    "RunRequest": "session",
+    "RunResult": "session",
+    "RunSession": "session",
+    "Verdict": "gate",
     "CalibrationReport": "calibration.report",
     "calibrate": "calibration.report",
     "clopper_pearson_upper": "calibration.report",
@@ -197,11 +206,17 @@ __all__ = [
     "Reducer",
     "Response",
     "RetrievedDocument",
+    "RunInterrupted",
+    "RunRequest",
+    "RunResult",
+    "RunSession",
     "Summary",
     "Target",
     "TargetSession",
     "Threshold",
     "ThresholdFitter",
+    "UsageError",
+    "Verdict",
     "__version__",
     "available_names",
     "calibrate",

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
+from ragleaklab_core.errors import InputError
+
 
 def _umask() -> int:
     current = os.umask(0)
@@ -49,3 +51,23 @@ def write_atomic(path: Path, data: bytes | Iterable[str]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def make_dir(directory: Path) -> None:
+    """Create *directory* and its parents; an :class:`InputError` naming it otherwise."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot create: {exc.strerror or exc}", source=directory.as_posix()
+        ) from None
+
+
+def write_file(target: Path, text: str | Iterable[str]) -> None:
+    """Write *text* (a string, or chunks streamed as they come) to *target* atomically, creating
+    its directory; an :class:`InputError` naming the file otherwise (exit 2)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, text.encode("utf-8") if isinstance(text, str) else text)
+    except OSError as exc:  # --out under a file, no permission, disk full...
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None

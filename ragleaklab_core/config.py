@@ -410,6 +410,90 @@ def load_config(raw: Mapping[str, Any], *, source: str) -> Config:
     return structure(dict(raw), Config, source=source)
 
 
+@frozen
+class Overrides:
+    """What command-line flags (or a harness) set over a config file, merged by
+    :func:`apply_overrides` alone, so ``run``, ``calibrate``, :func:`read_config` and the run
+    session (:mod:`ragleaklab_core.session`) cannot merge differently.
+
+    Attributes:
+        target: A target plugin name: replaces the file's whole ``[target]`` table.
+        target_options: Merged over the ``[target]`` table's options (a new table names the
+            default target).
+        run: Keys of ``[run]``; a table value (``max_fail_rates``, ``ray``) is merged key by key
+            over the file's table, any other value replaces the file's.
+        calibrate: Keys of ``[calibrate]``, set as given.
+        fitter: A fitter name: replaces ``[calibrate.fitter]`` (with *fitter_options*).
+        fitter_options: Merged over the ``[calibrate.fitter]`` options (a new table names the
+            default fitter).
+    """
+
+    target: str | None = None
+    target_options: Mapping[str, Any] = field(factory=dict)
+    run: Mapping[str, Any] = field(factory=dict)
+    calibrate: Mapping[str, Any] = field(factory=dict)
+    fitter: str | None = None
+    fitter_options: Mapping[str, Any] = field(factory=dict)
+
+    def __bool__(self) -> bool:
+        return self != Overrides()
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
+    """*raw* (a parsed config file, changed in place and returned) with *overrides* written
+    into it, so that one structuring step checks file and overrides alike and reports a bad
+    value at its ``$.path``. A table of the wrong type in the file is left for that step to
+    report."""
+    if overrides.target is not None:
+        raw["target"] = {"name": overrides.target}
+    if overrides.target_options:
+        table = raw.setdefault("target", {"name": DEFAULT_TARGET})
+        if isinstance(table, dict):
+            table["options"] = {**table.get("options", {}), **overrides.target_options}
+    if overrides.run:
+        section = raw.setdefault("run", {})
+        if isinstance(section, dict):
+            for key, value in overrides.run.items():
+                if not isinstance(value, Mapping):
+                    section[key] = value
+                elif value:
+                    table = section.setdefault(key, {})
+                    if isinstance(table, dict):
+                        table.update(value)
+    if overrides.calibrate or overrides.fitter is not None or overrides.fitter_options:
+        section = raw.setdefault("calibrate", {})
+        if not isinstance(section, dict):
+            return raw
+        section.update(overrides.calibrate)
+        options = dict(overrides.fitter_options)
+        if overrides.fitter is not None:
+            section["fitter"] = {"name": overrides.fitter, "options": options}
+        elif options:
+            table = section.setdefault("fitter", {"name": DEFAULT_FITTER})
+            if isinstance(table, dict) and isinstance(table.get("options", {}), dict):
+                table["options"] = {**table.get("options", {}), **options}
+    return raw
+
+
+def read_config(
+    path: Path | None, overrides: Overrides = Overrides(), *, source: str | None = None
+) -> Config:
+    """The configuration in the file at *path* (None: the defaults) with *overrides* applied.
+
+    Args:
+        source: How errors name where the configuration came from; default: the file's path,
+            followed by ``(with command-line options)`` when there are overrides.
+
+    Raises:
+        ConfigError: The file is missing or invalid (every problem is listed).
+    """
+    raw = read_config_file(path) if path is not None else {}
+    if source is None:
+        given = " (with command-line options)" if overrides else ""
+        source = f"{path}{given}" if path is not None else "command-line options"
+    return load_config(apply_overrides(raw, overrides), source=source)
+
+
 def parse_option_value(text: str) -> Any:
     """Parse a ``--fitter-option key=value`` value as a TOML value, so types match the file.
 

@@ -20,7 +20,8 @@ from ragleaklab_core._discovery import (
     metric_values,
     pack_info,
 )
-from ragleaklab_core.config import DEFAULT_TARGET, Config, load_config, read_config_file
+from ragleaklab_core.config import Config, Overrides
+from ragleaklab_core.config import read_config as load_config_with
 from ragleaklab_core.errors import PluginRuntimeError
 from ragleaklab_core.inputs import parse_labels
 from ragleaklab_core.run.executor import TargetSession as _PackSession
@@ -45,16 +46,10 @@ def read_config(
     Raises:
         ConfigError: The file is missing or invalid (every problem is listed).
     """
-    raw = read_config_file(Path(path)) if path is not None else {}
-    if target is not None:
-        raw["target"] = {"name": target}
-    if target_options:
-        table = raw.setdefault("target", {"name": DEFAULT_TARGET})
-        if isinstance(table, dict):
-            table["options"] = {**table.get("options", {}), **target_options}
-    given = " (with target arguments)" if target is not None or target_options else ""
+    overrides = Overrides(target=target, target_options=dict(target_options or {}))
+    given = " (with target arguments)" if overrides else ""
     source = f"{os.fspath(path)}{given}" if path is not None else "target arguments"
-    return load_config(raw, source=source)
+    return load_config_with(None if path is None else Path(path), overrides, source=source)
 
 
 def _pack(pack: str | LoadedPlugin) -> LoadedPlugin:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import attrs
 
@@ -111,6 +112,30 @@ class PluginError(RagleaklabError):
             lines.append(f"no plugin named {name!r} in {self.group}{hint}")
         lines.extend(str(f) for f in self.failures)
         return "\n".join(lines) or f"plugin error in {self.group}"
+
+
+class UsageError(RagleaklabError):
+    """A request whose parts contradict each other (``--record`` with ``--replay``, say), or an
+    output path that cannot be one; nothing was run or written (exit 2). The CLI shows it as
+    click shows a usage error."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RunInterrupted(RagleaklabError):
+    """A run was interrupted (Ctrl-C): the cases answered so far are kept in ``partial`` and
+    the same run with ``--resume`` continues from them (exit 130, as a shell reports SIGINT)."""
+
+    exit_code = 130
+
+    def __init__(self, partial: Path) -> None:
+        self.partial = partial
+        super().__init__(
+            f"interrupted: finished cases are kept in {partial.as_posix()}; run the same "
+            "command with --resume to continue"
+        )
 
 
 class ExecutorUnavailable(RagleaklabError):

@@ -162,9 +162,8 @@ def test_pack_cases_select_by_tag_and_labels_are_the_pack_s():
 
 
 def test_read_config_applies_target_arguments_as_ragleaklab_run_does(tmp_path):
-    from ragleaklab_core.cli.commands import _apply_target
-    from ragleaklab_core.config import load_config
-    from ragleaklab_core.config import read_config_file as read_raw
+    from ragleaklab_core.config import read_config as read_with
+    from ragleaklab_core.session import RunRequest
 
     path = tmp_path / "ragleaklab.toml"
     path.write_text(
@@ -178,9 +177,9 @@ def test_read_config_applies_target_arguments_as_ragleaklab_run_does(tmp_path):
         ("reference", {"top_k": 4}),
     ]
     for target, options in cases:
-        raw = read_raw(path)
-        _apply_target(raw, target, tuple(f"{k}={v}" for k, v in options.items()))
-        expected = load_config(raw, source="cli").target
+        # What `ragleaklab run --target T --target-option K=V` merges (its session's request).
+        request = RunRequest(config_path=path, target=target, target_options=options)
+        expected = read_with(path, request.overrides()).target
         assert read_config(path, target=target, target_options=options).target == expected
     assert read_config(path, target_options={"top_k": 4}).target.options == {
         "top_k": 4,

@@ -111,6 +111,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"gate"}),
     frozenset({"run"}),
     frozenset({"reporting"}),
+    frozenset({"session"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
 )
 

@@ -20,21 +20,16 @@ from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli.diff import diff_command
-from ragleaklab_core.cli.diff import read_report as read_baseline
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.cli.reports import (
-    github_annotations,
     rendering_options,
     report_command,
     requested_renderings,
     step_summary,
-    write_renderings,
 )
-from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
-from ragleaklab_core.errors import InputError
-from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, decide
-from ragleaklab_core.gate import apply as apply_gate
+from ragleaklab_core.config import DEFAULT_TARGET
+from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,40 +67,6 @@ def _target_flags(when: str = "") -> Callable[[F], F]:
 def cli(verbose: int, log_format: str) -> None:
     """Test RAG systems for poisoning, hijacking and leaks; calibrate CI thresholds."""
     configure_cli_logging(verbose, json=log_format == "json")
-
-
-def _apply_overrides(
-    raw: dict[str, Any],
-    *,
-    target_fpr: float | None,
-    lower_is_worse: bool,
-    fitter: str | None,
-    fitter_options: tuple[str, ...],
-    metric: str | None,
-    roc_max_rows: int | None,
-) -> dict[str, Any]:
-    """Write CLI flags into the raw config, so one validator checks file and flags alike."""
-
-    section = raw.setdefault("calibrate", {})
-    if not isinstance(section, dict):
-        return raw  # structuring reports the wrong type with its $.path
-    if target_fpr is not None:
-        section["target_fpr"] = target_fpr
-    if lower_is_worse:
-        section["lower_is_worse"] = True
-    if metric is not None:
-        section["metric"] = metric
-    if roc_max_rows is not None:
-        section["roc_table_max_rows"] = roc_max_rows
-    options = _options(fitter_options, flag="--fitter-option")
-    if fitter is not None:
-        section["fitter"] = {"name": fitter, "options": options}
-    elif options:
-        table = section.setdefault("fitter", {"name": DEFAULT_FITTER})
-        # A table or options of the wrong type are left for structuring to report.
-        if isinstance(table, dict) and isinstance(table.get("options", {}), dict):
-            table["options"] = {**table.get("options", {}), **options}
-    return raw
 
 
 @cli.command()
@@ -217,7 +178,7 @@ def calibrate(
     input or a refused --write-thresholds (nothing is written); 3 a plugin could not be used.
     """
     from ragleaklab_core.calibration.report import calibrate as run_calibration
-    from ragleaklab_core.config import load_config, read_config_file
+    from ragleaklab_core.config import Overrides, read_config
     from ragleaklab_core.inputs import read_labels, read_scores
 
     if write_thresholds and pack is None:
@@ -231,19 +192,21 @@ def calibrate(
             "--scores calibrates scores already made: --target and --target-option would be "
             "ignored, so they are refused (use them with --pack)"
         )
-    raw = read_config_file(config_path) if config_path else {}
-    _apply_target(raw, target_name, target_options)
-    raw = _apply_overrides(
-        raw,
-        target_fpr=target_fpr,
-        lower_is_worse=lower_is_worse,
+    given = {
+        "target_fpr": target_fpr,
+        "lower_is_worse": True if lower_is_worse else None,
+        "metric": metric,
+        "roc_table_max_rows": roc_max_rows,
+    }
+    overrides = Overrides(
+        target=target_name,
+        target_options=_options(target_options, flag="--target-option"),
+        calibrate={key: value for key, value in given.items() if value is not None},
         fitter=fitter,
-        fitter_options=fitter_options,
-        metric=metric,
-        roc_max_rows=roc_max_rows,
+        fitter_options=_options(fitter_options, flag="--fitter-option"),
     )
     source = f"{config_path} (with command-line options)" if config_path else "command-line options"
-    full = load_config(raw, source=source)
+    full = read_config(config_path, overrides, source=source)
     config = full.calibrate
     if scores is None:
         assert pack is not None
@@ -556,191 +519,62 @@ def run(
     regression or new-failures, a threshold failing as it did in --baseline no longer fails the
     run; a regression, a new failure or anything the baseline measured and this run did not does.
     """
-    from ragleaklab_core.config import load_config, read_config_file
-    from ragleaklab_core.reporting.console import render as summary
-    from ragleaklab_core.run.journal import Journal
-    from ragleaklab_core.run.recording import Recorder, Replay
-    from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
-    from ragleaklab_core.run.suite import (
-        close_executor,
-        executor_for,
-        file_input,
-        plan_suite,
-        run_fingerprint,
-        run_suite,
-    )
+    from ragleaklab_core.errors import RunInterrupted, UsageError
+    from ragleaklab_core.session import RunRequest, RunSession
 
-    if record_dir is not None and replay_dir is not None:
-        raise click.UsageError("--record and --replay exclude each other")
-    if resume and restart:
-        raise click.UsageError("--resume and --restart exclude each other")
-    if replay_dir is not None and (target_name is not None or target_options):
-        raise click.UsageError(
-            "--replay answers from the recording: --target and --target-option would be "
-            "ignored, so they are refused (drop them, or run against the target without --replay)"
-        )
-    if baseline_path is None:
-        for flag, given in (
-            ("--fail-on", fail_on not in (None, "verdict")),
-            ("--baseline-level", baseline_level is not None),
-            ("--force-baseline", force_baseline),
-        ):
-            if given:
-                raise click.UsageError(f"{flag} compares with a baseline: give --baseline FILE")
-    rendered = requested_renderings(renderings)
-    baseline = None if baseline_path is None else read_baseline(baseline_path)
-    progress = _progress_callbacks()  # a malformed interval is refused before anything runs
-    raw = read_config_file(config_path) if config_path else {}
-    configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
-    ray_flags = {
-        "address": ray_address,
-        "workers": ray_workers,
-        "cpus_per_worker": ray_cpus_per_worker,
-        "gpus_per_worker": ray_gpus_per_worker,
-    }
-    section = raw.setdefault("run", {})
-    if isinstance(section, dict):
-        if epochs is not None:
-            section["epochs"] = epochs
-        if reducer is not None:
-            section["reducer"] = reducer
-        if tolerate_errors:
-            section["tolerate_errors"] = True
-        if concurrency is not None:
-            section["concurrency"] = concurrency
-        if rate_limit is not None:
-            section["rate_limit"] = rate_limit
-        if out is not None:
-            section["out"] = out.as_posix()
-        if allow_shared_state:
-            section["allow_shared_state"] = True
-        if max_consecutive_failures is not None:
-            section["max_consecutive_failures"] = max_consecutive_failures
-        if "" in max_fail_rates:
-            section["max_fail_rate"] = max_fail_rates[""]
-        per_pack = {k: r for k, r in max_fail_rates.items() if k}
-        if per_pack:
-            table = section.setdefault("max_fail_rates", {})
-            if isinstance(table, dict):  # the wrong type is left for structuring to report
-                table.update(per_pack)
-        if executor is not None:
-            section["executor"] = executor
-        ray_given = {k: value for k, value in ray_flags.items() if value is not None}
-        if ray_given:
-            ray_table = section.setdefault("ray", {})
-            if isinstance(ray_table, dict):  # the wrong type is left for structuring to report
-                ray_table.update(ray_given)
-    _apply_target(raw, target_name, target_options)
-    source = f"{config_path} (with command-line options)" if config_path else "command-line options"
-    config = load_config(raw, source=source)
-    if config.run.executor != "ray" and any(v is not None for v in ray_flags.values()):
-        raise click.UsageError('--ray-* options need --executor ray (or [run] executor = "ray")')
-    chosen_tags = (*tags, "smoke") if smoke else tags
-    directory = Path(config.run.out)
-    if directory.exists() and not directory.is_dir():
-        raise click.UsageError(f"--out {directory} exists and is not a directory")
-    for flag, folder in (("--record", record_dir), ("--replay", replay_dir)):
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise click.UsageError(f"{flag} {folder} exists and is not a directory")
-    replay = Replay.open(replay_dir) if replay_dir is not None else None
-    if replay is not None and configured_target is not None:
-        replay.check_target(configured_target, source=source)
-    # Everything is checked before --out is touched: packs (exit 3), tags, the thresholds
-    # file, the target's options, the recording, pack isolation.
-    plan = plan_suite(
-        config, packs=packs, tags=chosen_tags, thresholds_file=thresholds_path, replay=replay
-    )
-    if baseline is not None and not force_baseline:
-        from ragleaklab_core.gate.comparison import not_comparable, planned_differences
-
-        versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}
-        differences = planned_differences(baseline, versions, plan.settings.tags)
-        if differences:
-            raise not_comparable(differences)
-    description = run_fingerprint(config, plan.packs, chosen_tags)
-    journal = Journal(directory, description + (f":replay={replay_dir}" if replay_dir else ""))
-    journal.check(resume=resume, restart=restart)
-    answering = executor_for(config)
-    start = getattr(answering, "start", None)
-    if callable(start):
-        start()  # a cluster that cannot be reached is refused before --out is touched
-    recorder = Recorder(record_dir, resume=resume) if record_dir is not None else None
-    journal.open(resume=resume)
-    try:
-        outcome = run_suite(
-            config,
-            on_record=None if progress is None else progress.advance,
-            on_pack=None if progress is None else progress.start,
-            journal=journal,
-            recorder=recorder,
-            plan=plan,
-            executor=answering,
-        )
-    except KeyboardInterrupt:
-        journal.close()
-        if recorder is not None:
-            recorder.close()
-        click.echo(
-            f"\ninterrupted: finished cases are kept in {journal.partial.as_posix()}; "
-            "run the same command with --resume to continue",
-            err=True,
-        )
-        sys.exit(130)
-    finally:
-        journal.close()
-        close_executor(answering)
-        if progress is not None:
-            progress.finish()
-    # report.json as `ragleaklab report` reads it back: what the gate and every rendering read.
-    # Its per-case lists are produced as they are walked, from the run's files on disk.
-    written = plain(
-        build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+    request = RunRequest(
+        config_path=config_path,
+        packs=packs,
+        out=out,
+        target=target_name,
+        target_options=_options(target_options, flag="--target-option"),
+        epochs=epochs,
+        reducer=reducer,
+        smoke=smoke,
+        tags=tags,
+        thresholds_path=thresholds_path,
+        tolerate_errors=tolerate_errors,
+        concurrency=concurrency,
+        rate_limit=rate_limit,
+        resume=resume,
+        restart=restart,
+        record=record_dir,
+        replay=replay_dir,
+        allow_shared_state=allow_shared_state,
+        max_consecutive_failures=max_consecutive_failures,
+        max_fail_rates=max_fail_rates,
+        executor=executor,
+        ray={
+            "address": ray_address,
+            "workers": ray_workers,
+            "cpus_per_worker": ray_cpus_per_worker,
+            "gpus_per_worker": ray_gpus_per_worker,
+        },
+        baseline=baseline_path,
+        fail_on=fail_on,
+        baseline_level=baseline_level,
+        force_baseline=force_baseline,
+        renderings=requested_renderings(renderings),
     )
     try:
-        gate = decide(
-            written,
-            fail_on=fail_on or "verdict",
-            baseline=baseline,
-            provenance=None if baseline_path is None else file_input(baseline_path),
-            level=DEFAULT_LEVEL if baseline_level is None else baseline_level,
-            force=force_baseline,
-        )
-    except InputError as exc:
-        # Nothing is written, and the answers are kept: the same command with --resume and a
-        # baseline it can compare with (or --force-baseline) finishes without asking again.
-        raise InputError(
-            f"--baseline: {exc.message.rstrip('.')}; the answers are kept in "
-            f"{journal.partial.as_posix()}: run again with --resume",
-            source=baseline_path.as_posix() if baseline_path is not None else None,
-        ) from None
-    written = apply_gate(written, gate)
-    write_file(directory / "runs.jsonl", runs_lines(outcome.verdicts))
-    write_file(directory / "report.json", chunks(written))
-    write_renderings(written, rendered, write_file)
-    journal.finish()
+        request.check()
+        session = RunSession(request, progress=_progress_callbacks())
+        result = session.run()
+    except UsageError as exc:
+        raise click.UsageError(exc.message) from None
+    except RunInterrupted as exc:
+        click.echo(f"\n{exc}", err=True)
+        sys.exit(exc.exit_code)
     # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
-    click.echo(summary(written), nl=False)
-    click.echo(f"wrote {(directory / 'report.json').as_posix()}, runs.jsonl")
-    for path in rendered.values():
+    click.echo(result.summary, nl=False)
+    click.echo(f"wrote {(result.out / 'report.json').as_posix()}, runs.jsonl")
+    for path in request.renderings.values():
         click.echo(f"wrote {path.as_posix()}")
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in github_annotations(written):
+        for line in result.annotations:
             click.echo(line)
-    step_summary(written)
-    sys.exit(written["exit_code"])
-
-
-def _apply_target(
-    raw: dict[str, Any], target_name: str | None, target_options: tuple[str, ...]
-) -> None:
-    """``--target`` and ``--target-option`` over the config's ``[target]`` table (in place)."""
-    if target_name is not None:
-        raw["target"] = {"name": target_name}
-    if target_options:
-        table = raw.setdefault("target", {"name": DEFAULT_TARGET})
-        if isinstance(table, dict):
-            given = _options(target_options, flag="--target-option")
-            table["options"] = {**table.get("options", {}), **given}
+    step_summary(result.report)
+    sys.exit(result.exit_code)
 
 
 def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:

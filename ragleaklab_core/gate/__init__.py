@@ -49,12 +49,15 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from ragleaklab_core.errors import RagleaklabError, RunInterrupted
+
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
     from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
 
-#: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`).
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+#: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`): bad input or usage (every
+#: :class:`~ragleaklab_core.errors.RagleaklabError` carries its own), and an interrupted run.
+EXIT_BAD_INPUT = RagleaklabError.exit_code
+EXIT_INTERRUPTED = RunInterrupted.exit_code
 
 
 class Verdict(enum.StrEnum):

@@ -1,0 +1,379 @@
+"""A whole run, as ``ragleaklab run`` performs it: :class:`RunSession`.
+
+``ragleaklab run`` is a thin adapter over this module (flags to a :class:`RunRequest`, a session,
+printing), and the Python API exposes the same session, so a harness reproduces ``ragleaklab
+run`` exactly, files and exit code included::
+
+    from ragleaklab_core import RunRequest, RunSession
+
+    result = RunSession(RunRequest(packs=("relevance-hijack",), out=Path("out"))).run()
+    print(result.summary, end="")
+    raise SystemExit(result.exit_code)
+
+A run goes, in one pass and in this order:
+
+1. **Check** (:meth:`RunSession.prepare`): the request's own consistency, the configuration (file
+   and overrides merged by :func:`ragleaklab_core.config.apply_overrides`), the packs, tags,
+   thresholds, the target's options, the recording, the baseline's comparability, the journal
+   of an earlier run in ``out``, the executor. Every refusal happens here, before ``out`` is
+   touched.
+2. **Answer** (:func:`ragleaklab_core.run.suite.run_suite`): every pack's cases against the
+   target, streamed to the journal; an interrupt keeps what was answered for ``--resume``.
+3. **Decide** (:mod:`ragleaklab_core.gate`): the packs' verdicts, then the run's gate (its
+   thresholds, or its change from a baseline).
+4. **Write**: ``runs.jsonl``, ``report.json`` and every requested rendering, atomically, then the
+   journal is closed as finished.
+
+The result (:class:`RunResult`) carries the verdict, the exit code, the written document, the
+text summary and the GitHub annotations; printing them is the caller's business.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from attrs import field, frozen
+
+from ragleaklab_core._atomic import write_file
+from ragleaklab_core.config import Config, Overrides, read_config, read_config_file
+from ragleaklab_core.errors import InputError, RunInterrupted, UsageError
+from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, Gate, Verdict, decide
+from ragleaklab_core.gate import apply as apply_gate
+from ragleaklab_core.gate.comparison import check_report, not_comparable, planned_differences
+from ragleaklab_core.inputs import read_report
+from ragleaklab_core.reporting.console import render as render_summary
+from ragleaklab_core.reporting.outputs import github_annotations, write_renderings
+from ragleaklab_core.run.executor import Executor
+from ragleaklab_core.run.journal import Journal
+from ragleaklab_core.run.recording import Recorder, Replay
+from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
+from ragleaklab_core.run.suite import (
+    RunPlan,
+    close_executor,
+    executor_for,
+    file_input,
+    plan_suite,
+    run_fingerprint,
+    run_suite,
+)
+
+
+class Progress(Protocol):
+    """What a session tells about its progress (the CLI's bar or steady lines)."""
+
+    def start(self, pack: Any, total: int) -> None: ...
+
+    def advance(self, record: Any) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+def _paths(value: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
+    return {key: Path(path) for key, path in value.items()}
+
+
+@frozen
+class RunRequest:
+    """Everything ``ragleaklab run`` takes: a config file and what its flags set over it.
+
+    Each attribute is a flag of ``ragleaklab run`` (``docs/running.md``); None or empty means
+    "as the config file says, else the default". Values are checked when the session prepares,
+    with the config file's, so a bad one is reported at its ``$.path`` like a bad file value.
+    """
+
+    config_path: Path | None = None
+    packs: tuple[str, ...] = ()
+    out: Path | None = None
+    target: str | None = None
+    target_options: Mapping[str, Any] = field(factory=dict)
+    epochs: int | None = None
+    reducer: str | None = None
+    smoke: bool = False
+    tags: tuple[str, ...] = ()
+    thresholds_path: Path | None = None
+    tolerate_errors: bool = False
+    concurrency: int | None = None
+    rate_limit: float | None = None
+    resume: bool = False
+    restart: bool = False
+    record: Path | None = None
+    replay: Path | None = None
+    allow_shared_state: bool = False
+    max_consecutive_failures: int | None = None
+    #: ``{pack: rate}``; the key ``""`` sets the rate of every pack.
+    max_fail_rates: Mapping[str, float] = field(factory=dict)
+    executor: str | None = None
+    #: ``--ray-*``: ``address``, ``workers``, ``cpus_per_worker``, ``gpus_per_worker``.
+    ray: Mapping[str, Any] = field(factory=dict)
+    baseline: Path | None = None
+    fail_on: str | None = None
+    baseline_level: float | None = None
+    force_baseline: bool = False
+    #: ``{reporter: file}``: the renderings written beside report.json.
+    renderings: Mapping[str, Path] = field(factory=dict, converter=_paths)
+
+    @property
+    def selected_tags(self) -> tuple[str, ...]:
+        return (*self.tags, "smoke") if self.smoke else self.tags
+
+    def overrides(self) -> Overrides:
+        """What this request sets over the config file (:func:`apply_overrides` merges it)."""
+        run: dict[str, Any] = {
+            "epochs": self.epochs,
+            "reducer": self.reducer,
+            "tolerate_errors": True if self.tolerate_errors else None,
+            "concurrency": self.concurrency,
+            "rate_limit": self.rate_limit,
+            "out": None if self.out is None else self.out.as_posix(),
+            "allow_shared_state": True if self.allow_shared_state else None,
+            "max_consecutive_failures": self.max_consecutive_failures,
+            "max_fail_rate": self.max_fail_rates.get(""),
+            "max_fail_rates": {k: r for k, r in self.max_fail_rates.items() if k},
+            "executor": self.executor,
+            "ray": {k: v for k, v in self.ray.items() if v is not None},
+        }
+        return Overrides(
+            target=self.target,
+            target_options=dict(self.target_options),
+            run={k: v for k, v in run.items() if v is not None},
+        )
+
+    def check(self) -> None:
+        """The request's own consistency, before any file is read.
+
+        Raises:
+            UsageError: Two parts contradict each other.
+        """
+        if self.record is not None and self.replay is not None:
+            raise UsageError("--record and --replay exclude each other")
+        if self.resume and self.restart:
+            raise UsageError("--resume and --restart exclude each other")
+        if self.replay is not None and (self.target is not None or self.target_options):
+            raise UsageError(
+                "--replay answers from the recording: --target and --target-option would be "
+                "ignored, so they are refused (drop them, or run against the target without "
+                "--replay)"
+            )
+        if self.fail_on is not None and self.fail_on not in FAIL_ON:
+            raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {self.fail_on!r}")
+        if self.baseline is None:
+            for flag, given in (
+                ("--fail-on", self.fail_on not in (None, "verdict")),
+                ("--baseline-level", self.baseline_level is not None),
+                ("--force-baseline", self.force_baseline),
+            ):
+                if given:
+                    raise UsageError(f"{flag} compares with a baseline: give --baseline FILE")
+        for fmt, path in self.renderings.items():
+            if path.is_dir():
+                raise UsageError(f"--{fmt} {path.as_posix()} is a directory, expected a file")
+
+
+@frozen
+class RunResult:
+    """What a finished run wrote and decided.
+
+    Attributes:
+        verdict: The gate's verdict (:class:`~ragleaklab_core.gate.Verdict`).
+        exit_code: What ``ragleaklab run`` exits with.
+        gate: The decision, with its reasons (and the comparison with a baseline).
+        report: The ``report.json`` document as written (its per-case lists are read back
+            from the run's files as they are walked).
+        summary: The text rendering ``ragleaklab run`` prints (``report --format text``).
+        written: Every file written, report.json and runs.jsonl first, then the renderings.
+        annotations: GitHub Actions workflow commands for the run (printed under Actions).
+    """
+
+    verdict: Verdict
+    exit_code: int
+    gate: Gate
+    report: Mapping[str, Any]
+    summary: str
+    out: Path
+    written: tuple[Path, ...]
+    annotations: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.PASS
+
+
+@frozen
+class _Prepared:
+    """A run whose every input was checked: what :meth:`RunSession.run` acts on."""
+
+    config: Config
+    plan: RunPlan
+    out: Path
+    baseline: Mapping[str, Any] | None
+    journal: Journal
+    executor: Executor
+    recorder: Recorder | None
+
+
+class RunSession:
+    """One run of ``ragleaklab run``: :meth:`prepare` checks, :meth:`run` answers, decides and
+    writes (preparing first when not yet prepared).
+
+    Args:
+        request: The flags of the run.
+        progress: Told of each pack and case as they go (the CLI's progress bar).
+    """
+
+    def __init__(self, request: RunRequest, *, progress: Progress | None = None) -> None:
+        self.request = request
+        self.progress = progress
+        self._prepared: _Prepared | None = None
+
+    def prepare(self) -> None:
+        """Check every input of the run, in the order a user fixes them, before ``out`` is
+        touched; then open the journal (the only thing written before answers exist).
+
+        Raises:
+            UsageError, ConfigError, InputError, PluginError: nothing was written.
+        """
+        if self._prepared is not None:
+            return
+        request = self.request
+        request.check()
+        baseline = None if request.baseline is None else _read_baseline(request.baseline)
+        raw = read_config_file(request.config_path) if request.config_path else {}
+        configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
+        config = read_config(request.config_path, request.overrides(), source=_source(request))
+        if config.run.executor != "ray" and any(v is not None for v in request.ray.values()):
+            raise UsageError('--ray-* options need --executor ray (or [run] executor = "ray")')
+        out = Path(config.run.out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out} exists and is not a directory")
+        for flag, folder in (("--record", request.record), ("--replay", request.replay)):
+            if folder is not None and folder.exists() and not folder.is_dir():
+                raise UsageError(f"{flag} {folder} exists and is not a directory")
+        replay = Replay.open(request.replay) if request.replay is not None else None
+        if replay is not None and configured_target is not None:
+            replay.check_target(configured_target, source=_source(request))
+        tags = request.selected_tags
+        # Packs (exit 3), tags, the thresholds file, the target's options, the recording, pack
+        # isolation: all refused here, before --out is touched.
+        plan = plan_suite(
+            config,
+            packs=request.packs,
+            tags=tags,
+            thresholds_file=request.thresholds_path,
+            replay=replay,
+        )
+        if baseline is not None and not request.force_baseline:
+            versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}
+            differences = planned_differences(baseline, versions, plan.settings.tags)
+            if differences:
+                raise not_comparable(differences)
+        description = run_fingerprint(config, plan.packs, tags)
+        replayed = f":replay={request.replay}" if request.replay is not None else ""
+        journal = Journal(out, description + replayed)
+        journal.check(resume=request.resume, restart=request.restart)
+        executor = executor_for(config)
+        start = getattr(executor, "start", None)
+        if callable(start):
+            start()  # a cluster that cannot be reached is refused before --out is touched
+        recorder = (
+            Recorder(request.record, resume=request.resume) if request.record is not None else None
+        )
+        journal.open(resume=request.resume)
+        self._prepared = _Prepared(config, plan, out, baseline, journal, executor, recorder)
+
+    def run(self) -> RunResult:
+        """Prepare (unless done), answer every pack, decide, write; the result says what.
+
+        Raises:
+            RunInterrupted: Ctrl-C; the answers so far are kept for ``resume``.
+            InputError: The baseline cannot be compared with what this run measured (the
+                answers are kept for ``resume``; nothing else is written).
+        """
+        self.prepare()
+        prepared = self._prepared
+        assert prepared is not None
+        request, journal, progress = self.request, prepared.journal, self.progress
+        try:
+            outcome = run_suite(
+                prepared.config,
+                on_record=None if progress is None else progress.advance,
+                on_pack=None if progress is None else progress.start,
+                journal=journal,
+                recorder=prepared.recorder,
+                plan=prepared.plan,
+                executor=prepared.executor,
+            )
+        except KeyboardInterrupt:
+            journal.close()
+            if prepared.recorder is not None:
+                prepared.recorder.close()
+            raise RunInterrupted(journal.partial) from None
+        finally:
+            journal.close()
+            close_executor(prepared.executor)
+            if progress is not None:
+                progress.finish()
+        # report.json as `ragleaklab report` reads it back: what the gate and every rendering
+        # read. Its per-case lists are produced as they are walked, from the run's files.
+        document = plain(
+            build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+        )
+        gate = self._gate(document, prepared)
+        document = apply_gate(document, gate)
+        out = prepared.out
+        write_file(out / "runs.jsonl", runs_lines(outcome.verdicts))
+        write_file(out / "report.json", chunks(document))
+        write_renderings(document, request.renderings, write_file)
+        journal.finish()
+        return RunResult(
+            verdict=gate.verdict,
+            exit_code=gate.exit_code,
+            gate=gate,
+            report=document,
+            summary=render_summary(document),
+            out=out,
+            written=(out / "report.json", out / "runs.jsonl", *request.renderings.values()),
+            annotations=tuple(github_annotations(document)),
+        )
+
+    def _gate(self, document: Mapping[str, Any], prepared: _Prepared) -> Gate:
+        request = self.request
+        try:
+            return decide(
+                document,
+                fail_on=request.fail_on or "verdict",
+                baseline=prepared.baseline,
+                provenance=None if request.baseline is None else file_input(request.baseline),
+                level=DEFAULT_LEVEL if request.baseline_level is None else request.baseline_level,
+                force=request.force_baseline,
+            )
+        except InputError as exc:
+            # Nothing is written, and the answers are kept: the same request with --resume and
+            # a baseline it can compare with (or --force-baseline) finishes without asking again.
+            raise InputError(
+                f"--baseline: {exc.message.rstrip('.')}; the answers are kept in "
+                f"{prepared.journal.partial.as_posix()}: run again with --resume",
+                source=None if request.baseline is None else request.baseline.as_posix(),
+            ) from None
+
+
+def run(request: RunRequest, *, progress: Progress | None = None) -> RunResult:
+    """Perform the run *request* describes (:class:`RunSession`), as ``ragleaklab run`` does."""
+    return RunSession(request, progress=progress).run()
+
+
+def _read_baseline(path: Path) -> Mapping[str, Any]:
+    """A baseline report.json, checked for what a comparison reads (``$.path`` of a gap)."""
+    report = read_report(path)
+    check_report(report, source=str(path))
+    return report
+
+
+def _source(request: RunRequest) -> str:
+    path = request.config_path
+    return f"{path} (with command-line options)" if path else "command-line options"
+
+
+__all__ = ["Progress", "RunRequest", "RunResult", "RunSession", "run"]
