@@ -200,3 +200,71 @@ def test_a_table_of_the_wrong_type_is_left_for_structuring_to_report():
         raw, Overrides(target_options={"top_k": 2}, run={"max_fail_rates": {"p": 0.5}})
     )
     assert merged == {"run": {"max_fail_rates": "everything"}, "target": "reference"}
+
+
+# --------------------------------------------------------------------------- one read, one build
+
+_COUNTING = """
+from typing import ClassVar
+
+from attrs import field, frozen
+
+from ragleaklab_core import TARGETS, load_plugin
+from ragleaklab_plugins.packs.sentinel_takeover_safe import SentinelTakeoverSafePack
+
+READS = []
+BUILT = []
+
+
+@frozen
+class CountingPack(SentinelTakeoverSafePack):
+    data_package: ClassVar[str] = SentinelTakeoverSafePack.data_package
+
+    def cases(self):
+        READS.append(1)
+        return super().cases()
+
+
+def _reference():
+    BUILT.append(1)
+    return load_plugin(TARGETS, "reference").obj
+
+
+@frozen
+class CountingTarget:
+    _inner: object = field(factory=_reference, init=False)
+
+    def ingest(self, documents):
+        return self._inner.ingest(documents)
+
+    def answer(self, query, principal=None):
+        return self._inner.answer(query)
+"""
+
+
+@pytest.mark.parametrize("smoke", [True, False])
+def test_a_run_reads_a_packs_cases_once_per_use_and_builds_its_target_once(
+    tmp_path, monkeypatch, rlk_fake_dist, smoke
+):
+    import importlib
+
+    rlk_fake_dist(
+        "rlk-counting",
+        entry_points={
+            "ragleaklab.packs": {"counting": "rlk_counting:CountingPack"},
+            "ragleaklab.targets": {"counting": "rlk_counting:CountingTarget"},
+        },
+        modules={"rlk_counting.py": _COUNTING},
+    )
+    counting = importlib.import_module("rlk_counting")
+    monkeypatch.chdir(tmp_path)
+    result = RunSession(
+        RunRequest(packs=("counting",), target="counting", smoke=smoke, out=Path("out"))
+    ).run()
+    assert result.report["packs"][0]["cases"]["run"] == (30 if smoke else 700)
+    # One target per pack: the one built to check the options is the one the pack runs on.
+    assert len(counting.BUILT) == 1
+    # cases() is called once to count and check the selection (a whole case file is not even
+    # read: its length is known), then once to ask them; never again to re-count or re-check
+    # (before the session, 4 calls with a tag and 3 without).
+    assert len(counting.READS) == 2

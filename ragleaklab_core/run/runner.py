@@ -158,6 +158,8 @@ def run_pack(
     recorder: Recorder | None = None,
     executor: Executor | None = None,
     journal: Callable[[str], None] | None = None,
+    fresh_target: LoadedPlugin | None = None,
+    checked: bool = False,
 ) -> PackRun:
     """Run every (selected) case of *pack* against a fresh target and score it.
 
@@ -181,6 +183,11 @@ def run_pack(
             in this process).
         journal: Called with each new record's JSON line as it completes (what runs.jsonl
             holds; records kept from ``completed`` are not passed again).
+        fresh_target: The target, already built from *target_name* and *target_options* and
+            never used (the one :func:`~ragleaklab_core.run.suite.plan_suite` built to check
+            the options), so that it is not built twice; default: built here.
+        checked: The selected cases were already checked (a tag no case carries, a principal
+            the target cannot carry): they are not read again for it.
 
     Raises:
         PluginError: A plugin could not be loaded or built (never raised for per-case errors).
@@ -198,6 +205,8 @@ def run_pack(
         recorder=recorder,
         executor=executor,
         journal=journal,
+        fresh_target=fresh_target,
+        checked=checked,
     )
     try:
         asyncio.get_running_loop()
@@ -225,6 +234,8 @@ async def arun_pack(
     recorder: Recorder | None = None,
     executor: Executor | None = None,
     journal: Callable[[str], None] | None = None,
+    fresh_target: LoadedPlugin | None = None,
+    checked: bool = False,
 ) -> PackRun:
     """The asynchronous form of :func:`run_pack` (same arguments)."""
     settings = settings or RunSettings()
@@ -233,7 +244,7 @@ async def arun_pack(
     info: PackInfo = pack_info(pack.obj)
     overrides = metric_options or {}
     documents = tuple(pack.obj.documents())
-    if settings.tags:
+    if settings.tags and not checked:
         _check_tags(pack.obj.cases(), settings.tags, info.name)
     metrics = tuple(
         load_metric(name, info, documents, overrides.get(name)) for name in info.metrics
@@ -241,8 +252,11 @@ async def arun_pack(
     if replay is not None:
         target = replay.target_for(info.name)
     else:
-        target = load_plugin(TARGETS, target_name, target_options, path="$.target.options")
-        _refuse_principals(pack.obj.cases(), settings.tags, info.name, target)
+        target = fresh_target or load_plugin(
+            TARGETS, target_name, target_options, path="$.target.options"
+        )
+        if not checked:
+            refuse_principals(pack, settings.tags, target)
     lower: set[str] = set()
     for m in metrics:
         lower.update(getattr(m.obj, "lower_is_worse", frozenset()))
@@ -378,9 +392,7 @@ def select_cases(cases: Iterable[Case], tags: Sequence[str], pack: str) -> tuple
     return chosen
 
 
-def _refuse_principals(
-    cases: Iterable[Case], tags: tuple[str, ...], pack: str, target: LoadedPlugin
-) -> None:
+def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> None:
     """Refuse, before anything is ingested or asked, a pack whose selected cases ask as a
     principal on a target that cannot carry one.
 
@@ -391,10 +403,11 @@ def _refuse_principals(
     if principal_support(target.obj) is not False:
         return
     wanted = set(tags)
-    for case in cases:  # stops at the first case asked as a principal
+    name = pack_info(pack.obj).name
+    for case in pack.obj.cases():  # stops at the first case asked as a principal
         if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
             raise PrincipalUnsupported(
-                f"pack {pack!r}: case {case.test_id!r} asks as a principal, and target "
+                f"pack {name!r}: case {case.test_id!r} asks as a principal, and target "
                 f"{target.name!r} cannot ask as one ({_why_no_principal(target.obj)}); nothing "
                 "was asked: use a target that passes the principal to the system "
                 "(docs/targets.md, asking as a principal)"
@@ -432,6 +445,7 @@ __all__ = [
     "load_metric",
     "load_pack",
     "reduce_case",
+    "refuse_principals",
     "run_pack",
     "select_cases",
 ]

@@ -13,10 +13,11 @@ calls to get the same results from Python::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
@@ -26,7 +27,14 @@ from ragleaklab_core.errors import ConfigError, PluginError
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.recording import Recorder, Replay
-from ragleaklab_core.run.runner import CaseRecord, RunSettings, count_asks, load_pack, run_pack
+from ragleaklab_core.run.runner import (
+    CaseRecord,
+    RunSettings,
+    count_asks,
+    load_pack,
+    refuse_principals,
+    run_pack,
+)
 from ragleaklab_core.run.verdict import PackVerdict, evaluate
 from ragleaklab_core.values import PackInfo, Threshold
 
@@ -96,7 +104,12 @@ def isolation_of(target: Any) -> str:
 
 @frozen
 class RunPlan:
-    """A run whose inputs were all checked before anything is asked or written."""
+    """A run whose inputs were all checked before anything is asked or written.
+
+    Attributes:
+        asks: Pack name -> how many answers its run asks for (its selected cases times the
+            epochs), counted in the one read of its cases the checks needed.
+    """
 
     packs: tuple[LoadedPlugin, ...]
     settings: RunSettings
@@ -104,6 +117,14 @@ class RunPlan:
     stored: ThresholdsFile
     explicit_thresholds: bool
     replay: Replay | None
+    asks: Mapping[str, int] = attrs.field(factory=dict)
+    # The target built to check the options, never used: the first pack runs against it, so a
+    # run builds one target per pack. A list, emptied when taken, so that it is used only once.
+    _fresh: list[LoadedPlugin] = attrs.field(factory=list, alias="fresh")
+
+    def take_fresh_target(self) -> LoadedPlugin | None:
+        """The checked, never-used target (once; None after, or when replaying)."""
+        return self._fresh.pop() if self._fresh else None
 
 
 def plan_suite(
@@ -124,17 +145,23 @@ def plan_suite(
     _check_fail_rates(config)
     loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
     settings = settings_of(config, tags)
-    for pack in loaded:
-        count_asks(pack, settings)  # a tag no case carries is a usage error now, not later
+    # A tag no case carries is a usage error now, not later.
+    asks = {pack.name: count_asks(pack, settings) for pack in loaded}
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
+    fresh = []
     if replay is not None:
         for pack in loaded:
             replay.target_for(pack.obj.info().name)  # every pack recorded, every line readable
     else:
-        _check_target(config, loaded)
-    return RunPlan(loaded, settings, path, stored, explicit, replay)
+        target = _check_target(config, loaded)
+        for pack in loaded:
+            # Every pack, before the first is run: a pack asking as a principal the target
+            # cannot carry must not stop a run half-way, its earlier packs' results lost.
+            refuse_principals(pack, settings.tags, target)
+        fresh.append(target)
+    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, fresh=fresh)
 
 
 def _check_fail_rates(config: Config) -> None:
@@ -152,9 +179,9 @@ def _check_fail_rates(config: Config) -> None:
         )
 
 
-def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> None:
-    # Built once to check its options, then dropped: it has ingested nothing, and closing it
-    # could close an app that lives in the user's module and serves the real run.
+def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> LoadedPlugin:
+    # Built once to check its options; the first pack then runs against it (it has ingested
+    # nothing). Never closed here: that could close an app that lives in the user's module.
     target = load_plugin(
         TARGETS, config.target.name, config.target.options, path="$.target.options"
     )
@@ -173,6 +200,7 @@ def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> None:
                 "--allow-shared-state @ $.run.allow_shared_state"
             ],
         )
+    return target
 
 
 def executor_for(config: Config) -> Executor:
@@ -238,7 +266,8 @@ def run_suite(
     try:
         for pack in plan.packs:
             if on_pack is not None:
-                on_pack(pack, count_asks(pack, settings))
+                asks = plan.asks.get(pack.name)
+                on_pack(pack, count_asks(pack, settings) if asks is None else asks)
             name = pack.obj.info().name
             run = run_pack(
                 pack,
@@ -252,6 +281,8 @@ def run_suite(
                 replay=replay,
                 recorder=recorder,
                 executor=chosen,
+                fresh_target=plan.take_fresh_target(),
+                checked=True,
             )
             verdicts.append(
                 evaluate(
