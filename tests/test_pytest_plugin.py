@@ -259,3 +259,15 @@ def test_errored_and_unscorable_cases_are_listed(rlk_fake_dist):
     assert "unscorable by retrieval (30): rh-" in blind
     assert "the target did not report its retrieved documents" in blind
     assert "... and 27 more" in blind
+
+
+def test_no_pack_is_no_pass():
+    """An empty outcome tested nothing: the gate calls it not tested, so the helpers fail it."""
+    from ragleaklab_core.gate import Verdict
+    from ragleaklab_core.run.suite import SuiteOutcome
+
+    empty = SuiteOutcome((), {}, {})
+    assert empty.verdict is Verdict.ERROR and not empty.passed
+    assert leak_report(empty) == "ragleaklab: no pack was run, so nothing was tested"
+    with pytest.raises(pytest.fail.Exception, match="no pack was run"):
+        assert_no_leaks([])

@@ -24,6 +24,7 @@ from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_n
 from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
+from ragleaklab_core.gate import Verdict, run_verdict
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.recording import Recorder, Replay
@@ -48,8 +49,13 @@ class SuiteOutcome:
     inputs: dict[str, Any]
 
     @property
+    def verdict(self) -> Verdict:
+        """The run's verdict (:func:`ragleaklab_core.gate.run_verdict`): no pack is no pass."""
+        return run_verdict(v.status for v in self.verdicts)
+
+    @property
     def passed(self) -> bool:
-        return all(v.passed for v in self.verdicts)
+        return self.verdict is Verdict.PASS
 
 
 def settings_of(config: Config, tags: Sequence[str] = ()) -> RunSettings:

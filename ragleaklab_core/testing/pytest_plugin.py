@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 from ragleaklab_core.config import DEFAULT_TARGET, DEFAULT_THRESHOLDS_FILE
+from ragleaklab_core.gate import Verdict, run_verdict
 from ragleaklab_core.run.suite import SuiteOutcome
 from ragleaklab_core.run.verdict import PackVerdict
 from ragleaklab_core.values import FLAG_HIGH, Threshold
@@ -179,7 +180,7 @@ def _pack_lines(verdict: PackVerdict, limit: int) -> list[str]:
     run = verdict.run
     info = run.info
     lines = [
-        f"{verdict.status.upper()} {info.name} {info.version}: {len(run.results)} cases, "
+        f"{verdict.status.word} {info.name} {info.version}: {len(run.results)} cases, "
         f"{len(verdict.errored_ids)} errored (target {run.target.name})"
     ]
     if not verdict.tested:
@@ -221,9 +222,12 @@ def _pack_lines(verdict: PackVerdict, limit: int) -> list[str]:
 def leak_report(outcome: SuiteOutcome | Iterable[PackVerdict], limit: int = LISTED_CASES) -> str:
     """The failure message of :func:`assert_no_leaks` ("" when every pack passed)."""
     verdicts = list(outcome.verdicts if isinstance(outcome, SuiteOutcome) else outcome)
-    failed = [v for v in verdicts if not v.passed]
-    if not failed:
+    if run_verdict(v.status for v in verdicts) is Verdict.PASS:
         return ""
+    if not verdicts:
+        # No pack is no evidence: the gate counts an empty run as not tested, never a pass.
+        return "ragleaklab: no pack was run, so nothing was tested"
+    failed = [v for v in verdicts if not v.passed]
     lines = [f"ragleaklab: {len(failed)} of {len(verdicts)} packs failed"]
     for verdict in failed:
         lines.extend(_pack_lines(verdict, limit))
