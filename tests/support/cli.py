@@ -1,5 +1,6 @@
-"""The one way the tests run the ``ragleaklab`` command: ``python -m ragleaklab_core`` in a real
-subprocess, with one environment clean-up and one timeout policy.
+"""The one way the tests run the ``ragleaklab`` command: ``python -m ragleaklab_core`` (or, with
+``script=True``, the installed ``ragleaklab`` console script) in a real subprocess, with one
+environment clean-up and one timeout policy.
 
 The environment is the test process's own, minus what would make the command behave unlike a
 plain local run, plus what makes its outputs reproducible:
@@ -21,8 +22,10 @@ timeout of :data:`TIMEOUT` seconds unless a test gives its own.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -41,6 +44,16 @@ EPOCH = "1700000000"
 #: Seconds a command may take unless the test says otherwise (a full built-in run on a loaded
 #: 2-core machine takes about a minute).
 TIMEOUT = 300.0
+
+
+def console_script() -> str:
+    """The ``ragleaklab`` script of the running interpreter's environment (fails if missing)."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    found = shutil.which("ragleaklab", path=str(scripts)) or shutil.which(
+        "ragleaklab", path=str(Path(sys.executable).parent)
+    )
+    assert found, f"no ragleaklab script in {scripts}: is the distribution installed?"
+    return found
 
 
 def cli_env(
@@ -74,13 +87,17 @@ def rlk(
     pythonpath: Iterable[str | Path] = (),
     timeout: float = TIMEOUT,
     ok: Iterable[int] | None = None,
+    script: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``ragleaklab ARGS`` run in *cwd*, its output captured as text.
 
-    With *ok*, the exit code must be one of those (the failure shows stdout and stderr).
+    With *ok*, the exit code must be one of those (the failure shows stdout and stderr). With
+    *script*, the console script installed beside the running interpreter is run instead of
+    ``python -m ragleaklab_core`` (what a wheel's entry point gives a user).
     """
+    command = [console_script()] if script else [sys.executable, "-m", "ragleaklab_core"]
     done = subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core", *args],
+        [*command, *args],
         cwd=cwd,
         env=cli_env(env, epoch=epoch, hashseed=hashseed, pythonpath=pythonpath),
         stdin=subprocess.DEVNULL,
