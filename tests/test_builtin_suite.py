@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import rlk
 
 BUILTIN_PACKS = [
     ("relevance-hijack", "poison_rate_at_k"),
@@ -26,17 +25,6 @@ BUILTIN_PACKS = [
     ("context-extraction", "verbatim_score"),
 ]
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def rlk(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
 
 
 @pytest.mark.parametrize(("pack", "metric"), BUILTIN_PACKS)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,7 @@ from ragleaklab_core.values import (
     FLAG_LOW,
     FitResult,
 )
+from tests.support.cli import rlk
 
 REPORT = "calibration_report.json"
 #: 2026-11-24T12:00:00Z
@@ -45,19 +44,6 @@ OPS = {
     FLAG_LOW: operator.le,
     FLAG_BELOW: operator.lt,
 }
-
-
-def rlk(*args: str, cwd: Path, epoch: str = "1700000000") -> subprocess.CompletedProcess:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "PYTHONHASHSEED": "0"}
-    environ.pop("PYTHONWARNINGS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def tree(directory: Path) -> dict[str, bytes]:
@@ -588,13 +574,4 @@ def test_calibrate_exits_1_when_the_fitted_threshold_misses_the_target(tmp_path,
 
 
 def _rlk_env(environ: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "0", **environ}
-    env.pop("PYTHONWARNINGS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return rlk(*args, cwd=cwd, env=environ)

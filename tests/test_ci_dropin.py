@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support.cli import rlk
+
 ROOT = Path(__file__).resolve().parents[1]
 ACTION: dict[str, Any] = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
@@ -63,13 +65,7 @@ def strings(node: Any) -> list[str]:
 @functools.cache
 def run_options() -> frozenset[str]:
     """The options ``ragleaklab run --help`` lists."""
-    done = subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        check=True,
-    )
+    done = rlk("run", "--help", cwd=ROOT, env={"COLUMNS": "200"}, ok=(0,))
     return frozenset(re.findall(r"(?<![\w-])--[a-z][a-z-]*", done.stdout))
 
 

@@ -6,7 +6,6 @@ import hashlib
 import importlib.metadata
 import json
 import math
-import os
 import random
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragleaklab_core._discovery import PACKS, available_names
+from tests.support.cli import rlk
 
 EPOCH = "1700000000"
 EPOCH_ISO = "2023-11-14T22:13:20Z"
@@ -26,17 +26,7 @@ POSITIVES = [0.35, 0.58, 0.66, 0.80, 0.93]
 
 
 def run(*args: str, cwd: Path, hashseed: str = "0", **env: str) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONHASHSEED": hashseed}
-    environ.pop("PYTHONWARNINGS", None)
-    environ.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return rlk(*args, cwd=cwd, epoch=EPOCH, hashseed=hashseed, env=env)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

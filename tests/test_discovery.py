@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -20,6 +18,7 @@ from ragleaklab_core import (
 )
 from ragleaklab_core.errors import ConfigError
 from ragleaklab_core.testing import assert_plugin_contract
+from tests.support.cli import rlk
 
 GOOD = """
 from attrs import frozen
@@ -150,13 +149,8 @@ def test_assert_plugin_contract_fails_readably(rlk_fake_dist):
         assert_plugin_contract(FITTERS, "broken")
 
 
-def test_plugins_command_lists_builtins_as_json():
-    out = subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", "plugins", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_plugins_command_lists_builtins_as_json(tmp_path):
+    out = rlk("plugins", "--json", cwd=tmp_path, ok=(0,))
     rows = json.loads(out.stdout)
     exact = next(r for r in rows if r["group"] == FITTERS and r["name"] == "exact")
     assert exact["status"] == "ok" and exact["distribution"] == "ragleaklab"

@@ -8,14 +8,13 @@ a traceback.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
 
 PACK = "relevance-hijack"
@@ -44,18 +43,6 @@ LENIENT = f"""
 threshold = 1.0
 decision_rule = "score > threshold -> FAIL"
 """
-
-
-def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None):
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environ,
-        timeout=120,
-    )
 
 
 def report(directory: Path) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from ragleaklab_core import (
     metric_values,
 )
 from ragleaklab_core import reducer as ragleaklab_reducer
+from tests.support.cli import rlk
 
 BUILTIN = {
     "relevance-hijack": ("retrieval", "poison_rate_at_k"),
@@ -113,17 +114,7 @@ def pack_task(**args: Any) -> Any:
 def rlk_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`ragleaklab run ... -o out` in a subprocess; the report it wrote."""
     out = tmp_path / "rlk-out"
-    environ = {**os.environ, **(env or {})}
-    environ.pop("PYTHONWARNINGS", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", "run", *args, "-o", str(out)],
-        cwd=tmp_path,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode in (0, 1), done.stderr
+    rlk("run", *args, "-o", str(out), cwd=tmp_path, env=env, ok=(0, 1))
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
 
 
@@ -344,33 +335,20 @@ class FlakyTarget:
 
     def close(self):
         EVENTS.append("close")
-
-
-@define
-class BlindTarget:
-    '''Answers like the reference target but never says what it retrieved.'''
-
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
-    def answer(self, query):
-        return Response(answer=self._inner.answer(query).answer, retrieved=None)
-
-
-@define
-class BrokenTarget:
-    '''Raises on every query whose length is a multiple of 3.'''
-
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        if len(query) % 3 == 0:
-            raise ConnectionError("backend unavailable")
-        return Response(answer="fine", retrieved=())
 """
+
+#: Scripts of the kit's scripted target (the ``blind`` and ``broken`` targets): answers that
+#: never say what was retrieved; a failure on every query whose length is a multiple of 3.
+BLIND = {"default": {"answer": "no idea", "retrieved": None}}
+BROKEN = {
+    "rules": [
+        {
+            "pattern": r"(?s)\A(?:...)*\Z",
+            "reply": {"error": "backend unavailable", "error_type": "ConnectionError"},
+        }
+    ],
+    "default": {"answer": "fine"},
+}
 
 
 @pytest.fixture
@@ -380,8 +358,8 @@ def fake_targets(rlk_fake_dist):
         entry_points={
             "ragleaklab.targets": {
                 "flaky": "acme_targets:FlakyTarget",
-                "blind": "acme_targets:BlindTarget",
-                "broken": "acme_targets:BrokenTarget",
+                "blind": "ragleaklab_core.testing:ScriptedTarget",
+                "broken": "ragleaklab_core.testing:ScriptedTarget",
             }
         },
         modules={"acme_targets.py": FLAKY},
@@ -646,7 +624,10 @@ def test_rescoring_a_log_with_another_threshold_needs_no_target(tmp_path):
 
 
 def test_unscorable_and_errored_samples_are_unscored_never_passes(tmp_path, fake_targets):
-    blind = evaluate(pack_task(pack="relevance-hijack", smoke=True, target="blind"), tmp_path)
+    blind = evaluate(
+        pack_task(pack="relevance-hijack", smoke=True, target="blind", target_options=BLIND),
+        tmp_path,
+    )
     main = scorer_result(blind, "retrieval")
     assert math.isnan(main.metrics["leak_rate"].value)
     primary = scorer_result(blind, "poison_rate_at_k")
@@ -655,7 +636,10 @@ def test_unscorable_and_errored_samples_are_unscored_never_passes(tmp_path, fake
     assert "did not report its retrieved documents" in score.explanation
 
     broken = evaluate(
-        pack_task(pack="sentinel-takeover-safe", smoke=True, target="broken"), tmp_path
+        pack_task(
+            pack="sentinel-takeover-safe", smoke=True, target="broken", target_options=BROKEN
+        ),
+        tmp_path,
     )
     errored = [s for s in broken.samples if "error" in (s.scores["sentinel"].metadata or {})]
     assert errored

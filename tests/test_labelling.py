@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ragleaklab_core.calibration.labelling import COLUMNS, target_identity
 from ragleaklab_core.inputs import read_labels
+from tests.support.cli import rlk
 
 PACK = "sentinel-takeover-safe"
 SHIPPED = (
@@ -29,17 +28,6 @@ SHIPPED = (
     / "sentinel_takeover_safe"
     / "labels.jsonl"
 )
-
-
-def rlk(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "0"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
 
 
 def ok(result: subprocess.CompletedProcess[str], *codes: int) -> None:

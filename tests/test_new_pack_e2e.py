@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import cli_env
+
 pytestmark = pytest.mark.skipif(
     os.environ.get("RLK_E2E") != "1", reason="set RLK_E2E=1 to run (tox -e example does)"
 )
@@ -67,8 +69,7 @@ class Env:
         )
 
     def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        env["SOURCE_DATE_EPOCH"] = "1700000000"
+        env = cli_env({"PYTHONPATH": None, "PYTHONHOME": None})  # the venv's own paths only
         return subprocess.run(
             args, capture_output=True, text=True, cwd=cwd or self.work, env=env, check=False
         )

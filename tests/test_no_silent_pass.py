@@ -9,12 +9,11 @@ through the real CLI in a subprocess, as CI would run it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import rlk as run_cli
 
 PACKS, METRICS, TARGETS = "ragleaklab.packs", "ragleaklab.metrics", "ragleaklab.targets"
 
@@ -195,15 +194,8 @@ def wired(rlk_fake_dist):
 
 
 def rlk(root: Path, *args: str, cwd: Path, env: dict | None = None):
-    environ = {**os.environ, "PYTHONPATH": str(root), "SOURCE_DATE_EPOCH": "1700000000"}
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environ,
-    )
+    """``ragleaklab ARGS`` with the fake distribution in *root* importable."""
+    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env)
 
 
 def _report(directory: Path) -> dict:

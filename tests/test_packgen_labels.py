@@ -104,8 +104,8 @@ def test_labels_survive_every_metric_being_broken(
         monkeypatch.setattr(getattr(mod, cls), "__init__", broken)
         monkeypatch.setattr(getattr(mod, cls), "score", broken)
 
-    # The generator is a tool of this checkout that the wheel leaves out (``tox -e dist`` runs
-    # these tests against the wheel): put the checkout on sys.path for its import only. The
+    # The generator is a tool of this checkout that the wheel leaves out (a non-editable
+    # install does not have it): put the checkout on sys.path for its import only. The
     # packages it imports are already loaded from the installation, so none is shadowed.
     import ragleaklab_plugins.targets.reference  # noqa: F401
 

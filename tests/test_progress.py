@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from types import SimpleNamespace
 
@@ -31,6 +28,7 @@ from ragleaklab_core.cli._progress import (
 )
 from ragleaklab_core.errors import ConfigError
 from ragleaklab_core.reporting import console
+from tests.support.cli import rlk
 
 LINE = re.compile(
     r"^progress: (?P<pack>\S+) (?P<done>\d+)/(?P<total>\d+) answers, (?P<rate>[\d.]+)/s, "
@@ -210,19 +208,6 @@ def test_the_bar_counts_answers_and_errors():
 )
 def test_durations_read_short(seconds, shown):
     assert duration(seconds) == shown
-
-
-def rlk(*args: str, cwd, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", **env}
-    environ.pop("PYTHONWARNINGS", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_a_real_run_prints_progress_lines_on_stderr_only(tmp_path):

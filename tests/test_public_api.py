@@ -61,7 +61,7 @@ def test_the_core_names_builtins_only_where_listed():
     built-in metric's value or a built-in ground-truth key, by file, is listed above."""
     import tomllib
 
-    # The checkout's pyproject.toml (``tox -e dist`` imports the core from the wheel).
+    # The checkout's pyproject.toml (the core may be imported from an installed wheel).
     root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     builtin = {

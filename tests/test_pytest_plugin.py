@@ -195,37 +195,17 @@ def test_ambiguous_or_malformed_thresholds_are_refused(thresholds, packs, error)
         run_packs(packs, tags=["smoke"], thresholds=thresholds)
 
 
-BROKEN = """
-from attrs import define, field
-from ragleaklab_core import Response
-from ragleaklab_plugins.targets.reference import ReferenceTarget
-
-
-@define
-class FlakyBackend:
-    '''The reference target, except that queries with an even length time out.'''
-
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
-    def answer(self, query):
-        if len(query) % 2 == 0:
-            raise TimeoutError("backend did not answer in 30 s")
-        return self._inner.answer(query)
-
-
-@define
-class NoRetrieval:
-    '''Answers without saying what it retrieved.'''
-
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        return Response(answer="no idea")
-"""
+#: Scripts of the kit's scripted target: queries of even length time out (the others are
+#: answered, retrieving nothing); answers that never say what was retrieved.
+TIMES_OUT = {
+    "rules": [
+        {
+            "pattern": r"(?s)\A(?:..)*\Z",
+            "reply": {"error": "backend did not answer in 30 s", "error_type": "TimeoutError"},
+        }
+    ]
+}
+NO_RETRIEVAL = {"default": {"answer": "no idea", "retrieved": None}}
 
 
 def test_errored_and_unscorable_cases_are_listed(rlk_fake_dist):
@@ -233,13 +213,14 @@ def test_errored_and_unscorable_cases_are_listed(rlk_fake_dist):
         "acme-backends",
         entry_points={
             "ragleaklab.targets": {
-                "flaky-backend": "acme_backends:FlakyBackend",
-                "no-retrieval": "acme_backends:NoRetrieval",
+                "flaky-backend": "ragleaklab_core.testing:ScriptedTarget",
+                "no-retrieval": "ragleaklab_core.testing:ScriptedTarget",
             }
         },
-        modules={"acme_backends.py": BROKEN},
     )
-    outcome = run_packs("relevance-hijack", target="flaky-backend", tags=["smoke"])
+    outcome = run_packs(
+        "relevance-hijack", target="flaky-backend", target_options=TIMES_OUT, tags=["smoke"]
+    )
     verdict = outcome.verdicts[0]
     message = leak_report(outcome, limit=2)
     n = len(verdict.errored_ids)
@@ -254,7 +235,11 @@ def test_errored_and_unscorable_cases_are_listed(rlk_fake_dist):
     with pytest.raises(pytest.fail.Exception):
         assert_no_leaks(outcome)
 
-    blind = leak_report(run_packs("relevance-hijack", target="no-retrieval", tags=["smoke"]))
+    blind = leak_report(
+        run_packs(
+            "relevance-hijack", target="no-retrieval", target_options=NO_RETRIEVAL, tags=["smoke"]
+        )
+    )
     assert "poison_rate_at_k: no case could be scored, so nothing was checked [score" in blind
     assert "unscorable by retrieval (30): rh-" in blind
     assert "the target did not report its retrieved documents" in blind

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,18 +16,11 @@ from ragleaklab_core.errors import ExecutorUnavailable
 from ragleaklab_core.run.executor import Ask, LocalExecutor, WorkerSpec
 from ragleaklab_core.run.ray_executor import RayOptions, RayWorker, check_reachable, ingest_scope
 from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
+from tests.support.cli import rlk
 
 
 def cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": "0", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", "run", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return rlk("run", *args, cwd=cwd, epoch="0", env=env)
 
 
 def test_bad_ray_options_are_configuration_errors_at_their_path(tmp_path: Path) -> None:

@@ -8,43 +8,20 @@ gets workflow commands and a step summary; bad input exits 2 and writes nothing.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from ragleaklab_core.cli.reports import PRINTED, RENDERINGS, github_annotations
+from tests.support.cli import rlk
 
 #: A small run of every built-in pack that fails (the smoke selection of the reference target).
 SMOKE = ("run", "--smoke")
 
 
-def rlk(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000", "PYTHONHASHSEED": "0"}
-    for name in ("PYTHONWARNINGS", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
-        environ.pop(name, None)
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def test_every_format_is_registered_and_offered_by_run_but_the_one_it_prints():
+def test_every_format_is_registered_and_offered_by_run_but_the_one_it_prints(tmp_path):
     assert {"junit", "sarif", "markdown", "html", "text"} <= set(RENDERINGS)
     assert {"text"} == PRINTED  # run prints it on stdout: no --text FILE
-    done = subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", "run", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = rlk("run", "--help", cwd=tmp_path, ok=(0,))
     for fmt in RENDERINGS:
         assert (f"--{fmt} FILE" in done.stdout) is (fmt not in PRINTED), fmt
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ from scipy.stats import barnard_exact, binom
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.reporting.diff import compare, render
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
+from tests.support.cli import rlk
 
 
 def _pooled_z(x1: int, n1: int, x2: int, n2: int) -> float:
@@ -107,15 +106,7 @@ RUNS = {
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "0"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return rlk(*args, cwd=cwd, epoch="0")
 
 
 @pytest.fixture(scope="module")

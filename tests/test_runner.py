@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from ragleaklab_core.config import load_config
 from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from ragleaklab_core.run.suite import run_suite
 from ragleaklab_core.run.verdict import evaluate
+from tests.support.cli import rlk as run_cli
 
 PACKS, METRICS, TARGETS = "ragleaklab.packs", "ragleaklab.metrics", "ragleaklab.targets"
 
@@ -342,15 +340,8 @@ def test_duplicate_test_ids_name_the_file(fake):
 
 
 def rlk(root: Path, *args: str, cwd: Path, env_extra: dict | None = None):
-    env = {**os.environ, "PYTHONPATH": str(root), "SOURCE_DATE_EPOCH": "1700000000"}
-    env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
+    """``ragleaklab ARGS`` with the fake pack's distribution in *root* importable."""
+    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env_extra)
 
 
 def test_run_exit_code_matches_the_printed_verdict_and_the_report(fake, tmp_path):

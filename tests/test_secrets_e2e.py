@@ -9,13 +9,11 @@ request lines included), in report.json, runs.jsonl or the recording.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from urllib.parse import quote
 
 import pytest
 
+from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
 
 TOKEN = "some-unique-secret-value-7c2e/+9"
@@ -45,11 +43,10 @@ headers = {{ Authorization = "Bearer ${{RAG_TOKEN}}" }}
 """,
             encoding="utf-8",
         )
-        env = {**os.environ, "RAG_TOKEN": TOKEN, "RAG_KEY": KEY, "SOURCE_DATE_EPOCH": "1"}
-        out = subprocess.run(
-            [sys.executable, "-m", "ragleaklab_core.cli", "-vv", "--log-format", log_format,
-             "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "o", "--record", "rec"],
-            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120,
+        out = rlk(
+            "-vv", "--log-format", log_format,
+            "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "o", "--record", "rec",
+            cwd=tmp_path, env={"RAG_TOKEN": TOKEN, "RAG_KEY": KEY}, epoch="1",
         )  # fmt: skip
         seen = list(server.seen)
     assert out.returncode in (0, 1), out.stdout + out.stderr  # tested: pass or fail, no error

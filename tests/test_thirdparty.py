@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import rlk
 
 pytestmark = pytest.mark.thirdparty
 
@@ -22,15 +22,6 @@ except importlib.metadata.PackageNotFoundError:
     pytest.skip("ragleaklab-acme is not installed (run tox -e thirdparty)", allow_module_level=True)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
-
-
-def rlk(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-    )
 
 
 def test_listed_with_its_distribution_and_the_broken_one_reported(tmp_path):

@@ -18,7 +18,11 @@ the kit would import it before pytest can register it). It is not registered und
 - :func:`assert_labels_are_outcomes` (deprecated): labels equal to the metric's outcome, a
   circular check kept for the packs that use it;
 - the ``rlk_fake_dist`` fixture: a factory that fakes an installed distribution with entry points
-  and modules, for tests of discovery that must not pip-install anything.
+  and modules, for tests of discovery that must not pip-install anything;
+- :class:`ScriptedTarget` (and :class:`AsyncScriptedTarget`): a fake target whose every answer
+  the test scripts (:class:`Reply`: an answer, the ids it says it retrieved, an empty answer,
+  an error to raise; by query, by :class:`Rule` or by case), which records what it was asked;
+  to test a pack or a metric on answers you control, or to install as a fake target.
 
 Every assertion accepts an installed plugin's *name* (loaded through the entry point, as a run
 loads it) or a plugin *object*, fails the test with a readable message (``pytest.fail``), and
@@ -43,11 +47,23 @@ from ragleaklab_core.testing.labels import (
     assert_labels_are_sound,
     negatives_for_fitter,
 )
+from ragleaklab_core.testing.targets import (
+    Asked,
+    AsyncScriptedTarget,
+    Reply,
+    Rule,
+    ScriptedTarget,
+)
 
 __all__ = [
     "SOUND_FITTERS",
+    "Asked",
+    "AsyncScriptedTarget",
     "LabelCheck",
     "LabelsMirrorMetricWarning",
+    "Reply",
+    "Rule",
+    "ScriptedTarget",
     "assert_fitter_contract",
     "assert_labels_are_outcomes",
     "assert_labels_are_sound",

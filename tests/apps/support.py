@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.support.cli import rlk as run_cli
 
 APPS = Path(__file__).resolve().parent
 
@@ -22,17 +22,7 @@ def write_config(path: Path, **options: Any) -> Path:
 
 def rlk(*args: str, cwd: Path, pythonpath: bool = True) -> subprocess.CompletedProcess[str]:
     """``ragleaklab ARGS`` in a subprocess, as CI runs it; the app modules importable."""
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    env.pop("PYTHONPATH", None)
-    if pythonpath:
-        env["PYTHONPATH"] = str(APPS)
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-    )
+    return run_cli(*args, cwd=cwd, env={"PYTHONPATH": str(APPS) if pythonpath else None})
 
 
 def report(directory: Path) -> dict[str, Any]:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import attrs
@@ -30,6 +27,7 @@ from ragleaklab_core import (
     max_false_positives,
 )
 from ragleaklab_core.values import FLAG_HIGH, FLAG_LOW
+from tests.support.cli import rlk
 
 ROOT = Path(__file__).resolve().parents[2]
 NEG = [0.05, 0.10, 0.12, 0.20, 0.31, 0.33, 0.40, 0.52, 0.61, 0.70]
@@ -454,36 +452,26 @@ def test_calibrate_accepts_the_result(recommend, higher_is_worse):
 
 
 def test_cli_calibrate(tmp_path):
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    env.pop("PYTHONWARNINGS", None)
     examples = ROOT / "data" / "examples"
     reports = []
     for run, extra in enumerate(([], ["--fitter-option", "resamples=500"])):
         out = tmp_path / f"out{run}"
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ragleaklab_core.cli",
-                "calibrate",
-                "--scores",
-                str(examples / "scores.jsonl"),
-                "--labels",
-                str(examples / "labels.jsonl"),
-                "--out",
-                str(out),
-                "--fitter",
-                "bootstrap-ci",
-                "--target-fpr",
-                "0.05",
-                *extra,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
+        rlk(
+            "calibrate",
+            "--scores",
+            str(examples / "scores.jsonl"),
+            "--labels",
+            str(examples / "labels.jsonl"),
+            "--out",
+            str(out),
+            "--fitter",
+            "bootstrap-ci",
+            "--target-fpr",
+            "0.05",
+            *extra,
+            cwd=tmp_path,
+            ok=(0,),
         )
-        assert done.returncode == 0, done.stderr
         reports.append(json.loads((out / "calibration_report.json").read_text("utf-8")))
     default, five_hundred = reports
     assert default["fitter"]["name"] == "bootstrap-ci"

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from ragleaklab_core import (
 )
 from ragleaklab_core.values import FLAG_ABOVE, FLAG_BELOW
 from tests.plugins.test_exact import large_problems
+from tests.support.cli import rlk
 
 ROOT = Path(__file__).resolve().parents[2]
 NEG = [0.05, 0.10, 0.12, 0.20, 0.31, 0.33, 0.40, 0.52, 0.61, 0.70]
@@ -381,29 +380,19 @@ def test_calibrate_accepts_the_result(higher_is_worse):
 
 
 def _cli(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    env.pop("PYTHONWARNINGS", None)
     examples = ROOT / "data" / "examples"
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ragleaklab_core.cli",
-            "calibrate",
-            "--scores",
-            str(examples / "scores.jsonl"),
-            "--labels",
-            str(examples / "labels.jsonl"),
-            "--out",
-            str(tmp_path / "out"),
-            "--fitter",
-            "neyman-pearson",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+    return rlk(
+        "calibrate",
+        "--scores",
+        str(examples / "scores.jsonl"),
+        "--labels",
+        str(examples / "labels.jsonl"),
+        "--out",
+        str(tmp_path / "out"),
+        "--fitter",
+        "neyman-pearson",
+        *extra,
+        cwd=tmp_path,
     )
 
 

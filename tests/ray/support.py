@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from tests.support.cli import cli_env
 
 HERE = Path(__file__).resolve().parent
 
@@ -16,9 +17,11 @@ RAY_ENV = {
 }
 
 
+#: SOURCE_DATE_EPOCH of every run here (2026-01-01T00:00:00Z).
+EPOCH = "1767225600"
+
+
 def ray_env(**extra: str) -> dict[str, str]:
-    """The environment of a ragleaklab or ray subprocess in these tests."""
-    env = {**os.environ, **RAY_ENV, "SOURCE_DATE_EPOCH": "1767225600", **extra}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
-    env.pop("RAGLEAKLAB_PROGRESS_INTERVAL", None)
-    return env
+    """The environment of a ragleaklab or ray subprocess in these tests: the CLI's
+    (:func:`tests.support.cli.cli_env`) with Ray's settings, and this directory importable."""
+    return cli_env({**RAY_ENV, **extra}, epoch=EPOCH, pythonpath=[HERE])

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.ray.support import ray_env
+from tests.ray.support import EPOCH, HERE, RAY_ENV, ray_env
+from tests.support.cli import rlk
 
 BUILTIN_PACKS = {
     "citation-forgery",
@@ -36,15 +37,8 @@ def command(*args: str) -> list[str]:
 
 
 def ragleaklab(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(*args),
-        cwd=cwd,
-        env=ray_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    """``ragleaklab run ARGS`` (:func:`tests.support.cli.rlk`) in the Ray tests' environment."""
+    return rlk("run", *args, cwd=cwd, env=RAY_ENV, epoch=EPOCH, pythonpath=[HERE], timeout=timeout)
 
 
 def on_ray(address: str) -> list[str]:

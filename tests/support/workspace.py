@@ -8,16 +8,17 @@ extra targets a test module adds.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from tests.support.cli import rlk
 
 FAULTY_TARGETS = '''
 from attrs import define, field
 
 from ragleaklab_core import Response
+from ragleaklab_core.testing import Reply, ScriptedTarget
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 
@@ -37,14 +38,10 @@ class Broken:
 
 
 @define
-class Blind:
+class Blind(ScriptedTarget):
     """Never says what it retrieved, so retrieval metrics cannot score it."""
 
-    def ingest(self, documents):
-        pass
-
-    def answer(self, query):
-        return Response(answer="no idea", metadata={"trace": [1, 2]})
+    default: Reply | None = Reply("no idea", retrieved=None, metadata={"trace": [1, 2]})
 '''
 
 
@@ -84,20 +81,17 @@ class Workspace:
         for rel, text in (extra_files or {}).items():  # more packages of the fake distribution
             (site / rel).parent.mkdir(parents=True, exist_ok=True)
             (site / rel).write_text(text.lstrip("\n"), "utf-8")
-        self.env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-        self.env.pop("PYTHONWARNINGS", None)
-        found = [str(site), *map(str, paths), os.environ.get("PYTHONPATH")]
-        self.env["PYTHONPATH"] = os.pathsep.join(filter(None, found))
+        self.pythonpath = (site, *paths)
 
-    def cli(self, *args: str, ok: tuple[int, ...] = (0, 1)) -> subprocess.CompletedProcess[str]:
-        """``ragleaklab ARGS`` in *root*; its exit code must be one of *ok*."""
-        done = subprocess.run(
-            [sys.executable, "-m", "ragleaklab_core.cli", *args],
-            cwd=self.root,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
+    def cli(
+        self,
+        *args: str,
+        ok: tuple[int, ...] = (0, 1),
+        env: Mapping[str, str | None] | None = None,
+        hashseed: str = "0",
+    ) -> subprocess.CompletedProcess[str]:
+        """``ragleaklab ARGS`` in *root* (:func:`tests.support.cli.rlk`, the fakes importable);
+        its exit code must be one of *ok*."""
+        return rlk(
+            *args, cwd=self.root, pythonpath=self.pythonpath, env=env, hashseed=hashseed, ok=ok
         )
-        assert done.returncode in ok, done.stdout + done.stderr
-        return done

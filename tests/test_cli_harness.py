@@ -1,0 +1,47 @@
+"""The tests' one CLI runner (tests/support/cli.py): the environment it gives the command and
+what it checks."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.support.cli import EPOCH, STRIPPED, cli_env, console_script, rlk
+
+
+def test_the_environment_is_cleaned_and_pinned(monkeypatch):
+    for name in STRIPPED:
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "42")
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    monkeypatch.setenv("RLK_KEPT", "yes")
+    env = cli_env()
+    assert not set(STRIPPED) & set(env)
+    assert {"GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTHONWARNINGS", "COLUMNS"} <= set(STRIPPED)
+    assert (env["SOURCE_DATE_EPOCH"], env["PYTHONHASHSEED"]) == (EPOCH, "0")
+    assert env["RLK_KEPT"] == "yes"  # everything else is inherited
+    assert cli_env(epoch="0", hashseed="7")["SOURCE_DATE_EPOCH"] == "0"
+
+
+def test_paths_go_first_and_env_sets_or_removes_last(monkeypatch, tmp_path):
+    monkeypatch.setenv("PYTHONPATH", "inherited")
+    env = cli_env(pythonpath=[tmp_path, "b"])
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path), "b", "inherited"]
+    env = cli_env({"GITHUB_ACTIONS": "true", "PYTHONPATH": None, "SOURCE_DATE_EPOCH": "1"})
+    assert env["GITHUB_ACTIONS"] == "true" and env["SOURCE_DATE_EPOCH"] == "1"
+    assert "PYTHONPATH" not in env
+
+
+def test_an_unexpected_exit_code_fails_with_what_the_command_printed(tmp_path):
+    done = rlk("label", "export", str(tmp_path), "-o", "x.jsonl", cwd=tmp_path, ok=(2,))
+    assert "report.json: file not found" in done.stderr
+    with pytest.raises(AssertionError, match=r"exit 2, expected one of \(0,\)\n(.|\n)*not found"):
+        rlk("label", "export", str(tmp_path), "-o", "x.jsonl", cwd=tmp_path, ok=(0,))
+
+
+def test_the_console_script_is_the_same_command(tmp_path):
+    assert os.access(console_script(), os.X_OK)
+    by_module = rlk("plugins", "--json", cwd=tmp_path, ok=(0,))
+    by_script = rlk("plugins", "--json", cwd=tmp_path, ok=(0,), script=True)
+    assert by_script.stdout == by_module.stdout and '"name": "reference"' in by_module.stdout
