@@ -3,9 +3,6 @@ exactly; every refusal comes before anything is written; one merge of overrides 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,31 +19,16 @@ from ragleaklab_core import (
     Verdict,
 )
 from ragleaklab_core.config import Overrides, apply_overrides
+from tests.support.cli import EPOCH, rlk
 
-EPOCH = "1700000000"
 PACKS = ("sentinel-takeover-safe", "relevance-hijack")
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, "PYTHONHASHSEED": "0"}
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTHONWARNINGS"):
-        environ.pop(name, None)
-    environ["RAGLEAKLAB_PROGRESS_INTERVAL"] = "0"
-    return subprocess.run(
-        [sys.executable, "-m", "ragleaklab_core.cli", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_the_api_reproduces_ragleaklab_run_byte_for_byte(tmp_path, monkeypatch):
     cli_dir, api_dir = tmp_path / "cli", tmp_path / "api"
     cli_dir.mkdir()
     api_dir.mkdir()
-    done = _cli(
+    done = rlk(
         *("run", "--smoke", "-p", PACKS[0], "-p", PACKS[1], "-o", "out"),
         *("--target-option", "filter_injections=true", "--max-fail-rate", f"{PACKS[1]}=0.2"),
         *("--junit", "out/junit.xml", "--markdown", "report.md"),
