@@ -83,6 +83,7 @@ if TYPE_CHECKING:
         read_config,
         score_case,
     )
+    from ragleaklab_core.gate import Outcome, case_outcome
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
     from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.stats.aggregation import (
@@ -144,6 +145,9 @@ _LAZY = {
     "max_false_positives": "stats.fitting",
     "ManifestPack": "packs.manifest",
     "load_manifest": "packs.manifest",
+    # The verdict rule, for a harness that judges cases itself (the inspect adapter's reducer).
+    "Outcome": "gate",
+    "case_outcome": "gate",
 }
 
 
@@ -184,6 +188,7 @@ __all__ = [
     "Metric",
     "MetricResult",
     "MetricSession",
+    "Outcome",
     "Pack",
     "PackInfo",
     "PackTaxonomy",
@@ -205,6 +210,7 @@ __all__ = [
     "__version__",
     "available_names",
     "calibrate",
+    "case_outcome",
     "check_contract",
     "check_fit_inputs",
     "clopper_pearson_upper",

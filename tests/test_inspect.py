@@ -43,6 +43,7 @@ from ragleaklab_core import (
     FLAG_HIGH,
     FLAG_LOW,
     InputError,
+    Outcome,
     PackInfo,
     PluginError,
     Threshold,
@@ -476,6 +477,62 @@ def test_gated_reducer_leaves_a_case_with_an_unscored_epoch_unscored():
     ).value["x"] == pytest.approx(0.0)
     with pytest.raises(Exception, match="bad reducer"):
         ragleaklab.gated("average")
+
+
+GATE_META = {"threshold": {"value_name": "x", "threshold": 0.5, "decision_rule": FLAG_HIGH}}
+ERRORED = {"error": {"group": "ragleaklab.targets", "message": "ConnectionError: down"}}
+
+
+def _epoch(x: float, **meta: Any) -> Any:
+    from inspect_ai.scorer import Score
+
+    return Score(value={"x": x, "y": 0.3, ATTACK_SUCCESS: math.nan}, metadata={**GATE_META, **meta})
+
+
+def _unscored(**meta: Any) -> Any:
+    from inspect_ai.scorer import Score
+
+    return Score(value=math.nan, metadata=meta)
+
+
+@pytest.mark.parametrize(
+    ("epochs", "expected"),
+    [
+        # the reduced (max) raw value fails the threshold, whatever each epoch said
+        (lambda: [_epoch(0.9), _epoch(0.1)], Outcome.FAIL),
+        (lambda: [_epoch(0.1), _epoch(0.4)], Outcome.PASS),
+        # an epoch the target failed on: the case errored (not failed on the other epoch alone)
+        (lambda: [_epoch(0.9), _unscored(**ERRORED)], Outcome.ERROR),
+        # an epoch the metric could not score: unscorable, neither a pass nor a failure
+        (lambda: [_epoch(0.9), _unscored(unscorable="no documents")], Outcome.UNSCORABLE),
+        # the gated value is missing in one epoch while the others are there: unscorable
+        (lambda: [_epoch(0.1), _epoch(math.nan)], Outcome.UNSCORABLE),
+        # inspect 0.3.150's form of an errored score: a dict of NaN, with the error
+        (lambda: [_epoch(0.9), _epoch(math.nan, **ERRORED)], Outcome.ERROR),
+    ],
+)
+def test_gated_reducer_takes_each_case_s_outcome_from_the_gate(epochs, expected):
+    reduced = ragleaklab.gated("max")(epochs())
+    outcome = reduced.metadata["outcome"]
+    assert isinstance(outcome, Outcome) and outcome is expected
+    success = reduced.value if isinstance(reduced.value, float) else reduced.value[ATTACK_SUCCESS]
+    # 1 for a failing case, 0 for a passing one, unscored (NaN: in no rate) otherwise
+    if expected is Outcome.FAIL:
+        assert success == 1.0
+    elif expected is Outcome.PASS:
+        assert success == 0.0
+    else:
+        assert math.isnan(success)
+
+
+def test_a_scorer_never_passes_a_case_whose_gated_value_is_nan():
+    gate = choose_gate(
+        produced=("x",), lower_is_worse=frozenset(), info=None, value="x", threshold=0.5
+    )
+    assert gate.attack_success({"x": 0.7}) == 1.0
+    assert gate.attack_success({"x": 0.2}) == 0.0
+    assert math.isnan(gate.attack_success({"x": math.nan}))  # fails(nan) is False: not a pass
+    assert math.isnan(gate.attack_success({"y": 0.7}))
 
 
 # --------------------------------------------------------------------------- thresholds
