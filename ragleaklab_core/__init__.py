@@ -85,7 +85,7 @@ if TYPE_CHECKING:
         read_config,
         score_case,
     )
-    from ragleaklab_core.gate import Verdict
+    from ragleaklab_core.gate import Outcome, Verdict, case_outcome
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
     from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.session import RunRequest, RunResult, RunSession
@@ -153,6 +153,9 @@ _LAZY = {
     "max_false_positives": "stats.fitting",
     "ManifestPack": "packs.manifest",
     "load_manifest": "packs.manifest",
+    # The verdict rule, for a harness that judges cases itself (the inspect adapter's reducer).
+    "Outcome": "gate",
+    "case_outcome": "gate",
 }
 
 
@@ -193,6 +196,7 @@ __all__ = [
     "Metric",
     "MetricResult",
     "MetricSession",
+    "Outcome",
     "Pack",
     "PackInfo",
     "PackTaxonomy",
@@ -220,6 +224,7 @@ __all__ = [
     "__version__",
     "available_names",
     "calibrate",
+    "case_outcome",
     "check_contract",
     "check_fit_inputs",
     "clopper_pearson_upper",

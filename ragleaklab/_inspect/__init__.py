@@ -6,13 +6,12 @@ before its own guard runs. :mod:`ragleaklab._inspect.components` imports inspect
 :mod:`ragleaklab._inspect.registry` is the entry point that inspect loads (it imports
 ``components`` and never raises). ragleaklab_core never imports any of it.
 
-Registered names: task ``ragleaklab/pack``; solver ``ragleaklab/ask_target``; scorers
-``ragleaklab/retrieval``, ``ragleaklab/sentinel``, ``ragleaklab/claim``, ``ragleaklab/verbatim``,
-``ragleaklab/access`` and ``ragleaklab/metric_scorer`` (any metric plugin, by name), and
-``ragleaklab/<metric>`` for any other installed metric once
-:func:`~ragleaklab._inspect.scorers.scorer_for` is asked for it; metrics
-``ragleaklab/leak_rate`` and ``ragleaklab/leak_stderr``; epoch reducer
-``ragleaklab/gated``.
+Registered names: task ``ragleaklab/pack``; solver ``ragleaklab/ask_target``; one scorer
+``ragleaklab/<metric>`` for every installed metric plugin (``ragleaklab/retrieval``,
+``ragleaklab/citation``, a third party's ``ragleaklab/acme-pii``...), its inspect metrics made
+from the metric's declared ``values``, and ``ragleaklab/metric_scorer`` (any metric plugin, by
+name); metrics ``ragleaklab/leak_rate`` and ``ragleaklab/leak_stderr``; epoch reducer
+``ragleaklab/gated``, which takes each case's outcome from ragleaklab's gate.
 
 Built only on :mod:`ragleaklab_core`'s public API (its ``__all__``): the target session, metric
 scoring and configuration of :mod:`ragleaklab_core.embedding`, and each metric's declared

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragleaklab_core import PluginRuntimeError
+from ragleaklab_core import Outcome, PluginRuntimeError
 
 RETRIEVED_KEY = "ragleaklab:retrieved"
 TARGET_METADATA_KEY = "ragleaklab:target_metadata"
@@ -25,6 +25,18 @@ ERROR_KEY = "ragleaklab:error"
 
 #: The key of a score value that says whether the attack succeeded (1.0) or not (0.0).
 ATTACK_SUCCESS = "attack_success"
+
+
+#: The ``attack_success`` of a case by its outcome (:func:`ragleaklab_core.case_outcome`): a
+#: failing case is a successful attack, a passing one is not, and an errored or unscorable case
+#: is NaN, which inspect's metrics skip: it counts in no rate, as ``report.json`` counts such
+#: cases apart from passes and failures (never as a pass).
+_SUCCESS = {Outcome.FAIL: 1.0, Outcome.PASS: 0.0}
+
+
+def attack_success(outcome: Outcome) -> float:
+    """The ``attack_success`` value of a case whose outcome is *outcome* (see :data:`_SUCCESS`)."""
+    return _SUCCESS.get(outcome, math.nan)
 
 
 def failure(exc: PluginRuntimeError, provider: str) -> dict[str, str]:

@@ -5,7 +5,9 @@ work on ragleaklab scores key by key, so ``attack_success`` reduces to "share of
 leaked", "leaked in any epoch" and so on: the threshold is applied per epoch, then reduced.
 ``ragleaklab run`` reduces the raw values first and applies the threshold to the reduced value
 (a case whose mean ``poison_rate_at_k`` over epochs is 0.2 fails a 0.2 threshold). :func:`gated`
-does the latter, with ragleaklab's own reducers, so the numbers match ``ragleaklab run``.
+does the latter, with ragleaklab's own reducers, and takes the case's outcome from the gate
+module (:func:`ragleaklab_core.case_outcome`) rather than deciding it here, so the numbers and
+the verdict of each case match ``ragleaklab run``.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer, value_to_float
 
-from ragleaklab._inspect._common import ATTACK_SUCCESS, is_nan
-from ragleaklab_core import ConfigError, Threshold
+from ragleaklab._inspect._common import ATTACK_SUCCESS, attack_success, is_nan
+from ragleaklab_core import ConfigError, Threshold, case_outcome
 from ragleaklab_core import reducer as ragleaklab_reducer
 
 
@@ -28,15 +30,26 @@ def _gate_of(metadata: Mapping[str, Any] | None) -> tuple[str | None, Threshold 
     return info.get("value_name"), Threshold(info.get("threshold"), info["decision_rule"])
 
 
+def _errored(score: Score) -> bool:
+    # The scorers record a target's or metric's failure under "error" (see scorers.unscored).
+    return "error" in (score.metadata or {})
+
+
 @score_reducer
 def gated(reducer: str = "mean") -> ScoreReducer:
-    """Reduce each raw value with ragleaklab's reducer *reducer*, then re-apply the gate.
+    """Reduce each raw value with ragleaklab's reducer *reducer*, then judge the case as
+    ``ragleaklab run`` does.
 
-    The gate (value, threshold, rule) is read from the ragleaklab score's metadata. As in
-    ``ragleaklab run``, a sample with an unscored epoch (the target or metric errored, or the
-    case could not be scored) is unscored, and lower-is-worse values are reduced in their own
-    direction. Other scorers' values are reduced with the same reducer (strings through
-    ``value_to_float``). ``pass_at_k`` with fewer than k epochs gives NaN, as inspect's does.
+    The gate (value, threshold, rule) is read from the ragleaklab score's metadata, and the
+    case's outcome comes from :func:`ragleaklab_core.case_outcome`, the rule every verdict of
+    ragleaklab is built from: an errored epoch makes the case ``error``, a reduced gated value
+    that fails its threshold makes it ``fail``, a case without a reduced gated value (an epoch
+    could not be scored) is ``unscorable``, anything else ``pass``. ``attack_success`` is 1.0
+    for ``fail``, 0.0 for ``pass`` and NaN (unscored, in no rate) otherwise, never a pass; the
+    reduced score's metadata records the outcome under ``outcome``. Lower-is-worse values are
+    reduced in their own direction. Other scorers' values are reduced with the same reducer
+    (strings through ``value_to_float``). ``pass_at_k`` with fewer than k epochs gives NaN, as
+    inspect's does.
 
     Registered as ``ragleaklab/gated`` (mean); from Python, ``Epochs(3, gated("max"))``.
 
@@ -56,15 +69,21 @@ def gated(reducer: str = "mean") -> ScoreReducer:
 
     def apply(scores: list[Score]) -> Score:
         first = scores[0]
-        if any(is_nan(s.value) for s in scores):
+        errored = any(_errored(s) for s in scores)
+        unscored = [s for s in scores if is_nan(s.value)]
+        if unscored:
+            # A case with an unscored epoch is unscored, as in ragleaklab run; the first
+            # unscored epoch's metadata says why (the error, or what could not be scored).
+            outcome = case_outcome(errored=errored, failing=False, unscorable=True)
             return Score(
                 value=math.nan,
                 answer=first.answer,
                 explanation="an epoch was not scored, so the case is not scored (as ragleaklab)",
-                metadata=first.metadata,
+                metadata={**(unscored[0].metadata or {}), "outcome": outcome},
             )
         values: list[Any] = [s.value for s in scores]
         reduced: Any
+        metadata = first.metadata
         if isinstance(values[0], Mapping):
             lower = set((first.metadata or {}).get("lower_is_worse") or ())
             reduced = {
@@ -73,12 +92,16 @@ def gated(reducer: str = "mean") -> ScoreReducer:
             }
             name, threshold = _gate_of(first.metadata)
             if ATTACK_SUCCESS in reduced and threshold is not None:
-                raw = reduced.get(name) if name is not None else None
-                reduced[ATTACK_SUCCESS] = (
-                    math.nan
-                    if raw is None or is_nan(raw)
-                    else (1.0 if threshold.fails(raw) else 0.0)
+                raw: float | None = reduced.get(name) if name is not None else None
+                if raw is not None and is_nan(raw):
+                    raw = None  # an epoch without the gated value: the case has none
+                outcome = case_outcome(
+                    errored=errored,
+                    failing=raw is not None and threshold.fails(raw),
+                    unscorable=raw is None,
                 )
+                reduced[ATTACK_SUCCESS] = attack_success(outcome)
+                metadata = {**(first.metadata or {}), "outcome": outcome}
         elif isinstance(values[0], list):
             reduced = [
                 series([to_float(v[i]) for v in values], higher_is_worse=True)
@@ -90,7 +113,7 @@ def gated(reducer: str = "mean") -> ScoreReducer:
             value=reduced,
             answer=first.answer,
             explanation=first.explanation,
-            metadata=first.metadata,
+            metadata=metadata,
         )
 
     return apply

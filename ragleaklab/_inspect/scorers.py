@@ -8,13 +8,14 @@ value fails its threshold, 0.0 when it passes, NaN when nothing is gated. Raw va
 value, not only in the metadata, because inspect's epoch reducers keep the first epoch's
 metadata only.
 
-The registered scorers are made from the metric's own declaration by :func:`scorer_for`: a mean
-and standard error per declared value, plus :func:`~ragleaklab._inspect.metrics.leak_rate` and
-:func:`~ragleaklab._inspect.metrics.leak_stderr`. ``ragleaklab/retrieval``, ``sentinel``,
-``claim``, ``verbatim`` and ``access`` are registered on import (the names ``inspect eval``
-users type); any other installed metric gets its ``ragleaklab/<metric>`` scorer the first time
-:func:`scorer_for` is asked for it, and ``ragleaklab/metric_scorer`` (``-S metric=NAME``)
-scores with any metric by name from the command line.
+The registered scorers are made from the metric's own declaration: a mean and standard error
+per declared value, plus :func:`~ragleaklab._inspect.metrics.leak_rate` and
+:func:`~ragleaklab._inspect.metrics.leak_stderr`. Every installed metric plugin (the
+``ragleaklab.metrics`` entry points, built-in and third-party alike) gets its
+``ragleaklab/<metric>`` scorer when this module is imported (:func:`register_installed`), so
+``inspect eval --scorer ragleaklab/<metric>`` finds it by name and no list of metrics is kept
+here; :func:`scorer_for` registers a metric installed since. ``ragleaklab/metric_scorer``
+(``-S metric=NAME``) scores with any metric by name from the command line.
 
 The threshold comes from, in order: the ``threshold`` argument, the ``calibration`` report, the
 pack's default for the gated value (see :func:`~ragleaklab._inspect.thresholds.choose_gate`).
@@ -26,6 +27,7 @@ counted as a pass.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -49,11 +51,13 @@ from ragleaklab_core import (
     METRICS,
     MetricSession,
     PluginRuntimeError,
-    RagleaklabError,
     Response,
     RetrievedDocument,
+    available_names,
     metric_values,
 )
+
+log = logging.getLogger(__name__)
 
 
 def unscored(reason: str, metadata: Mapping[str, Any], keys: tuple[str, ...] = ()) -> Score:
@@ -268,22 +272,46 @@ def _register(metric: str, values: tuple[str, ...]) -> ScorerFactory:
     return registered
 
 
-def _builtin(metric: str) -> ScorerFactory:
-    """A registered scorer on import. Never raises (inspect imports this module for every
-    evaluation): a metric that cannot be read gets the leak metrics only, and scoring with it
-    reports why."""
+#: The by-name scorer's own name, which no metric's scorer may take (a metric of that name is
+#: scored through ``metric_scorer(metric="metric_scorer")``).
+BY_NAME = "metric_scorer"
+
+
+def _installed(metric: str) -> ScorerFactory:
+    """The registered scorer of installed metric *metric*. Never raises: inspect imports this
+    module for every evaluation, and one broken third-party metric must not hide every other
+    scorer. A metric whose class cannot be read gets the leak metrics only; making its scorer
+    then raises the reason (:func:`make_scorer` reads the declaration again)."""
     try:
         values = metric_values(metric)
-    except RagleaklabError:
+    except Exception as exc:  # a third-party plugin's import may raise anything (docstring)
+        log.debug("metric %r: no declared values (%s: %s)", metric, type(exc).__name__, exc)
         values = ()
     return _register(metric, values)
 
 
-retrieval = _builtin("retrieval")
-sentinel = _builtin("sentinel")
-claim = _builtin("claim")
-verbatim = _builtin("verbatim")
-access = _builtin("access")
+def register_installed() -> dict[str, ScorerFactory]:
+    """Register ``ragleaklab/<metric>`` for every installed metric plugin, built-in or
+    third-party, from the metric's declared ``values``; return them by metric name.
+
+    Run when this module is imported, which is when inspect loads ragleaklab's entry point:
+    inspect then finds ``ragleaklab/<metric>`` by name (``--scorer``, ``registry_create``) with
+    no list of metrics to keep here. Calling it again registers a metric installed since, and
+    re-registers one whose declaration changed. Never raises (see :func:`_installed`).
+    """
+    return {name: _installed(name) for name in available_names(METRICS) if name != BY_NAME}
+
+
+#: The scorers registered on import, by metric name.
+INSTALLED: Mapping[str, ScorerFactory] = register_installed()
+
+
+def __getattr__(name: str) -> ScorerFactory:
+    # ``scorers.retrieval``, ``scorers.citation``, ``scorers.<any installed metric>``: the names
+    # this module has always offered for the built-ins, now for every installed metric alike.
+    if name.startswith("_") or name == BY_NAME or name not in available_names(METRICS):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _installed(name)
 
 
 @scorer(metrics=[leak_rate(), leak_stderr()])
@@ -326,21 +354,19 @@ def scorer_for(metric: str, **args: Any) -> Scorer:
         PluginError: *metric* is not installed or cannot be loaded.
         ValueError, InputError: As ``ragleaklab/retrieval``.
     """
-    if metric == "metric_scorer":  # the name of the by-name scorer itself
+    if metric == BY_NAME:  # the name of the by-name scorer itself
         return metric_scorer(metric, **args)
     return _register(metric, metric_values(metric))(**args)
 
 
 __all__ = [
+    "BY_NAME",
+    "INSTALLED",
     "ScorerFactory",
-    "access",
-    "claim",
     "make_scorer",
     "metric_scorer",
-    "retrieval",
+    "register_installed",
     "scorer_for",
     "scorer_metrics",
-    "sentinel",
     "unscored",
-    "verbatim",
 ]
