@@ -1,4 +1,4 @@
-"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, calibration.
+"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, reports.
 
 Everything a plugin or an embedding harness may use is importable from here and listed in
 ``__all__``. Importing this package imports no plugin module and no numpy: the names that need
@@ -21,7 +21,7 @@ from ragleaklab_core.errors import (
     PluginRuntimeError,
     RagleaklabError,
 )
-from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+from ragleaklab_core.interfaces import Metric, Pack, Reporter, Target, ThresholdFitter
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_ABOVE,
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         GROUPS,
         METRICS,
         PACKS,
+        REPORTERS,
         TARGETS,
         LoadedPlugin,
         PluginInfo,
@@ -83,7 +84,14 @@ if TYPE_CHECKING:
         read_config,
         score_case,
     )
+    from ragleaklab_core.gate import Outcome, Verdict
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.reporting.console import render as render_text
+    from ragleaklab_core.reporting.html import render as render_html
+    from ragleaklab_core.reporting.junit import render as render_junit
+    from ragleaklab_core.reporting.markdown import render as render_markdown
+    from ragleaklab_core.reporting.model import PackReport, RunReport
+    from ragleaklab_core.reporting.sarif import render as render_sarif
     from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.stats.aggregation import (
         REDUCERS,
@@ -102,6 +110,7 @@ _LAZY = {
     "GROUPS": "_discovery",
     "METRICS": "_discovery",
     "PACKS": "_discovery",
+    "REPORTERS": "_discovery",
     "TARGETS": "_discovery",
     "LoadedPlugin": "_discovery",
     "PluginInfo": "_discovery",
@@ -144,14 +153,28 @@ _LAZY = {
     "max_false_positives": "stats.fitting",
     "ManifestPack": "packs.manifest",
     "load_manifest": "packs.manifest",
+    # Reports: what a reporter plugin receives, and the verdicts it reads.
+    "Verdict": "gate",
+    "Outcome": "gate",
+    "RunReport": "reporting.model",
+    "PackReport": "reporting.model",
+}
+#: Public name -> (module, its name there): the core's renderings, which the built-in reporters
+#: wrap (a third-party reporter may also reuse one, say to post-process the Markdown).
+_RENAMED = {
+    "render_text": ("reporting.console", "render"),
+    "render_junit": ("reporting.junit", "render"),
+    "render_sarif": ("reporting.sarif", "render"),
+    "render_markdown": ("reporting.markdown", "render"),
+    "render_html": ("reporting.html", "render"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module, attribute = _RENAMED.get(name, (_LAZY.get(name), name))
     if module is None:
         raise AttributeError(f"module 'ragleaklab_core' has no attribute {name!r}")
-    value = getattr(import_module(f"ragleaklab_core.{module}"), name)
+    value = getattr(import_module(f"ragleaklab_core.{module}"), attribute)
     globals()[name] = value
     return value
 
@@ -172,6 +195,7 @@ __all__ = [
     "PACKS",
     "REDACTED",
     "REDUCERS",
+    "REPORTERS",
     "TARGETS",
     "CalibrationReport",
     "Case",
@@ -184,8 +208,10 @@ __all__ = [
     "Metric",
     "MetricResult",
     "MetricSession",
+    "Outcome",
     "Pack",
     "PackInfo",
+    "PackReport",
     "PackTaxonomy",
     "PluginContractError",
     "PluginError",
@@ -195,13 +221,16 @@ __all__ = [
     "RagleaklabError",
     "RateInterval",
     "Reducer",
+    "Reporter",
     "Response",
     "RetrievedDocument",
+    "RunReport",
     "Summary",
     "Target",
     "TargetSession",
     "Threshold",
     "ThresholdFitter",
+    "Verdict",
     "__version__",
     "available_names",
     "calibrate",
@@ -229,6 +258,11 @@ __all__ = [
     "redact_url",
     "reducer",
     "register_secrets",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "render_sarif",
+    "render_text",
     "score_case",
     "secret_forms",
     "summarize",

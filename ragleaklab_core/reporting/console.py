@@ -22,6 +22,7 @@ from typing import Any
 
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import RunReport, run_report
 from ragleaklab_core.stats.aggregation import rate_interval
 
 #: The width lines are kept under (a terminal or CI log is not assumed to be wider).
@@ -65,7 +66,7 @@ def _wrapped(head: str, text: Any, indent: str = "      ") -> list[str]:
     ) or [head.rstrip()]
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: RunReport | Mapping[str, Any]) -> str:
     """The summary of *report* (a parsed ``report.json``), newline-terminated: a block per
     pack, what a baseline changed (for a run compared with one), then the verdict.
 
@@ -73,14 +74,16 @@ def render(report: Mapping[str, Any]) -> str:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
     lines: list[str] = []
-    for pack in report.get("packs") or []:
+    for pack in doc.get("packs") or []:
         if isinstance(pack, Mapping):
             lines += _pack(pack)
-    for i, said in enumerate(w.gate_lines(report)):
+    for i, said in enumerate(w.gate_lines(doc)):
         lines += _wrapped("baseline: " if i == 0 else "    ", said, indent="      ")
-    lines.append(_verdict(report))
+    lines.append(_verdict(doc))
     return "\n".join(lines) + "\n"
 
 

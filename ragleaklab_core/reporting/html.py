@@ -21,6 +21,7 @@ from typing import Any
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import RunReport, run_report
 
 #: Code points HTML forbids in a document (controls but tab, newline, form feed and carriage
 #: return; noncharacters): a case's text may hold any, and each is shown as U+FFFD.
@@ -95,7 +96,9 @@ def escape(value: Any) -> str:
     return _escape(INVALID.sub("\ufffd", str(value)))
 
 
-def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = None) -> str:
+def render(
+    report: RunReport | Mapping[str, Any], calibration: Mapping[str, Any] | None = None
+) -> str:
     """The HTML page of *report* (a parsed ``report.json``), with the ROC curve and calibration
     details of *calibration* (a parsed ``calibration_report.json``) when given.
 
@@ -103,8 +106,10 @@ def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = No
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
-    status = str(report.get("verdict"))
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
+    status = str(doc.get("verdict"))
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     policy = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -123,18 +128,18 @@ def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = No
         "<body>",
         f'<header class="verdict {_css(status)}">',
         f"<h1>ragleaklab: {escape(w.verdict_word(status))}</h1>",
-        f"<p>{escape(w.run_line(report))}</p>",
-        f"<p>{escape(_tool_line(report))}</p>",
-        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(report)],
+        f"<p>{escape(w.run_line(doc))}</p>",
+        f"<p>{escape(_tool_line(doc))}</p>",
+        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(doc)],
         "</header>",
         "<main>",
         '<h2 id="packs">Packs</h2>',
     ]
-    for pack in report.get("packs") or []:
+    for pack in doc.get("packs") or []:
         parts += _pack(pack)
     if calibration is not None:
         parts += _calibration(calibration)
-    parts += _cases(report)
+    parts += _cases(doc)
     parts += ["</main>", f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import RunReport, run_report
 
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -138,16 +139,18 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
     return suite
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: RunReport | Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a JUnit XML document.
 
     Raises:
         InputError: *report* lacks the per-case results (``packs[].case_results``) or
             fields of them (an older ragleaklab wrote it).
     """
-    require_case_results(report, OUTCOME_FIELDS)
-    packs = report["packs"]
-    suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, OUTCOME_FIELDS)
+    packs = doc["packs"]
+    suites = [_suite(pack, doc.get("settings") or {}) for pack in packs]
     root = ET.Element(
         "testsuites",
         {

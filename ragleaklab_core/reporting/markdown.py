@@ -16,6 +16,7 @@ from typing import Any
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import RunReport, run_report
 
 #: GitHub's limit on one step's summary (1 MiB); the rendering never exceeds *max_bytes*.
 STEP_SUMMARY_BYTES = 1024 * 1024
@@ -62,7 +63,7 @@ def _inert(match: re.Match[str]) -> str:
     return "&#64;&#8288;" if c == "@" else f"&#{ord(c)};"
 
 
-def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
+def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
     """The Markdown summary of *report* (a parsed ``report.json``), at most *max_bytes* UTF-8
     bytes: when the whole would be longer, the collapsed list of failing cases is shortened
     first, then the end is cut, and a note says so.
@@ -71,16 +72,18 @@ def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) ->
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
-    head = _head(report)
-    for pack in report.get("packs") or []:
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
+    head = _head(doc)
+    for pack in doc.get("packs") or []:
         head += _pack(pack)
-    ordered = w.failing_cases(report)
+    ordered = w.failing_cases(doc)
     top, rest = ordered[:TOP_CASES], ordered[TOP_CASES:]
     if top:
         head += ["### Top failing cases", "", *_case_table(top), ""]
-    unlisted = sum(w.unlisted_failing(p) for p in report.get("packs") or [])
-    tail = [f"_ragleaklab {text((report.get('tool') or {}).get('version'))}_", ""]
+    unlisted = sum(w.unlisted_failing(p) for p in doc.get("packs") or [])
+    tail = [f"_ragleaklab {text((doc.get('tool') or {}).get('version'))}_", ""]
     if unlisted:
         more = f"{unlisted} more failing cases are counted but not detailed in report.json."
         tail[:0] = [more, ""]
