@@ -16,7 +16,7 @@ from typing import Any
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import RunReport, run_report
+from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 
 #: GitHub's limit on one step's summary (1 MiB); the rendering never exceeds *max_bytes*.
 STEP_SUMMARY_BYTES = 1024 * 1024
@@ -75,8 +75,8 @@ def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMA
     model = run_report(report)
     doc = model.document
     require_case_results(doc, DETAIL_FIELDS)
-    head = _head(doc)
-    for pack in doc.get("packs") or []:
+    head = _head(model)
+    for pack in model.packs:
         head += _pack(pack)
     ordered = w.failing_cases(doc)
     top, rest = ordered[:TOP_CASES], ordered[TOP_CASES:]
@@ -103,26 +103,25 @@ def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMA
     return out + note if cut else out
 
 
-def _head(report: Mapping[str, Any]) -> list[str]:
-    status = str(report.get("verdict"))
-    gate = w.gate_lines(report)
+def _head(report: RunReport) -> list[str]:
+    gate = w.gate_lines(report.document)
     return [
-        f"## {_ICON.get(status, '')} ragleaklab: {w.verdict_word(status)}",
+        f"## {_ICON[report.verdict]} ragleaklab: {report.verdict.word}",
         "",
-        f"**{text(w.run_line(report), 400)}**",
+        f"**{text(w.run_line(report.document), 400)}**",
         "",
         *[f"- {text(line, 400)}" for line in gate],
         *([""] if gate else []),
     ]
 
 
-def _pack(pack: Mapping[str, Any]) -> list[str]:
-    status = str(pack.get("verdict"))
-    title = f"{text(pack.get('name'), 80)} {text(pack.get('version'), 40)}"
-    lines = [f"### {_ICON.get(status, '')} {title}: {w.verdict_word(status)}", ""]
+def _pack(report: PackReport) -> list[str]:
+    pack = report.document  # the values' and cases' detail, read by the shared wording
+    title = f"{text(report.name, 80)} {text(report.version, 40)}"
+    lines = [f"### {_ICON[report.verdict]} {title}: {report.verdict.word}", ""]
     lines += [text(w.pack_line(pack), 300), ""]
-    if not pack.get("tested", True):
-        lines += [f"**Not tested:** {text(pack.get('not_tested_reason'), 300)}", ""]
+    if not report.tested:
+        lines += [f"**Not tested:** {text(report.not_tested_reason, 300)}", ""]
     lines += [
         "| value | mean | threshold | threshold source | cases | failing | 95% interval |",
         "|---|---:|---|---|---|---:|---|",
@@ -145,9 +144,9 @@ def _pack(pack: Mapping[str, Any]) -> list[str]:
                     f"| {text(w.interval_text(kind_rate))} |"
                 )
     lines.append("")
-    for reason in pack.get("reasons") or []:
+    for reason in report.reasons:
         lines.append(f"- {text(reason, 300)}")
-    for warning in pack.get("warnings") or []:
+    for warning in report.warnings:
         lines.append(f"- warning: {text(warning, 300)}")
     errored = pack.get("errored") or {}
     for test_id, reason in list(errored.items())[:5]:

@@ -160,17 +160,16 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
-    for pack in doc["packs"]:
+    for packed in model.packs:
+        pack = packed.document  # the rules' and results' detail
         index = {}
-        for name, value in pack["values"].items():
+        for name, value in packed.values.items():
             if value["threshold"] is not None:
                 index[name] = len(rules)
                 rules.append(_rule(pack, name, value))
-        for case in pack["case_results"]:
+        for case in packed.case_results:
             for name in case["failing"]:
-                still = (
-                    None if compared is None else compared.get((pack["name"], name), frozenset())
-                )
+                still = None if compared is None else compared.get((packed.name, name), frozenset())
                 results.append(_result(doc, pack, case, name, index[name], still))
         notifications += _notifications(pack)
     tool = doc.get("tool") or {}
@@ -190,7 +189,7 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
         ],
         "results": results,
         "properties": {
-            "verdict": doc.get("verdict"),
+            "verdict": model.verdict.value,
             "generated_at": doc.get("generated_at"),
         },
     }
