@@ -1,4 +1,4 @@
-"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, calibration.
+"""ragleaklab's public API: value types, plugin interfaces, plugin loading, embedding, reports.
 
 Everything a plugin or an embedding harness may use is importable from here and listed in
 ``__all__``. Importing this package imports no plugin module and no numpy: the names that need
@@ -23,7 +23,7 @@ from ragleaklab_core.errors import (
     RunInterrupted,
     UsageError,
 )
-from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+from ragleaklab_core.interfaces import Metric, Pack, Reporter, Target, ThresholdFitter
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_ABOVE,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         GROUPS,
         METRICS,
         PACKS,
+        REPORTERS,
         TARGETS,
         LoadedPlugin,
         PluginInfo,
@@ -87,6 +88,12 @@ if TYPE_CHECKING:
     )
     from ragleaklab_core.gate import Outcome, Verdict, case_outcome
     from ragleaklab_core.packs.manifest import ManifestPack, load_manifest
+    from ragleaklab_core.reporting.console import render as render_text
+    from ragleaklab_core.reporting.html import render as render_html
+    from ragleaklab_core.reporting.junit import render as render_junit
+    from ragleaklab_core.reporting.markdown import render as render_markdown
+    from ragleaklab_core.reporting.model import PackReport, RunReport
+    from ragleaklab_core.reporting.sarif import render as render_sarif
     from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.session import RunRequest, RunResult, RunSession
     from ragleaklab_core.stats.aggregation import (
@@ -106,6 +113,7 @@ _LAZY = {
     "GROUPS": "_discovery",
     "METRICS": "_discovery",
     "PACKS": "_discovery",
+    "REPORTERS": "_discovery",
     "TARGETS": "_discovery",
     "LoadedPlugin": "_discovery",
     "PluginInfo": "_discovery",
@@ -153,17 +161,29 @@ _LAZY = {
     "max_false_positives": "stats.fitting",
     "ManifestPack": "packs.manifest",
     "load_manifest": "packs.manifest",
-    # The verdict rule, for a harness that judges cases itself (the inspect adapter's reducer).
+    # The verdict rule, for a harness that judges cases itself (the inspect adapter's reducer),
+    # and what a reporter plugin receives.
     "Outcome": "gate",
     "case_outcome": "gate",
+    "RunReport": "reporting.model",
+    "PackReport": "reporting.model",
+}
+#: Public name -> (module, its name there): the core's renderings, which the built-in reporters
+#: wrap (a third-party reporter may also reuse one, say to post-process the Markdown).
+_RENAMED = {
+    "render_text": ("reporting.console", "render"),
+    "render_junit": ("reporting.junit", "render"),
+    "render_sarif": ("reporting.sarif", "render"),
+    "render_markdown": ("reporting.markdown", "render"),
+    "render_html": ("reporting.html", "render"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
+    module, attribute = _RENAMED.get(name, (_LAZY.get(name), name))
     if module is None:
         raise AttributeError(f"module 'ragleaklab_core' has no attribute {name!r}")
-    value = getattr(import_module(f"ragleaklab_core.{module}"), name)
+    value = getattr(import_module(f"ragleaklab_core.{module}"), attribute)
     globals()[name] = value
     return value
 
@@ -184,6 +204,7 @@ __all__ = [
     "PACKS",
     "REDACTED",
     "REDUCERS",
+    "REPORTERS",
     "TARGETS",
     "CalibrationReport",
     "Case",
@@ -199,6 +220,7 @@ __all__ = [
     "Outcome",
     "Pack",
     "PackInfo",
+    "PackReport",
     "PackTaxonomy",
     "PluginContractError",
     "PluginError",
@@ -208,9 +230,11 @@ __all__ = [
     "RagleaklabError",
     "RateInterval",
     "Reducer",
+    "Reporter",
     "Response",
     "RetrievedDocument",
     "RunInterrupted",
+    "RunReport",
     "RunRequest",
     "RunResult",
     "RunSession",
@@ -249,6 +273,11 @@ __all__ = [
     "redact_url",
     "reducer",
     "register_secrets",
+    "render_html",
+    "render_junit",
+    "render_markdown",
+    "render_sarif",
+    "render_text",
     "score_case",
     "secret_forms",
     "summarize",

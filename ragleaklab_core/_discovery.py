@@ -28,20 +28,22 @@ from ragleaklab_core.errors import (
     PluginLoadFailure,
     RagleaklabError,
 )
-from ragleaklab_core.interfaces import Metric, Pack, Target, ThresholdFitter
+from ragleaklab_core.interfaces import Metric, Pack, Reporter, Target, ThresholdFitter
 from ragleaklab_core.values import PackInfo
 
 PACKS = "ragleaklab.packs"
 METRICS = "ragleaklab.metrics"
 FITTERS = "ragleaklab.fitters"
 TARGETS = "ragleaklab.targets"
-GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS)
+REPORTERS = "ragleaklab.reporters"
+GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS)
 
 _PROTOCOLS: dict[str, type] = {
     PACKS: Pack,
     METRICS: Metric,
     FITTERS: ThresholdFitter,
     TARGETS: Target,
+    REPORTERS: Reporter,
 }
 
 log = get_logger(__name__)

@@ -1,4 +1,5 @@
-"""The plugin contract: small protocols that packs, metrics, fitters and targets implement.
+"""The plugin contract: small protocols that packs, metrics, fitters, targets and reporters
+implement.
 
 Plugins need not inherit from these classes; the loader checks that the object it built has the
 methods below (:func:`ragleaklab_core.check_contract`). Plugin classes are attrs classes (or
@@ -161,4 +162,47 @@ class Target(Protocol):
         ...
 
 
-__all__ = ["Metric", "Pack", "Target", "ThresholdFitter"]
+@runtime_checkable
+class Reporter(Protocol):
+    """Renders a finished run as one file format (JUnit XML, SARIF, Markdown, HTML, ...).
+
+    Group ``ragleaklab.reporters``. ``ragleaklab report RUN --format NAME`` and ``ragleaklab run
+    --report NAME=FILE`` reach every installed reporter by its entry-point name. ``render`` must
+    be pure and deterministic: the same report (and options) give the same text, byte for byte,
+    so the file a run writes and the one ``ragleaklab report`` writes from its ``report.json``
+    are identical. It receives a :class:`ragleaklab_core.RunReport`: the run's verdict (a
+    :class:`~ragleaklab_core.Verdict`), exit code, settings, target, totals and packs as typed
+    fields, and the whole parsed ``report.json`` as ``report.document``. (The parameter is
+    annotated ``Any`` here only because this module is the bottom of the core and the report
+    model reads the gate's verdict type, which sits above it.)
+
+    A report it cannot render (one an older ragleaklab wrote, missing a field it needs) raises
+    :class:`~ragleaklab_core.InputError` saying which ``$.path``; ``ragleaklab report`` then
+    exits 2 naming the file. Anything a target wrote (answers, evidence, errors) is hostile:
+    escape it for the format.
+
+    Optional members ragleaklab reads when present (on the class; none is required):
+
+    - ``description: str``: what the reporter writes, one short phrase (``run --help`` shows
+      it, after "Also write");
+    - ``suffix: str``: the file suffix of what it writes, with the dot (``".xml"``);
+    - ``accepts: frozenset[str]``: the keyword options ``render`` accepts besides the report.
+      The only one ragleaklab passes today is ``calibration``, the parsed
+      ``calibration_report.json`` given to ``ragleaklab report --calibration``; that flag is
+      refused for a reporter that does not accept it;
+    - ``shorthand: bool`` (default false): ``ragleaklab run`` also offers ``--NAME FILE`` for it,
+      the same as ``--report NAME=FILE`` (the built-ins' ``--junit``, ``--sarif``,
+      ``--markdown`` and ``--html``). Its name must not be one of ``run``'s own options;
+    - ``step_summary: bool`` (default false): under GitHub Actions, ``ragleaklab run`` appends
+      its rendering to ``$GITHUB_STEP_SUMMARY`` (the built-in Markdown reporter). When several
+      installed reporters say so, the first by name is used.
+
+    .. versionadded:: 0.2
+    """
+
+    def render(self, report: Any, /, **options: Any) -> str:
+        """*report* (a :class:`ragleaklab_core.RunReport`) in this reporter's format."""
+        ...
+
+
+__all__ = ["Metric", "Pack", "Reporter", "Target", "ThresholdFitter"]

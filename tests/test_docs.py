@@ -167,3 +167,17 @@ def test_json_except_leaves_a_key_unchecked_but_present():
     assert doc_sessions.json_matches(shown, actual, unchecked=frozenset({"elapsed_ms"})) == []
     assert doc_sessions.json_matches(shown, actual) != []
     assert doc_sessions.json_matches({"id": "q1"}, actual, unchecked=frozenset({"elapsed_ms"}))
+
+
+def test_the_reporter_docs_plugins_md_shows_is_the_distribution_tox_installs():
+    """docs/plugins.md shows the third-party reporter's files whole, so a reader who copies them
+    has what `tox -e thirdparty` installs and tests/test_thirdparty.py runs."""
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- file: (\S+) -->\n```[\w-]*\n(.*?)\n```\n", text, flags=re.S)
+    fixture = "tests/fixtures/ragleaklab-acme-reporter/"
+    assert sorted(path for path, _ in blocks) == [
+        fixture + "pyproject.toml",
+        fixture + "ragleaklab_acme_reporter/__init__.py",
+    ]
+    for path, body in blocks:
+        assert body == (ROOT / path).read_text(encoding="utf-8").rstrip("\n"), path

@@ -70,6 +70,12 @@ def test_the_core_names_builtins_only_where_listed():
         if group.startswith("ragleaklab.")
         for name in entries
     }
+    # The text reporter's name is also the word JSON documents of the core key a text under (a
+    # document's, a recorded answer's, a SARIF message's): those literals are that key. The
+    # core prints its own summary through reporting.console, never by the reporter's name;
+    # test_report_cli checks that `run` offers no `--text` and the summary is the rendering.
+    assert "text" in project["entry-points"]["ragleaklab.reporters"]
+    builtin -= {"text"}
     builtin |= {
         *("poison_rate_at_k", "poison_mrr", "true_doc_recall_at_k", "leak_rate"),
         *("poison_claim_rate", "true_claim_recall", "verbatim_score"),

@@ -11,23 +11,30 @@ import json
 
 import pytest
 
-from ragleaklab_core.cli.reports import PRINTED, RENDERINGS, github_annotations
+from ragleaklab_core.cli.reports import github_annotations
+from ragleaklab_core.reporting.outputs import reporter_names, shorthands
 from tests.support.cli import rlk
+
+#: The built-in reporters (pyproject.toml), and those `run` offers a `--NAME FILE` shorthand for:
+#: every one but the text summary, which `run` prints on stdout anyway.
+RENDERINGS = ("html", "junit", "markdown", "sarif", "text")
+WRITTEN = ("html", "junit", "markdown", "sarif")
 
 #: A small run of every built-in pack that fails (the smoke selection of the reference target).
 SMOKE = ("run", "--smoke")
 
 
 def test_every_format_is_registered_and_offered_by_run_but_the_one_it_prints(tmp_path):
-    assert {"junit", "sarif", "markdown", "html", "text"} <= set(RENDERINGS)
-    assert {"text"} == PRINTED  # run prints it on stdout: no --text FILE
+    assert set(RENDERINGS) <= set(reporter_names())
+    assert {name for name, _ in shorthands()} == set(WRITTEN)  # no --text FILE
     done = rlk("run", "--help", cwd=tmp_path, ok=(0,))
     for fmt in RENDERINGS:
-        assert (f"--{fmt} FILE" in done.stdout) is (fmt not in PRINTED), fmt
+        assert (f"--{fmt} FILE" in done.stdout) is (fmt in WRITTEN), fmt
+    assert "--report NAME=FILE" in done.stdout
 
 
 def test_run_writes_each_format_as_report_renders_it_byte_for_byte(tmp_path):
-    written_formats = sorted(set(RENDERINGS) - PRINTED)
+    written_formats = sorted(WRITTEN)
     flags = [arg for fmt in written_formats for arg in (f"--{fmt}", f"r/out.{fmt}")]
     done = rlk(*SMOKE, "-o", "out", *flags, cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # the smoke run fails: renderings are still written
@@ -170,3 +177,44 @@ def test_a_report_an_older_ragleaklab_wrote_exits_2_naming_the_file(tmp_path, fm
         "error: old.json: $.packs[0].case_results[0]: no kind, detail (an older ragleaklab wrote"
     ), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_report_reaches_any_reporter_and_report_reads_the_run_directory(tmp_path):
+    done = rlk(
+        *SMOKE, "-o", "out", "--report", "text=r/summary.txt", "--report", "junit=r/j.xml",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "wrote r/summary.txt" in done.stdout and "wrote r/j.xml" in done.stdout
+    summary = (tmp_path / "r" / "summary.txt").read_text(encoding="utf-8")
+    assert summary.startswith(done.stdout[: len(summary)])  # the summary run printed, as a file
+    # RUN may be the run's output directory: its report.json is rendered.
+    again = rlk("report", "out", "--format", "junit", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.encode("utf-8") == (tmp_path / "r" / "j.xml").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (("--report", "jnuit=a.xml"), "--report jnuit=a.xml: no reporter named 'jnuit' (did you"),
+        (("--report", "junit"), "--report junit: expected NAME=FILE"),
+        (("--report", "junit=a.xml", "--report", "sarif=./a.xml"), "a.xml is named twice"),
+        (("--junit", "a.xml", "--report", "junit=b.xml"), "'junit' is already written to a.xml"),
+    ],
+)
+def test_a_bad_report_flag_exits_2_before_anything_runs(tmp_path, flags, says):
+    done = rlk(*SMOKE, "-o", "out", *flags, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "a.xml").exists()
+
+
+def test_an_unknown_format_exits_2_with_a_suggestion_and_the_installed_reporters(tmp_path):
+    (tmp_path / "report.json").write_text('{"packs": []}', encoding="utf-8")
+    done = rlk("report", "report.json", "--format", "markdwon", "-o", "x", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no reporter named 'markdwon' (did you mean 'markdown'?)" in done.stderr
+    installed = done.stderr.split("installed reporters: ", 1)[1].splitlines()[0].split(", ")
+    assert installed == reporter_names() and set(RENDERINGS) <= set(installed)
+    assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()

@@ -90,3 +90,67 @@ def test_using_the_broken_plugin_exits_3_naming_its_distribution(tmp_path):
     assert "ragleaklab-acme 1.2.0" in out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "out" / "calibration_report.json").exists()
+
+
+# -- a third-party reporter (tests/fixtures/ragleaklab-acme-reporter, docs/plugins.md) ----------
+
+
+def test_the_reporter_is_listed_with_its_distribution(tmp_path):
+    out = rlk("plugins", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = {(r["group"], r["name"]): r for r in json.loads(out.stdout)}
+    csv = rows[("ragleaklab.reporters", "acme-csv")]
+    assert csv["status"] == "ok", csv["error"]
+    assert (csv["distribution"], csv["version"]) == ("ragleaklab-acme-reporter", "0.1.0")
+    assert csv["target"] == "ragleaklab_acme_reporter:CsvReporter"
+    plain = rlk("plugins", cwd=tmp_path)
+    assert any(
+        line.split()[:3] == ["ragleaklab.reporters", "acme-csv", "ok"]
+        for line in plain.stdout.splitlines()
+    ), plain.stdout
+
+
+def test_run_report_and_report_format_render_through_the_third_party_reporter(tmp_path):
+    done = rlk("run", "--smoke", "-o", "out", "--report", "acme-csv=r/packs.csv", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the smoke run fails; its renderings are written
+    assert "wrote r/packs.csv" in done.stdout
+    written = (tmp_path / "r" / "packs.csv").read_text(encoding="utf-8")
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    rows = written.splitlines()
+    assert rows[0] == "pack,version,verdict,tested,cases,failing"
+    expected = [
+        f"{p['name']},{p['version']},{p['verdict'].upper()},yes,{len(p['case_results'])},"
+        f"{sum(c['outcome'] == 'fail' for c in p['case_results'])}"
+        for p in report["packs"]
+    ]
+    assert rows[1:-1] == expected
+    assert rows[-1] == "(run),,FAIL,,,"
+    assert any(not row.endswith(",0") for row in expected)  # some pack failed cases
+    # The same bytes from the report.json, and from the run's directory, as a file or on stdout.
+    for run_path in ("out/report.json", "out"):
+        again = rlk("report", run_path, "--format", "acme-csv", "-o", "a.csv", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "r" / "packs.csv").read_bytes()
+    shown = rlk("report", "out", "--format", "acme-csv", cwd=tmp_path)
+    assert shown.stdout == written
+
+
+def test_a_misspelt_third_party_reporter_is_suggested_and_nothing_runs(tmp_path):
+    done = rlk("run", "--smoke", "-o", "out", "--report", "acme-cvs=r.csv", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no reporter named 'acme-cvs' (did you mean 'acme-csv'?)" in done.stderr
+    assert "acme-csv" in done.stderr.split("installed reporters: ", 1)[1]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "r.csv").exists()
+
+
+def test_a_reporter_that_accepts_no_calibration_refuses_one(tmp_path):
+    (tmp_path / "report.json").write_text('{"packs": []}', encoding="utf-8")
+    (tmp_path / "cal.json").write_text("{}", encoding="utf-8")
+    done = rlk(
+        "report", "report.json", "--format", "acme-csv", "--calibration", "cal.json",
+        "-o", "x.csv", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--calibration is shown by html only, not by acme-csv" in done.stderr
+    assert not (tmp_path / "x.csv").exists()

@@ -1,8 +1,9 @@
 """``ragleaklab report`` and ``run``'s rendering options (the renderings themselves:
-:mod:`ragleaklab_core.reporting.outputs`)."""
+:mod:`ragleaklab_core.reporting.outputs`, through the installed reporters)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,62 +15,99 @@ from ragleaklab_core.cli._files import write_file
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import read_report
 from ragleaklab_core.reporting.outputs import (
-    PRINTED,
-    RENDERINGS,
+    accepting,
     github_annotations,
+    render,
     renderer,
+    shorthands,
     step_summary,
+    unknown_reporter,
     write_renderings,
 )
 
-#: What each format's ``run`` option says it writes.
-_WHAT = {
-    "junit": "JUnit XML (one testsuite per pack, one testcase per case)",
-    "sarif": "SARIF 2.1.0 (one result per failing case, for code-scanning dashboards)",
-    "markdown": "Markdown (for a pull-request comment or a step summary)",
-    "html": "a self-contained HTML report",
-}
-
-#: The renderings that can also show a calibration report.
-_WITH_CALIBRATION = frozenset({"html"})
-
 F = Any  # a click-decorated function
+
+#: The keyword ``run`` receives ``--report NAME=FILE`` under (through its ``**renderings``).
+_REPORT_OPTION = "report_files"
+#: The prefix of a shorthand's keyword, ``--NAME FILE`` -> ``render_NAME``.
+_SHORTHAND = "render_"
 
 
 def rendering_options(func: F) -> F:
-    """``--<format> FILE`` on ``run`` for every registered rendering but the printed one."""
-    for fmt in sorted(set(RENDERINGS) - PRINTED, reverse=True):
+    """``--report NAME=FILE`` (repeatable) on ``run`` for any installed reporter, and the
+    shorthand ``--NAME FILE`` for every reporter that declares one (the built-in ``--junit``,
+    ``--sarif``, ``--markdown``, ``--html``)."""
+    for name, description in sorted(shorthands(), reverse=True):
         func = click.option(
-            f"--{fmt}",
-            f"render_{fmt}",
+            f"--{name}",
+            f"{_SHORTHAND}{name}",
             type=click.Path(path_type=Path, dir_okay=False),
             metavar="FILE",
-            help=f"Also write {_WHAT.get(fmt, fmt)} to FILE.",
+            help=f"Also write {description} to FILE (the same as --report {name}=FILE).",
         )(func)
-    return func
+    return click.option(
+        "--report",
+        _REPORT_OPTION,
+        multiple=True,
+        metavar="NAME=FILE",
+        help="Also write the rendering of the installed reporter NAME to FILE; repeatable "
+        "(`ragleaklab plugins` lists the reporters).",
+    )(func)
 
 
 def requested_renderings(options: Mapping[str, Any]) -> dict[str, Path]:
-    """``{format: path}`` from ``run``'s ``render_<format>`` arguments, refusing a directory."""
-    requested = {
-        key.removeprefix("render_"): path
-        for key, path in sorted(options.items())
-        if key.startswith("render_") and path is not None
-    }
-    for fmt, path in requested.items():
+    """``{reporter: path}`` from ``run``'s rendering options (``--report NAME=FILE`` and the
+    shorthands), refusing an unknown reporter, one named twice, a FILE named twice and a
+    directory, before anything runs."""
+    given: list[tuple[str, str, Path]] = []  # (flag as typed, reporter, path)
+    for key, path in sorted(options.items()):
+        if key.startswith(_SHORTHAND) and path is not None:
+            name = key.removeprefix(_SHORTHAND)
+            given.append((f"--{name} {Path(path).as_posix()}", name, Path(path)))
+    for item in options.get(_REPORT_OPTION) or ():
+        name, sep, file = str(item).partition("=")
+        if not sep or not name.strip() or not file.strip():
+            raise click.UsageError(f"--report {item}: expected NAME=FILE")
+        given.append((f"--report {item}", name.strip(), Path(file.strip())))
+    requested: dict[str, Path] = {}
+    by_file: dict[str, str] = {}
+    for flag, name, path in given:
+        problem = unknown_reporter(name)
+        if problem is not None:
+            raise click.UsageError(f"{flag}: {problem}")
         if path.is_dir():
-            raise click.UsageError(f"--{fmt} {path.as_posix()} is a directory, expected a file")
+            raise click.UsageError(f"{flag} is a directory, expected a file")
+        if name in requested:
+            raise click.UsageError(
+                f"{flag}: the reporter {name!r} is already written to {requested[name].as_posix()}"
+            )
+        # One file, two renderings: the second would silently replace the first.
+        same = by_file.get(_file_key(path))
+        if same is not None:
+            raise click.UsageError(f"{flag}: {path.as_posix()} is named twice (also by {same})")
+        requested[name] = path
+        by_file[_file_key(path)] = flag
     return requested
 
 
+def _file_key(path: Path) -> str:
+    """*path* as the file it names (``./a.xml`` and ``a.xml`` are one file)."""
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _run_report_path(path: Path) -> Path:
+    """RUN is a report.json, or the output directory of a run holding one."""
+    return path / "report.json" if path.is_dir() else path
+
+
 @click.command("report")
-@click.argument("report_path", metavar="REPORT_JSON", type=click.Path(path_type=Path))
+@click.argument("run_path", metavar="RUN", type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
     required=True,
-    type=click.Choice(sorted(RENDERINGS)),
-    help="The rendering to write.",
+    metavar="NAME",
+    help="The installed reporter to render with (`ragleaklab plugins` lists them).",
 )
 @click.option(
     "-o",
@@ -81,23 +119,34 @@ def requested_renderings(options: Mapping[str, Any]) -> dict[str, Path]:
     "--calibration",
     "calibration_path",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="A calibration_report.json whose ROC curve and details the HTML report shows.",
+    help="A calibration_report.json whose ROC curve and details the reporter shows (a reporter "
+    "that accepts one, such as html).",
 )
 @handle_errors
 def report_command(
-    report_path: Path, fmt: str, output: Path | None, calibration_path: Path | None
+    run_path: Path, fmt: str, output: Path | None, calibration_path: Path | None
 ) -> None:
-    """Render a finished run's report.json as FORMAT (what `run --FORMAT FILE` writes)."""
-    if calibration_path is not None and fmt not in _WITH_CALIBRATION:
-        raise click.UsageError(
-            f"--calibration is shown by {', '.join(sorted(_WITH_CALIBRATION))} only, not by {fmt}"
-        )
+    """Render a finished run (its report.json, or the run's output directory) with the
+    installed reporter NAME: what `run --report NAME=FILE` writes."""
+    problem = unknown_reporter(fmt)
+    if problem is not None:
+        raise click.UsageError(f"--format {fmt}: {problem}")
+    if calibration_path is not None:
+        shown_by = accepting("calibration")
+        if fmt not in shown_by:
+            raise click.UsageError(
+                f"--calibration is shown by {', '.join(shown_by) or 'no installed reporter'} "
+                f"only, not by {fmt}"
+            )
+    if output is not None and output.is_dir():
+        raise click.UsageError(f"-o {output.as_posix()} is a directory, expected a file")
+    report_path = _run_report_path(run_path)
     report = read_report(report_path)
     options = {}
     if calibration_path is not None:
         options["calibration"] = read_report(calibration_path, what="calibration report")
     try:
-        text = renderer(fmt)(report, **options)
+        text = render(fmt, report, **options)
     except InputError as exc:  # a report this rendering cannot read: name the file
         raise InputError(exc.message, source=exc.source or report_path.as_posix()) from None
     if output is None:
@@ -107,8 +156,6 @@ def report_command(
 
 
 __all__ = [
-    "PRINTED",
-    "RENDERINGS",
     "github_annotations",
     "read_report",
     "renderer",

@@ -22,6 +22,7 @@ from typing import Any
 
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 from ragleaklab_core.stats.aggregation import rate_interval
 
 #: The width lines are kept under (a terminal or CI log is not assumed to be wider).
@@ -65,7 +66,7 @@ def _wrapped(head: str, text: Any, indent: str = "      ") -> list[str]:
     ) or [head.rstrip()]
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: RunReport | Mapping[str, Any]) -> str:
     """The summary of *report* (a parsed ``report.json``), newline-terminated: a block per
     pack, what a baseline changed (for a run compared with one), then the verdict.
 
@@ -73,32 +74,31 @@ def render(report: Mapping[str, Any]) -> str:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
     lines: list[str] = []
-    for pack in report.get("packs") or []:
-        if isinstance(pack, Mapping):
-            lines += _pack(pack)
-    for i, said in enumerate(w.gate_lines(report)):
+    for pack in model.packs:
+        lines += _pack(pack)
+    for i, said in enumerate(w.gate_lines(doc)):
         lines += _wrapped("baseline: " if i == 0 else "    ", said, indent="      ")
-    lines.append(_verdict(report))
+    lines.append(_verdict(model))
     return "\n".join(lines) + "\n"
 
 
-def _verdict(report: Mapping[str, Any]) -> str:
-    counts = w.pack_counts(report)
-    gate = report.get("gate")
-    rule = gate.get("fail_on", "verdict") if isinstance(gate, Mapping) else "verdict"
+def _verdict(report: RunReport) -> str:
+    counts = w.pack_counts(report.document)
+    rule = report.gate.get("fail_on", "verdict")
     if rule != "verdict":  # the packs' counts are by their thresholds, which did not decide
         counts = [f"--fail-on {rule}", *(f"{c} their thresholds" for c in counts if "failed" in c)]
     detail = f" ({'; '.join(counts)})" if counts else ""
-    return _line("verdict: ", f"{w.verdict_word(report.get('verdict'))}{detail}")
+    return _line("verdict: ", f"{report.verdict.word}{detail}")
 
 
-def _pack(pack: Mapping[str, Any]) -> list[str]:
-    status = w.clip(plain(w.verdict_word(pack.get("verdict"))), 20)
-    if pack.get("tested") is False:
-        status = "ERROR (not tested)"
-    name = w.clip(plain(f"{pack.get('name')} {pack.get('version')}"), 60)
+def _pack(report: PackReport) -> list[str]:
+    pack = report.document  # the values' and cases' detail, read by the shared wording
+    status = "ERROR (not tested)" if not report.tested else report.verdict.word
+    name = w.clip(plain(f"{report.name} {report.version}"), 60)
     lines = [_line(f"{status}  {name}  ", f"({w.pack_line(pack)})")]
     for value_name, value in w.gated(pack):
         if value.get("threshold"):
@@ -112,9 +112,9 @@ def _pack(pack: Mapping[str, Any]) -> list[str]:
         such = ", such as" if ids else ""
         lines.append(_line("    ", f"{_cases(count)} could not be scored by {metric}{such}:"))
         lines += [_line("      ", f"{test_id}: {reason}") for test_id, reason in ids[:1]]
-    for reason in pack.get("reasons") or []:
+    for reason in report.reasons:
         lines += _wrapped("    reason: ", reason)
-    for warning in pack.get("warnings") or []:
+    for warning in report.warnings:
         lines += _wrapped("    warning: ", warning)
     return lines
 

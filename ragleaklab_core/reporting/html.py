@@ -21,6 +21,7 @@ from typing import Any
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 
 #: Code points HTML forbids in a document (controls but tab, newline, form feed and carriage
 #: return; noncharacters): a case's text may hold any, and each is shown as U+FFFD.
@@ -95,7 +96,9 @@ def escape(value: Any) -> str:
     return _escape(INVALID.sub("\ufffd", str(value)))
 
 
-def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = None) -> str:
+def render(
+    report: RunReport | Mapping[str, Any], calibration: Mapping[str, Any] | None = None
+) -> str:
     """The HTML page of *report* (a parsed ``report.json``), with the ROC curve and calibration
     details of *calibration* (a parsed ``calibration_report.json``) when given.
 
@@ -103,8 +106,10 @@ def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = No
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
-    status = str(report.get("verdict"))
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
+    status = model.verdict
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     policy = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -117,24 +122,24 @@ def render(report: Mapping[str, Any], calibration: Mapping[str, Any] | None = No
         '<meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>ragleaklab report: {escape(w.verdict_word(status))}</title>",
+        f"<title>ragleaklab report: {escape(status.word)}</title>",
         f"<style>{_STYLE}</style>",
         "</head>",
         "<body>",
-        f'<header class="verdict {_css(status)}">',
-        f"<h1>ragleaklab: {escape(w.verdict_word(status))}</h1>",
-        f"<p>{escape(w.run_line(report))}</p>",
-        f"<p>{escape(_tool_line(report))}</p>",
-        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(report)],
+        f'<header class="verdict {status.value}">',
+        f"<h1>ragleaklab: {escape(status.word)}</h1>",
+        f"<p>{escape(w.run_line(doc))}</p>",
+        f"<p>{escape(_tool_line(doc))}</p>",
+        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(doc)],
         "</header>",
         "<main>",
         '<h2 id="packs">Packs</h2>',
     ]
-    for pack in report.get("packs") or []:
+    for pack in model.packs:
         parts += _pack(pack)
     if calibration is not None:
         parts += _calibration(calibration)
-    parts += _cases(report)
+    parts += _cases(doc)
     parts += ["</main>", f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
@@ -145,24 +150,21 @@ def _tool_line(report: Mapping[str, Any]) -> str:
     return f"{name}, {report.get('generated_at')}"
 
 
-def _css(status: str) -> str:
-    return status if status in w.VERDICT_WORDS else Verdict.ERROR.value
+def _badge(verdict: Verdict) -> str:
+    # The CSS classes are the verdicts' values (pass, fail, error).
+    return f'<span class="badge {verdict.value}">{escape(verdict.word)}</span>'
 
 
-def _badge(status: str) -> str:
-    return f'<span class="badge {_css(status)}">{escape(w.verdict_word(status))}</span>'
-
-
-def _pack(pack: Mapping[str, Any]) -> list[str]:
-    status = str(pack.get("verdict"))
-    name = f"{pack.get('name')} {pack.get('version')}"
+def _pack(report: PackReport) -> list[str]:
+    pack = report.document  # the values' and cases' detail, read by the shared wording
+    name = f"{report.name} {report.version}"
     out = [
-        f'<section class="pack" data-pack="{escape(str(pack.get("name")))}">',
-        f"<h3>{_badge(status)} {escape(name)}</h3>",
+        f'<section class="pack" data-pack="{escape(report.name)}">',
+        f"<h3>{_badge(report.verdict)} {escape(name)}</h3>",
         f'<p class="muted">{escape(w.pack_line(pack))}</p>',
     ]
-    if not pack.get("tested", True):
-        reason = escape(str(pack.get("not_tested_reason")))
+    if not report.tested:
+        reason = escape(str(report.not_tested_reason))
         out.append(f"<p><strong>Not tested:</strong> {reason}</p>")
     out += [
         "<table><thead><tr><th>value</th><th>mean</th><th>threshold</th><th>threshold source</th>"
@@ -187,8 +189,8 @@ def _pack(pack: Mapping[str, Any]) -> list[str]:
                     f"<td>{escape(w.interval_text(kind_rate))}</td></tr>"
                 )
     out.append("</tbody></table>")
-    notes = [escape(str(r)) for r in pack.get("reasons") or []]
-    notes += [f"warning: {escape(str(x))}" for x in pack.get("warnings") or []]
+    notes = [escape(r) for r in report.reasons]
+    notes += [f"warning: {escape(x)}" for x in report.warnings]
     errored = pack.get("errored") or {}
     notes += [f"errored {escape(str(k))}: {escape(str(v))}" for k, v in errored.items()]
     notes += [

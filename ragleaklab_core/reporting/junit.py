@@ -19,6 +19,7 @@ from typing import Any
 
 from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -97,15 +98,16 @@ def _aggregate(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> 
     return element
 
 
-def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
-    cases = [_case(pack, c) for c in pack["case_results"]]
-    gated = {k: v for k, v in pack["values"].items() if v["threshold"] is not None}
+def _suite(report: PackReport, settings: Mapping[str, Any]) -> ET.Element:
+    pack = report.document  # the cases' and values' detail
+    cases = [_case(pack, c) for c in report.case_results]
+    gated = {k: v for k, v in report.values.items() if v["threshold"] is not None}
     cases += [_aggregate(pack, name, value) for name, value in gated.items()]
-    if Verdict.read(pack["verdict"]) is Verdict.ERROR or not pack["tested"]:
-        element = ET.Element("testcase", {"classname": pack["name"], "name": PACK_VERDICT})
-        why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
+    if report.verdict is Verdict.ERROR or not report.tested:
+        element = ET.Element("testcase", {"classname": report.name, "name": PACK_VERDICT})
+        why = report.not_tested_reason or "; ".join(report.reasons) or "the pack errored"
         ET.SubElement(element, "error", {"type": "not tested", "message": why}).text = "\n".join(
-            pack["reasons"]
+            report.reasons
         )
         cases.append(element)
     count = {
@@ -115,7 +117,7 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
     suite = ET.Element(
         "testsuite",
         {
-            "name": pack["name"],
+            "name": report.name,
             "tests": str(len(cases)),
             "failures": str(count["failure"]),
             "errors": str(count["error"]),
@@ -124,8 +126,8 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
     )
     properties = ET.SubElement(suite, "properties")
     shown = {
-        "pack.version": pack["version"],
-        "pack.verdict": pack["verdict"],
+        "pack.version": report.version,
+        "pack.verdict": report.verdict,
         "epochs": pack["cases"]["epochs"],
         "reducer": pack["cases"]["reducer"],
         "cases.in_pack": pack["cases"]["in_pack"],
@@ -138,16 +140,17 @@ def _suite(pack: Mapping[str, Any], settings: Mapping[str, Any]) -> ET.Element:
     return suite
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: RunReport | Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a JUnit XML document.
 
     Raises:
         InputError: *report* lacks the per-case results (``packs[].case_results``) or
             fields of them (an older ragleaklab wrote it).
     """
-    require_case_results(report, OUTCOME_FIELDS)
-    packs = report["packs"]
-    suites = [_suite(pack, report.get("settings") or {}) for pack in packs]
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, OUTCOME_FIELDS)
+    suites = [_suite(pack, model.settings) for pack in model.packs]
     root = ET.Element(
         "testsuites",
         {

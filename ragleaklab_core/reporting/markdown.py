@@ -16,6 +16,7 @@ from typing import Any
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 
 #: GitHub's limit on one step's summary (1 MiB); the rendering never exceeds *max_bytes*.
 STEP_SUMMARY_BYTES = 1024 * 1024
@@ -62,7 +63,7 @@ def _inert(match: re.Match[str]) -> str:
     return "&#64;&#8288;" if c == "@" else f"&#{ord(c)};"
 
 
-def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
+def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
     """The Markdown summary of *report* (a parsed ``report.json``), at most *max_bytes* UTF-8
     bytes: when the whole would be longer, the collapsed list of failing cases is shortened
     first, then the end is cut, and a note says so.
@@ -71,16 +72,18 @@ def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) ->
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
             wrote it).
     """
-    require_case_results(report, DETAIL_FIELDS)
-    head = _head(report)
-    for pack in report.get("packs") or []:
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, DETAIL_FIELDS)
+    head = _head(model)
+    for pack in model.packs:
         head += _pack(pack)
-    ordered = w.failing_cases(report)
+    ordered = w.failing_cases(doc)
     top, rest = ordered[:TOP_CASES], ordered[TOP_CASES:]
     if top:
         head += ["### Top failing cases", "", *_case_table(top), ""]
-    unlisted = sum(w.unlisted_failing(p) for p in report.get("packs") or [])
-    tail = [f"_ragleaklab {text((report.get('tool') or {}).get('version'))}_", ""]
+    unlisted = sum(w.unlisted_failing(p) for p in doc.get("packs") or [])
+    tail = [f"_ragleaklab {text((doc.get('tool') or {}).get('version'))}_", ""]
     if unlisted:
         more = f"{unlisted} more failing cases are counted but not detailed in report.json."
         tail[:0] = [more, ""]
@@ -100,26 +103,25 @@ def render(report: Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) ->
     return out + note if cut else out
 
 
-def _head(report: Mapping[str, Any]) -> list[str]:
-    status = str(report.get("verdict"))
-    gate = w.gate_lines(report)
+def _head(report: RunReport) -> list[str]:
+    gate = w.gate_lines(report.document)
     return [
-        f"## {_ICON.get(status, '')} ragleaklab: {w.verdict_word(status)}",
+        f"## {_ICON[report.verdict]} ragleaklab: {report.verdict.word}",
         "",
-        f"**{text(w.run_line(report), 400)}**",
+        f"**{text(w.run_line(report.document), 400)}**",
         "",
         *[f"- {text(line, 400)}" for line in gate],
         *([""] if gate else []),
     ]
 
 
-def _pack(pack: Mapping[str, Any]) -> list[str]:
-    status = str(pack.get("verdict"))
-    title = f"{text(pack.get('name'), 80)} {text(pack.get('version'), 40)}"
-    lines = [f"### {_ICON.get(status, '')} {title}: {w.verdict_word(status)}", ""]
+def _pack(report: PackReport) -> list[str]:
+    pack = report.document  # the values' and cases' detail, read by the shared wording
+    title = f"{text(report.name, 80)} {text(report.version, 40)}"
+    lines = [f"### {_ICON[report.verdict]} {title}: {report.verdict.word}", ""]
     lines += [text(w.pack_line(pack), 300), ""]
-    if not pack.get("tested", True):
-        lines += [f"**Not tested:** {text(pack.get('not_tested_reason'), 300)}", ""]
+    if not report.tested:
+        lines += [f"**Not tested:** {text(report.not_tested_reason, 300)}", ""]
     lines += [
         "| value | mean | threshold | threshold source | cases | failing | 95% interval |",
         "|---|---:|---|---|---|---:|---|",
@@ -142,9 +144,9 @@ def _pack(pack: Mapping[str, Any]) -> list[str]:
                     f"| {text(w.interval_text(kind_rate))} |"
                 )
     lines.append("")
-    for reason in pack.get("reasons") or []:
+    for reason in report.reasons:
         lines.append(f"- {text(reason, 300)}")
-    for warning in pack.get("warnings") or []:
+    for warning in report.warnings:
         lines.append(f"- warning: {text(warning, 300)}")
     errored = pack.get("errored") or {}
     for test_id, reason in list(errored.items())[:5]:

@@ -1,38 +1,128 @@
 """What a finished run writes besides ``report.json``: its renderings, GitHub Actions'
 annotations and step summary.
 
-Every rendering is a pure function of the finished run's ``report.json`` (``render(report)``
-in ``ragleaklab_core.reporting.<module>``), so ``run --junit FILE`` and ``ragleaklab report
-report.json --format junit`` give byte-identical files, and the summary ``run`` prints is
-``ragleaklab report report.json --format text``. The run session
-(:mod:`ragleaklab_core.session`) and the ``report`` command both render through here.
+Every rendering is a reporter, an installed plugin of the group ``ragleaklab.reporters``
+(:class:`ragleaklab_core.Reporter`), reached by its entry-point name; the built-in ones are
+registered in ``pyproject.toml`` exactly as a third party's are, so nothing here names one. A
+reporter renders the finished run's report (:class:`~ragleaklab_core.RunReport`, read from
+``report.json``) and nothing else, so ``run --report junit=FILE`` and ``ragleaklab report
+report.json --format junit`` give byte-identical files. The run session and the ``report``
+command both render through here.
 """
 
 from __future__ import annotations
 
-import importlib
+import difflib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-#: Format name -> the module of ``ragleaklab_core.reporting`` that renders it.
-RENDERINGS: dict[str, str] = {
-    "html": "html",
-    "junit": "junit",
-    "markdown": "markdown",
-    "sarif": "sarif",
-    "text": "console",
-}
-#: Renderings ``run`` has no ``--FORMAT FILE`` option for: it prints the text one on stdout.
-PRINTED = frozenset({"text"})
+from ragleaklab_core._discovery import (
+    REPORTERS,
+    LoadedPlugin,
+    available_names,
+    load_plugin,
+    plugin_class,
+)
+from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError
+from ragleaklab_core.reporting.model import RunReport, run_report
+
+
+def reporter_names() -> list[str]:
+    """The installed reporters' names, from metadata (nothing is imported)."""
+    return available_names(REPORTERS)
+
+
+def unknown_reporter(name: str) -> str | None:
+    """Why *name* is no installed reporter (with a did-you-mean and the installed ones), or
+    None when it is one."""
+    known = reporter_names()
+    if name in known:
+        return None
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    installed = ", ".join(known) if known else "none"
+    return f"no reporter named {name!r}{hint}; installed reporters: {installed}"
+
+
+def declared(reporter: Any, member: str, default: Any) -> Any:
+    """What *reporter* (a class, an instance or a :class:`LoadedPlugin`) declares as *member*
+    (one of the optional members of :class:`~ragleaklab_core.Reporter`), or *default*."""
+    obj = reporter.obj if isinstance(reporter, LoadedPlugin) else reporter
+    value = getattr(obj, member, default)
+    return default if value is None else value
+
+
+def _declaring(member: str) -> list[tuple[str, Any]]:
+    """``(name, class)`` of every installed reporter declaring *member* true, by name.
+
+    Only for the conveniences (``run``'s shorthands, the step summary): a reporter that cannot
+    be imported is left out here and reported where it is named (``--report``, ``--format``,
+    ``ragleaklab plugins``), as a broken metric is by ``primary_metric_for``."""
+    found = []
+    for name in reporter_names():
+        try:
+            cls = plugin_class(REPORTERS, name)
+        except RagleaklabError:
+            continue
+        if declared(cls, member, False):
+            found.append((name, cls))
+    return found
+
+
+def shorthands() -> list[tuple[str, str]]:
+    """``(name, description)`` of every reporter ``run`` offers ``--NAME FILE`` for."""
+    return [
+        (name, str(declared(cls, "description", name))) for name, cls in _declaring("shorthand")
+    ]
+
+
+def accepting(option: str) -> list[str]:
+    """The installed reporters whose ``render`` accepts the keyword *option*, by name."""
+    found = []
+    for name in reporter_names():
+        try:
+            cls = plugin_class(REPORTERS, name)
+        except RagleaklabError:
+            continue
+        if option in declared(cls, "accepts", frozenset()):
+            found.append(name)
+    return found
+
+
+def render(name: str, report: RunReport | Mapping[str, Any], **options: Any) -> str:
+    """*report* rendered by the installed reporter *name*.
+
+    Raises:
+        PluginError: *name* is not installed, or cannot be loaded (exit 3).
+        InputError: the report lacks what the reporter needs (exit 2).
+        PluginRuntimeError: the reporter raised, or returned something other than text.
+    """
+    plugin = load_plugin(REPORTERS, name)
+    refused = sorted(set(options) - set(declared(plugin, "accepts", frozenset())))
+    if refused:
+        raise InputError(f"the reporter {name!r} does not accept {', '.join(refused)}")
+    try:
+        text = plugin.obj.render(run_report(report), **options)
+    except RagleaklabError:
+        raise
+    except Exception as exc:  # a reporter's own bug: name it, never a traceback
+        raise PluginRuntimeError(REPORTERS, name, f"{type(exc).__name__}: {exc}") from exc
+    if not isinstance(text, str):
+        raise PluginRuntimeError(
+            REPORTERS, name, f"render returned {type(text).__name__}, expected str"
+        )
+    return text
 
 
 def renderer(fmt: str) -> Callable[..., str]:
-    """The ``render`` function of *fmt*."""
-    module = importlib.import_module(f"ragleaklab_core.reporting.{RENDERINGS[fmt]}")
-    render: Callable[..., str] = module.render
-    return render
+    """The rendering of the installed reporter *fmt*, as a function of the report."""
+
+    def rendered(report: RunReport | Mapping[str, Any], **options: Any) -> str:
+        return render(fmt, report, **options)
+
+    return rendered
 
 
 def github_annotations(report: Mapping[str, Any]) -> list[str]:
@@ -75,31 +165,43 @@ def _escape_property(text: str) -> str:
 
 
 def write_renderings(
-    report: Mapping[str, Any],
+    report: RunReport | Mapping[str, Any],
     requested: Mapping[str, Path],
     write: Callable[[Path, str], None],
 ) -> list[Path]:
-    """Render each requested format and write it with *write* (atomic, the caller's)."""
-    rendered = {fmt: renderer(fmt)(report) for fmt in requested}
-    for fmt, path in requested.items():
-        write(path, rendered[fmt])
+    """Render each requested reporter (``{name: path}``) and write it with *write* (atomic, the
+    caller's). Every rendering is made before the first file is written, so a reporter that
+    fails leaves none of them half-written."""
+    run = run_report(report)
+    rendered = {name: render(name, run) for name in requested}
+    for name, path in requested.items():
+        write(path, rendered[name])
     return list(requested.values())
 
 
-def step_summary(report: Mapping[str, Any]) -> None:
-    """Append the Markdown rendering to ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it."""
+def step_summary(report: RunReport | Mapping[str, Any]) -> None:
+    """Append the rendering of the reporter declaring ``step_summary`` (the first by name) to
+    ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target or "markdown" not in RENDERINGS:
+    if not target:
         return
+    chosen = _declaring("step_summary")
+    if not chosen:
+        return
+    text = render(chosen[0][0], report)
     with open(target, "a", encoding="utf-8") as handle:
-        handle.write(renderer("markdown")(report))
+        handle.write(text)
 
 
 __all__ = [
-    "PRINTED",
-    "RENDERINGS",
+    "accepting",
+    "declared",
     "github_annotations",
+    "render",
     "renderer",
+    "reporter_names",
+    "shorthands",
     "step_summary",
+    "unknown_reporter",
     "write_renderings",
 ]

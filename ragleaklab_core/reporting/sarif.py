@@ -18,6 +18,7 @@ from typing import Any
 
 from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
+from ragleaklab_core.reporting.model import RunReport, run_report
 
 #: The official OASIS schema (errata 01), which the log names as its ``$schema``.
 SCHEMA = (
@@ -145,32 +146,33 @@ def _still_failing(report: Mapping[str, Any]) -> dict[tuple[str, str], frozenset
     return {(v["pack"], v["value"]): frozenset(v.get("still_failing") or []) for v in values}
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: RunReport | Mapping[str, Any]) -> str:
     """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
 
     Raises:
         InputError: *report* lacks the per-case results (``packs[].case_results``) or
             fields of them (an older ragleaklab wrote it).
     """
-    require_case_results(report, OUTCOME_FIELDS)
-    compared = _still_failing(report)
+    model = run_report(report)
+    doc = model.document
+    require_case_results(doc, OUTCOME_FIELDS)
+    compared = _still_failing(doc)
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
-    for pack in report["packs"]:
+    for packed in model.packs:
+        pack = packed.document  # the rules' and results' detail
         index = {}
-        for name, value in pack["values"].items():
+        for name, value in packed.values.items():
             if value["threshold"] is not None:
                 index[name] = len(rules)
                 rules.append(_rule(pack, name, value))
-        for case in pack["case_results"]:
+        for case in packed.case_results:
             for name in case["failing"]:
-                still = (
-                    None if compared is None else compared.get((pack["name"], name), frozenset())
-                )
-                results.append(_result(report, pack, case, name, index[name], still))
+                still = None if compared is None else compared.get((packed.name, name), frozenset())
+                results.append(_result(doc, pack, case, name, index[name], still))
         notifications += _notifications(pack)
-    tool = report.get("tool") or {}
+    tool = doc.get("tool") or {}
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -181,18 +183,18 @@ def render(report: Mapping[str, Any]) -> str:
         },
         "invocations": [
             {
-                "executionSuccessful": report.get("exit_code") in (0, 1),
+                "executionSuccessful": doc.get("exit_code") in (0, 1),
                 "toolExecutionNotifications": notifications,
             }
         ],
         "results": results,
         "properties": {
-            "verdict": report.get("verdict"),
-            "generated_at": report.get("generated_at"),
+            "verdict": model.verdict.value,
+            "generated_at": doc.get("generated_at"),
         },
     }
-    if isinstance(report.get("exit_code"), int):
-        run["invocations"][0]["exitCode"] = report["exit_code"]
+    if isinstance(doc.get("exit_code"), int):
+        run["invocations"][0]["exitCode"] = doc["exit_code"]
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
