@@ -396,7 +396,16 @@ def load_plugin(
         ConfigError: The options do not fit the plugin's fields.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        A public attribute that looks like a misspelt optional member is logged as a warning
+        (once per process), naming the member meant.
     """
+    return _load(group, name, options, path=path, warn=True)
+
+
+def _load(
+    group: str, name: str, options: Mapping[str, Any] | None, *, path: str, warn: bool
+) -> LoadedPlugin:
     offer, cls = _checked_class(group, name)
     try:
         obj = structure(dict(options or {}), cls, source=f"{path} ({group}:{name})", path=path)
@@ -408,7 +417,8 @@ def load_plugin(
         ) from exc
     check_contract(group, name, offer.target, cls, obj)
     log.debug("plugin.loaded", group=group, plugin=name, provider=offer.provider)
-    _warn_misspelt(group, name, offer, cls)
+    if warn:
+        _warn_misspelt(group, name, offer, cls)
     return LoadedPlugin(group, name, offer.target, offer.provider, obj, plugin_options(obj))
 
 
@@ -463,9 +473,12 @@ def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
     """Every installed plugin of every group, and whether it loads and builds with defaults.
 
     This is the one call that imports *all* plugins. Failures are reported in the result,
-    never raised.
+    never raised; so are attributes that look like misspelt optional members
+    (:attr:`PluginInfo.misspelt`), which are not logged as well.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        ``misspelt``.
     """
     infos = []
     for group in groups:
@@ -476,7 +489,8 @@ def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
             try:
                 # Read from the class, so a plugin that does not build with defaults is checked.
                 misspelt = misspelt_members(group, _checked_class(group, offer.name)[1])
-                load_plugin(group, offer.name)
+                # Not logged as well: the listing reports them itself, under the plugin.
+                _load(group, offer.name, None, path="$.options", warn=False)
             except (PluginError, ConfigError) as exc:
                 error = str(exc)
             infos.append(
