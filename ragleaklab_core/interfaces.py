@@ -70,9 +70,10 @@ class ThresholdFitter(Protocol):
 class Pack(Protocol):
     """A named, versioned attack suite: documents to plant, cases to run, default labels.
 
-    Group ``ragleaklab.packs``. A pack may also define ``default_labels() -> bytes | None``, the
-    content of its default ``labels.jsonl`` (``calibrate --pack`` uses it when no ``--labels`` is
-    given). :class:`ragleaklab_core.ManifestPack` implements all of this from a ``pack.toml``.
+    Group ``ragleaklab.packs``. Its optional members (``default_labels() -> bytes | None``, the
+    content of its default ``labels.jsonl``, and the rest) are declared in :data:`PACK_MEMBERS`
+    and read once at load into :class:`PackTraits`. :class:`ragleaklab_core.ManifestPack`
+    implements all of this from a ``pack.toml``.
 
     .. versionadded:: 0.1
     """
@@ -98,35 +99,10 @@ class Metric(Protocol):
     inputs give the same result. A case the metric cannot score (say, the target did not report
     retrieved documents) yields ``MetricResult(unscorable=reason)``, never a 0.
 
-    Optional members the runner uses when present:
-
-    - ``for_corpus(documents: Sequence[Document]) -> Metric``: a metric bound to the pack's
-      documents (say, an index of the private ones), built once per pack before any case runs;
-    - ``lower_is_worse: frozenset[str]``: names of values where a *lower* value is worse (such as
-      a recall); every other value is higher-is-worse;
-    - ``primary_for: Mapping[str, str]``: the value calibrated for packs of each pack type that
-      name no ``primary_metric`` (``"*"``: any type), read by
-      :func:`ragleaklab_core.primary_metric_for`. Added in 0.2;
-    - ``values: tuple[str, ...]``: the name of every value ``score`` can return (a case may
-      lack some), read by :func:`ragleaklab_core.metric_values` without building the metric. The
-      runner attributes a value that no case produced to its metric by it; harnesses that must
-      name values before any case is scored (the inspect_ai scorers' per-value metrics) use it.
-      Without it, value names are known only from the results. Added in 0.2;
-    - ``subject_value: str``: a value counting what the metric found to judge in an answer
-      (the citation metric's ``cited``). A pack in which it is 0 for every scored case
-      tested nothing (the answers were not in a form the metric reads, say) and is not a pass:
-      its status is ``error``, with that reason. Added in 0.2;
-    - ``reads_answer: bool`` (default true): whether ``score`` judges the answer text. A pack
-      whose every answer is empty is ``error`` (not tested) when one of its metrics reads the
-      answer; a metric that judges only the retrieved documents says ``False``. Added in 0.2.
-
-    And one that ``ragleaklab pack validate`` uses, so that the core knows no metric's
-    ground-truth keys:
-
-    - ``check_ground_truth(ground_truths, texts)``, a classmethod: given every case's
-      ``ground_truth`` and every document's text, yield ``(case index, key, item index or None,
-      problem)`` for each of its own keys that is malformed or refers to nothing (the claim
-      metric: a claim no document states). Added in 0.2.
+    Optional members the core reads when present (``for_corpus``, ``lower_is_worse``,
+    ``primary_for``, ``values``, ``subject_value``, ``reads_answer``, ``check_ground_truth``...)
+    are declared, with their meaning, in :data:`METRIC_MEMBERS`, and read once at load into
+    :class:`MetricTraits`.
 
     .. versionadded:: 0.1
     """
@@ -143,29 +119,23 @@ class Target(Protocol):
     Group ``ragleaklab.targets``. It answers a query with an answer and, when it can, the documents
     it retrieved; it may accept the pack's documents to ingest before the cases run. A target
     may define only the asynchronous forms (``aanswer`` without ``answer``, ``aingest`` without
-    ``ingest``): the loader accepts either form of each. The runner
-    builds a fresh target for every pack, so one pack's documents never leak into another's run,
-    and calls its optional ``close()`` when the pack is done.
+    ``ingest``): the loader accepts either form of each. The runner builds a fresh target for
+    every pack, so one pack's documents never leak into another's run, and calls its optional
+    ``close()`` when the pack is done.
 
-    Optional members the runner uses when present:
-
-    - ``async aanswer(query) -> Response``: an asynchronous answer; the runner then asks up to
-      ``run.concurrency`` cases at once (network targets);
-    - ``async aingest(documents)`` / ``async aclose()``: asynchronous forms of the above;
-    - ``reset()`` / ``async areset()``: remove what ``ingest`` planted (called before ``close``);
-    - a keyword parameter ``principal`` on ``answer`` (and ``aanswer``, which the runner calls
-      when present): the target can ask as a case's principal (a user or tenant id,
-      :attr:`Case.principal`). The runner reads the signature once per pack and passes
-      ``principal=`` only for cases that have one, and never asks such a case anonymously: a
-      pack with one is refused before the run (:class:`PrincipalUnsupported`, exit 3) on a
-      target without the parameter, or one declaring ``carries_principal = False`` (support
-      that depends on its options: the http target without ``{principal}`` in a template).
-      A target that can only judge when asked raises for such a case itself. Added in 0.2.
+    Optional members the core reads when present (``aanswer``, ``aingest``, ``reset``/``areset``,
+    ``close``/``aclose``, a ``principal`` keyword, ``carries_principal``, ``isolation``,
+    ``thread_safe``, ``ingest_scope``, ``answer_case``...) are declared, with their meaning, in
+    :data:`TARGET_MEMBERS`, and read once at load into :class:`TargetTraits`. A case with a
+    principal is never asked anonymously: a pack with one is refused before the run
+    (``PrincipalUnsupported``, exit 3) on a target that cannot carry it.
 
     A target reports failures by raising: the runner records the case as errored with the
     exception's message, so messages must never contain secrets.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        A target may define ``aanswer`` and ``aingest`` alone.
     """
 
     def ingest(self, documents: Iterable[Document]) -> Any:
