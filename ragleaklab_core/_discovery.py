@@ -28,7 +28,19 @@ from ragleaklab_core.errors import (
     PluginLoadFailure,
     RagleaklabError,
 )
-from ragleaklab_core.interfaces import Metric, Pack, Reporter, Target, ThresholdFitter
+from ragleaklab_core.interfaces import (
+    PROTOCOLS,
+    FitterTraits,
+    MetricTraits,
+    Misspelling,
+    PackTraits,
+    TargetTraits,
+    Traits,
+    metric_traits,
+    misspelt_members,
+    read_traits,
+    required_members,
+)
 from ragleaklab_core.values import PackInfo
 
 PACKS = "ragleaklab.packs"
@@ -38,13 +50,10 @@ TARGETS = "ragleaklab.targets"
 REPORTERS = "ragleaklab.reporters"
 GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS)
 
-_PROTOCOLS: dict[str, type] = {
-    PACKS: Pack,
-    METRICS: Metric,
-    FITTERS: ThresholdFitter,
-    TARGETS: Target,
-    REPORTERS: Reporter,
-}
+_PROTOCOLS: Mapping[str, type] = PROTOCOLS
+
+#: A target's required methods it may define in their asynchronous form only.
+_ASYNC_FORMS: Mapping[str, str] = {"answer": "aanswer", "ingest": "aingest"}
 
 log = get_logger(__name__)
 
@@ -95,6 +104,9 @@ class LoadedPlugin:
         provider: ``"<distribution> <version>"`` that ships it.
         obj: The plugin instance.
         options: The resolved options (every init field), JSON-compatible.
+        traits: Its optional members (``interfaces.OPTIONAL_MEMBERS``), read from *obj* when
+            the record is made, so a record evolved with another object (a metric bound to a
+            pack's documents) reads that object's.
     """
 
     group: str
@@ -103,6 +115,40 @@ class LoadedPlugin:
     provider: str
     obj: Any
     options: Mapping[str, Any]
+    traits: Traits | None = attrs.field(init=False, eq=False, repr=False)
+
+    @traits.default
+    def _read_traits(self) -> Traits | None:
+        return read_traits(self.group, self.obj)
+
+    def _traits(self, kind: type[Any]) -> Any:
+        if not isinstance(self.traits, kind):
+            raise TypeError(f"{self.group}:{self.name} has no {kind.__name__}")
+        return self.traits
+
+    @property
+    def metric_traits(self) -> MetricTraits:
+        """The traits of a metric (TypeError for a plugin of another group)."""
+        traits: MetricTraits = self._traits(MetricTraits)
+        return traits
+
+    @property
+    def target_traits(self) -> TargetTraits:
+        """The traits of a target (TypeError for a plugin of another group)."""
+        traits: TargetTraits = self._traits(TargetTraits)
+        return traits
+
+    @property
+    def pack_traits(self) -> PackTraits:
+        """The traits of a pack (TypeError for a plugin of another group)."""
+        traits: PackTraits = self._traits(PackTraits)
+        return traits
+
+    @property
+    def fitter_traits(self) -> FitterTraits:
+        """The traits of a fitter (TypeError for a plugin of another group)."""
+        traits: FitterTraits = self._traits(FitterTraits)
+        return traits
 
     def provenance(self) -> dict[str, Any]:
         """The dict reports store under ``plugins``/``fitter``, secret-looking options redacted."""
@@ -197,9 +243,12 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
     """Raise :class:`PluginContractError` unless *cls* (and *obj*, once built) honour *group*.
 
     The entry point must be an attrs class or dataclass (its fields are its options) and the
-    instance must have every method of the group's protocol.
+    instance must have every method of the group's protocol; a target may have the asynchronous
+    form of ``answer`` and ``ingest`` (``aanswer``, ``aingest``) instead.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        Async-only targets pass.
     """
     _check_group(group)
     if not isinstance(cls, type) or not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
@@ -217,8 +266,13 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
         )
     if obj is not None:
         protocol = _PROTOCOLS[group]
-        members = [n for n in vars(protocol) if not n.startswith("_")]  # 3.11-safe listing
-        lacking = [n for n in members if not callable(getattr(obj, n, None))]
+        alternatives = _ASYNC_FORMS if group == TARGETS else {}
+        lacking = [
+            n
+            for n in required_members(group)
+            if not callable(getattr(obj, n, None))
+            and not (n in alternatives and callable(getattr(obj, alternatives[n], None)))
+        ]
         if lacking:
             raise PluginContractError(
                 group,
@@ -262,9 +316,7 @@ def primary_metric_for(pack_type: str, metrics: Sequence[str] = ()) -> str:
             cls = plugin_class(METRICS, name)
         except RagleaklabError:
             continue  # a broken metric is reported where it is used
-        table = getattr(cls, "primary_for", None)
-        if isinstance(table, Mapping):
-            declared.append(table)
+        declared.append(metric_traits(cls).primary_for)
     for key in (pack_type, "*"):
         for table in declared:
             value = table.get(key)
@@ -294,16 +346,8 @@ def metric_values(metric: Any) -> tuple[str, ...]:
     if isinstance(metric, str):
         metric = plugin_class(METRICS, metric)
     elif isinstance(metric, LoadedPlugin):
-        metric = metric.obj
-    cls = metric if isinstance(metric, type) else type(metric)
-    names = getattr(metric, "values", None) or getattr(cls, "VALUES", None) or ()
-    if isinstance(names, Mapping):
-        names = tuple(names)
-    if isinstance(names, frozenset | set):
-        names = sorted(n for n in names if isinstance(n, str))
-    if not isinstance(names, tuple | list):
-        return ()
-    return tuple(dict.fromkeys(n for n in names if isinstance(n, str)))
+        return metric.metric_traits.values
+    return metric_traits(metric).values
 
 
 def pack_info(pack: Any) -> PackInfo:
@@ -353,7 +397,16 @@ def load_plugin(
         ConfigError: The options do not fit the plugin's fields.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        A public attribute that looks like a misspelt optional member is logged as a warning
+        (once per process), naming the member meant.
     """
+    return _load(group, name, options, path=path, warn=True)
+
+
+def _load(
+    group: str, name: str, options: Mapping[str, Any] | None, *, path: str, warn: bool
+) -> LoadedPlugin:
     offer, cls = _checked_class(group, name)
     try:
         obj = structure(dict(options or {}), cls, source=f"{path} ({group}:{name})", path=path)
@@ -365,7 +418,36 @@ def load_plugin(
         ) from exc
     check_contract(group, name, offer.target, cls, obj)
     log.debug("plugin.loaded", group=group, plugin=name, provider=offer.provider)
+    if warn:
+        _warn_misspelt(group, name, offer, cls)
     return LoadedPlugin(group, name, offer.target, offer.provider, obj, plugin_options(obj))
+
+
+#: (group, name, attribute) already warned about: a run loads a target per pack, and one warning
+#: per process says it.
+_warned: set[tuple[str, str, str]] = set()
+
+
+def _warn_misspelt(group: str, name: str, offer: _Offer, cls: Any) -> None:
+    """Log a warning for each attribute of *cls* that looks like a misspelt optional member.
+
+    A warning, not a failure: the attribute may be the plugin's own business, and a plugin
+    that worked before must keep loading; but the core will not read it under that name.
+    """
+    for found in misspelt_members(group, cls):
+        key = (group, name, found.attribute)
+        if key in _warned:
+            continue
+        _warned.add(key)
+        log.warning(
+            "plugin.misspelt_member",
+            group=group,
+            plugin=name,
+            provider=offer.provider,
+            attribute=found.attribute,
+            suggestions=list(found.suggestions),
+            message=found.message(group, name),
+        )
 
 
 @frozen
@@ -379,23 +461,37 @@ class PluginInfo:
     version: str
     status: str  # "ok" or "failed"
     error: str | None = None
+    #: Attributes that look like misspelt optional members, each with the declared names it is
+    #: close to (reported, not failed: the core ignores them).
+    misspelt: tuple[Misspelling, ...] = ()
+
+    def notes(self) -> list[str]:
+        """One line per misspelt member: ``metric 'x' has 'reads_answers': did you mean ...?``"""
+        return [m.message(self.group, self.name) for m in self.misspelt]
 
 
 def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
     """Every installed plugin of every group, and whether it loads and builds with defaults.
 
     This is the one call that imports *all* plugins. Failures are reported in the result,
-    never raised.
+    never raised; so are attributes that look like misspelt optional members
+    (:attr:`PluginInfo.misspelt`), which are not logged as well.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+        ``misspelt``.
     """
     infos = []
     for group in groups:
         _check_group(group)
         for offer in _offers(group):
             error = None
+            misspelt: tuple[Misspelling, ...] = ()
             try:
-                load_plugin(group, offer.name)
+                # Read from the class, so a plugin that does not build with defaults is checked.
+                misspelt = misspelt_members(group, _checked_class(group, offer.name)[1])
+                # Not logged as well: the listing reports them itself, under the plugin.
+                _load(group, offer.name, None, path="$.options", warn=False)
             except (PluginError, ConfigError) as exc:
                 error = str(exc)
             infos.append(
@@ -407,6 +503,7 @@ def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
                     offer.version,
                     "ok" if error is None else "failed",
                     error,
+                    misspelt,
                 )
             )
     return infos

@@ -17,7 +17,6 @@ from ragleaklab_core._discovery import (
     TARGETS,
     LoadedPlugin,
     load_plugin,
-    metric_values,
     pack_info,
 )
 from ragleaklab_core.config import Config, Overrides
@@ -76,8 +75,7 @@ def pack_labels(pack: str | LoadedPlugin) -> dict[str, bool]:
         InputError: The shipped labels are malformed.
     """
     loaded = _pack(pack)
-    default_labels = getattr(loaded.obj, "default_labels", None)
-    raw = default_labels() if callable(default_labels) else None
+    raw = loaded.obj.default_labels() if loaded.pack_traits.default_labels else None
     if raw is None:
         return {}
     source = f"labels of pack {pack_info(loaded.obj).name}"
@@ -364,8 +362,8 @@ class MetricSession:
             loaded = _pack(pack)
             info = pack_info(loaded.obj)
             plugin = load_metric(metric, info, tuple(loaded.obj.documents()), options)
-        lower = frozenset(getattr(plugin.obj, "lower_is_worse", frozenset()))
-        return cls(plugin, info, metric_values(plugin.obj), lower)
+        traits = plugin.metric_traits
+        return cls(plugin, info, traits.values, traits.lower_is_worse)
 
     def score(self, case: Case, response: Response) -> MetricResult:
         """:func:`score_case` with this metric."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,41 @@ def test_a_reporter_that_accepts_no_calibration_refuses_one(tmp_path):
     assert done.returncode == 2
     assert "--calibration is shown by html only, not by acme-csv" in done.stderr
     assert not (tmp_path / "x.csv").exists()
+
+
+TYPO_NOTE = "metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"
+
+
+def test_a_misspelt_optional_member_is_listed_with_the_right_name(tmp_path):
+    out = rlk("plugins", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = {(r["group"], r["name"]): r for r in json.loads(out.stdout)}
+    typo = rows[("ragleaklab.metrics", "acme-typo")]
+    assert typo["status"] == "ok"  # reported, not refused: it still loads and scores
+    assert typo["misspelt"] == [{"attribute": "reads_answers", "suggestions": ["reads_answer"]}]
+    assert typo["notes"] == [TYPO_NOTE]
+    assert rows[("ragleaklab.fitters", "acme-fixed")]["misspelt"] == []
+    assert "reads_answers" not in out.stderr  # the listing says it once, in its output
+
+    table = rlk("plugins", cwd=tmp_path)
+    lines = table.stdout.splitlines()
+    row = next(
+        i for i, line in enumerate(lines) if line.split()[:2] == ["ragleaklab.metrics", "acme-typo"]
+    )
+    assert lines[row + 1].strip() == f"warning: {TYPO_NOTE}"
+
+
+def test_a_misspelt_optional_member_is_logged_when_the_plugin_is_loaded(tmp_path):
+    code = (
+        "from ragleaklab_core import METRICS, load_plugin\n"
+        "from ragleaklab_core._log import configure_cli_logging\n"
+        "configure_cli_logging()\n"
+        "loaded = load_plugin(METRICS, 'acme-typo')\n"
+        "load_plugin(METRICS, 'acme-typo')\n"
+        "print(loaded.metric_traits.reads_answer)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"  # the misspelt declaration was not read
+    assert out.stderr.count(TYPO_NOTE) == 1  # once per process
+    assert "Traceback" not in out.stderr

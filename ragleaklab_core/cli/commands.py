@@ -6,7 +6,6 @@ Results go to stdout; logs, warnings and errors go to stderr.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
+from ragleaklab_core.cli.plugins import plugins_command
 from ragleaklab_core.cli.reports import (
     rendering_options,
     report_command,
@@ -591,36 +591,12 @@ def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:
     return options
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def plugins(as_json: bool) -> None:
-    """List every installed plugin, its distribution, target, and whether it loads."""
-    import attrs
-
-    from ragleaklab_core._discovery import discover_plugins
-
-    infos = discover_plugins()
-    if as_json:
-        click.echo(json.dumps([attrs.asdict(i) for i in infos], indent=2))
-        return
-    if not infos:
-        click.echo("no plugins installed")
-        return
-    headers = ("GROUP", "NAME", "STATUS", "PROVIDER", "TARGET")
-    rows = [(i.group, i.name, i.status, f"{i.distribution} {i.version}", i.target) for i in infos]
-    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
-    for row, info in zip([headers, *rows], [None, *infos], strict=True):
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        if info is not None and info.error:
-            for line in info.error.splitlines():
-                click.echo(f"    {line}")
-
-
 cli.add_command(new_pack_command)
 cli.add_command(pack_group)
 cli.add_command(label_group)
 cli.add_command(report_command)
 cli.add_command(diff_command)
+cli.add_command(plugins_command)
 
 
 def main(argv: list[str] | None = None) -> None:

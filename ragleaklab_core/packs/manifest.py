@@ -28,6 +28,7 @@ from ragleaklab_core._walked import Walked
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.inputs import jsonl_records, stream_jsonl
+from ragleaklab_core.interfaces import pack_traits
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_HIGH,
@@ -389,8 +390,8 @@ class ManifestPack:
     data_package: ClassVar[str]
 
     def _loaded(self) -> LoadedManifest:
-        package = getattr(type(self), "data_package", None)
-        if not isinstance(package, str) or not re.fullmatch(r"[\w.]+", package):
+        package = pack_traits(self).data_package
+        if package is None or not re.fullmatch(r"[\w.]+", package):
             raise TypeError(f"{type(self).__qualname__} must set data_package to a package name")
         return _load_package(package)
 

@@ -26,6 +26,7 @@ from ragleaklab_core._discovery import (
     plugin_class,
 )
 from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError
+from ragleaklab_core.interfaces import reporter_traits
 from ragleaklab_core.reporting.model import RunReport, run_report
 
 
@@ -50,7 +51,8 @@ def declared(reporter: Any, member: str, default: Any) -> Any:
     """What *reporter* (a class, an instance or a :class:`LoadedPlugin`) declares as *member*
     (one of the optional members of :class:`~ragleaklab_core.Reporter`), or *default*."""
     obj = reporter.obj if isinstance(reporter, LoadedPlugin) else reporter
-    value = getattr(obj, member, default)
+    traits = reporter_traits(obj)  # the members declared in interfaces.REPORTER_MEMBERS
+    value = getattr(traits, member) if member in traits.present else None
     return default if value is None else value
 
 

@@ -21,6 +21,7 @@ from ragleaklab_core.calibration.thresholds import (
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
+from ragleaklab_core.interfaces import pack_traits
 from ragleaklab_core.run.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.run.suite import settings_of
 
@@ -29,15 +30,14 @@ def _labels_and_origins(pack: Any, name: str, path: Path | None) -> tuple[DataFi
     if path is not None:
         data = read_labels(path)
         return data, label_origins(path.read_bytes(), source=str(path))
-    raw = getattr(pack, "default_labels", lambda: None)()
+    traits = pack_traits(pack)
+    raw = pack.default_labels() if traits.default_labels else None
     if raw is None:
         raise InputError(f"pack {name!r} ships no default labels; pass --labels FILE")
-    source_of = getattr(pack, "labels_source", None)
-    source = (source_of() if callable(source_of) else None) or f"{name} default labels"
+    source = (pack.labels_source() if traits.labels_source else None) or f"{name} default labels"
     origins = label_origins(raw, source=source)
     # What the pack's manifest declares for all of its labels counts like a line's own keys.
-    declared_of = getattr(pack, "label_provenance", None)
-    declared = declared_of() if callable(declared_of) else None
+    declared = pack.label_provenance() if traits.label_provenance else None
     if declared is not None:
         origins = origins.with_declared(
             getattr(declared, "label_source", None), getattr(declared, "label_target", None)

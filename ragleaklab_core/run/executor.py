@@ -16,7 +16,6 @@ runs.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +26,7 @@ from attrs import frozen
 from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core.errors import RagleaklabError
+from ragleaklab_core.interfaces import TargetTraits, target_traits
 from ragleaklab_core.run.records import CaseRecord, RunSettings
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
@@ -232,24 +232,17 @@ class PrincipalUnsupported(RagleaklabError):
 
 def accepts_principal(target: Any) -> bool:
     """Whether *target* can ask as a principal: the method the runner calls (``aanswer`` when
-    present, else ``answer``) names a ``principal`` parameter.
-
-    The signature is the declaration, rather than a flag, because a target cannot then claim
-    support its method does not have; ``**kwargs`` does not count (a wrapper that forwards
-    everything may drop it on the floor).
+    present, else ``answer``) names a ``principal`` parameter (read by
+    :func:`~ragleaklab_core.interfaces.target_traits`, where the contract is declared).
     """
-    method = getattr(target, "aanswer", None) or getattr(target, "answer", None)
-    if method is None:
-        return False
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):  # a builtin or extension method: no signature to read
-        return False
-    parameter = parameters.get("principal")
-    return parameter is not None and parameter.kind in (
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.KEYWORD_ONLY,
-    )
+    return _traits(target).accepts_principal
+
+
+def _traits(target: Any) -> TargetTraits:
+    """A loaded target's traits (read at load), else the traits of the object given."""
+    if isinstance(target, LoadedPlugin):
+        return target.target_traits
+    return target_traits(target)
 
 
 def principal_support(target: Any) -> bool | None:
@@ -258,10 +251,7 @@ def principal_support(target: Any) -> bool | None:
     declares ``carries_principal = False`` (support that depends on its options, such as the
     http target without ``{principal}`` in a template); ``True`` when it declares
     ``carries_principal = True``; ``None`` when only the target can judge, per case."""
-    if not accepts_principal(target):
-        return False
-    declared = getattr(target, "carries_principal", None)
-    return declared if isinstance(declared, bool) else None
+    return _traits(target).principal_support
 
 
 class TargetSession:
@@ -272,18 +262,16 @@ class TargetSession:
     ) -> None:
         self.plugin = target
         self.obj = target.obj
+        self.traits = target.target_traits  # read once, when the target was loaded
         self.settings = settings
         self.recorder = recorder
-        self._accepts_principal: bool | None = None  # read from the signature once, when needed
 
     @property
     def accepts_principal(self) -> bool:
-        if self._accepts_principal is None:
-            self._accepts_principal = accepts_principal(self.obj)
-        return self._accepts_principal
+        return self.traits.accepts_principal
 
     async def ingest(self, documents: Sequence[Document]) -> None:
-        if hasattr(self.obj, "aingest"):
+        if self.traits.aingest:
             await self.obj.aingest(documents)
         else:
             self.obj.ingest(documents)
@@ -293,7 +281,8 @@ class TargetSession:
         # Only a case with a principal passes one: targets written before principals existed
         # keep their answer(query) signature and answer every other case as before.
         extra: dict[str, str] = {}
-        if case.principal is not None and not hasattr(self.obj, "answer_case"):
+        traits = self.traits
+        if case.principal is not None and not traits.answer_case:
             if not self.accepts_principal:
                 raise PrincipalUnsupported(
                     f"case {case.test_id!r} asks as a principal, and target "
@@ -301,11 +290,11 @@ class TargetSession:
                     "'principal' keyword); use a target that passes it to the system"
                 )
             extra["principal"] = case.principal
-        if hasattr(self.obj, "answer_case"):  # a replayed recording answers by case and epoch
+        if traits.answer_case:  # a replayed recording answers by case and epoch
             response = self.obj.answer_case(case.test_id, epoch, query, principal=case.principal)
-        elif hasattr(self.obj, "aanswer"):
+        elif traits.aanswer:
             response = await self.obj.aanswer(query, **extra)
-        elif self.settings.concurrency > 1 and getattr(self.obj, "thread_safe", False):
+        elif self.settings.concurrency > 1 and traits.thread_safe:
             response = await asyncio.to_thread(self.obj.answer, query, **extra)
         else:
             response = self.obj.answer(query, **extra)
@@ -321,14 +310,18 @@ class TargetSession:
         reset removes what ingest planted (even a partial ingest); close releases clients.
         """
         problems = []
-        for name in ("reset", "close"):
+        obj, traits = self.obj, self.traits
+        # The async form wins; each hook is looked up only when the traits say it is there.
+        hooks: tuple[tuple[str, Callable[[], Any] | None, Callable[[], Any] | None], ...] = (
+            ("reset", obj.areset if traits.areset else None, obj.reset if traits.reset else None),
+            ("close", obj.aclose if traits.aclose else None, obj.close if traits.close else None),
+        )
+        for name, async_hook, hook in hooks:
             try:
-                async_hook = getattr(self.obj, f"a{name}", None)
-                if callable(async_hook):
+                if async_hook is not None:
                     await async_hook()
                     continue
-                hook = getattr(self.obj, name, None)
-                if callable(hook):
+                if hook is not None:
                     hook()
             except Exception as exc:
                 problems.append(f"{name} failed: {describe(exc)}")

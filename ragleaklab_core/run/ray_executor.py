@@ -45,9 +45,10 @@ import attrs
 from attrs import field, frozen
 from attrs import validators as v
 
-from ragleaklab_core._discovery import TARGETS, load_plugin, pack_info
+from ragleaklab_core._discovery import TARGETS, LoadedPlugin, load_plugin, pack_info
 from ragleaklab_core._log import configure_cli_logging, get_logger
 from ragleaklab_core.errors import ExecutorUnavailable
+from ragleaklab_core.interfaces import INGEST_SCOPES, target_traits
 from ragleaklab_core.run.executor import (
     Ask,
     Emit,
@@ -80,8 +81,6 @@ DEATHS_PER_WORKER = 3
 CONNECT_TIMEOUT = 5.0
 #: Seconds a worker gets to reset and close its target when the pack is done.
 CLOSE_TIMEOUT = 60.0
-#: The ``ingest_scope`` values a target may declare.
-INGEST_SCOPES = ("process", "system")
 
 
 @frozen
@@ -129,8 +128,9 @@ class RayOptions:
 def ingest_scope(target: Any) -> str:
     """Where *target*'s documents live: ``"system"`` (an external system every process reaches:
     the driver ingests once) or ``"process"`` (in the target instance: each worker ingests)."""
-    declared = getattr(target, "ingest_scope", "process")
-    return declared if declared in INGEST_SCOPES else "process"
+    if isinstance(target, LoadedPlugin):
+        return target.target_traits.ingest_scope
+    return target_traits(target).ingest_scope
 
 
 def _import_ray() -> Any:
@@ -300,13 +300,10 @@ class RayWorker:
 
 async def _close_only(session: TargetSession) -> list[str]:
     try:
-        hook = getattr(session.obj, "aclose", None)
-        if callable(hook):
-            await hook()
-        else:
-            hook = getattr(session.obj, "close", None)
-            if callable(hook):
-                hook()
+        if session.traits.aclose:
+            await session.obj.aclose()
+        elif session.traits.close:
+            session.obj.close()
     except Exception as exc:
         log.error("pack.close_failed", plugin=session.plugin.name, reason=describe(exc))
         return [f"close failed: {describe(exc)}"]
@@ -401,7 +398,7 @@ class RayExecutor:
         pack = work.spec.pack
         problems: list[str] = []
         stop: str | None = None
-        scope = ingest_scope(work.target.obj)
+        scope = ingest_scope(work.target)
         driver = TargetSession(work.target, work.settings) if scope == "system" else None
         pool: _Pool | None = None
         try:

@@ -122,10 +122,10 @@ def load_pack(name: str) -> LoadedPlugin:
 
 
 def _bind(metric: LoadedPlugin, documents: Sequence[Document]) -> LoadedPlugin:
-    bind = getattr(metric.obj, "for_corpus", None)
-    if bind is None:
+    if not metric.metric_traits.for_corpus:
         return metric
-    return attrs.evolve(metric, obj=bind(documents))
+    # evolve reads the bound metric's own traits (LoadedPlugin.traits is derived from obj).
+    return attrs.evolve(metric, obj=metric.obj.for_corpus(documents))
 
 
 def load_metric(
@@ -259,7 +259,7 @@ async def arun_pack(
             refuse_principals(pack, settings.tags, target)
     lower: set[str] = set()
     for m in metrics:
-        lower.update(getattr(m.obj, "lower_is_worse", frozenset()))
+        lower.update(m.metric_traits.lower_is_worse)
     sink = PackSink(
         metrics,
         reduce,
@@ -400,7 +400,7 @@ def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlu
     a cross-tenant pack could pass having asked none of its cross-tenant cases. One read of the
     cases, and only for such a target (a target that takes ``principal`` costs nothing).
     """
-    if principal_support(target.obj) is not False:
+    if principal_support(target) is not False:
         return
     wanted = set(tags)
     name = pack_info(pack.obj).name
@@ -408,7 +408,7 @@ def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlu
         if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
             raise PrincipalUnsupported(
                 f"pack {name!r}: case {case.test_id!r} asks as a principal, and target "
-                f"{target.name!r} cannot ask as one ({_why_no_principal(target.obj)}); nothing "
+                f"{target.name!r} cannot ask as one ({_why_no_principal(target)}); nothing "
                 "was asked: use a target that passes the principal to the system "
                 "(docs/targets.md, asking as a principal)"
             )

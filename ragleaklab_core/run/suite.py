@@ -25,6 +25,7 @@ from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_threshol
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
 from ragleaklab_core.gate import Verdict, run_verdict
+from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.recording import Recorder, Replay
@@ -90,22 +91,14 @@ def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(chosen))  # keep order, drop repeats
 
 
-#: The isolation a target may declare (its optional ``isolation`` attribute).
-ISOLATIONS = ("fresh", "reset", "shared")
-
-
 def isolation_of(target: Any) -> str:
     """How a target keeps packs apart: ``"fresh"`` (a new instance holds no earlier pack's
     state), ``"reset"`` (its reset removes what ingest planted) or ``"shared"`` (documents it
     ingests outlive it and nothing removes them). A target that declares nothing is ``"reset"``
     when it has a reset hook, else ``"fresh"`` (the runner builds one instance per pack)."""
-    declared = getattr(target, "isolation", None)
-    if declared in ISOLATIONS:
-        return str(declared)
-    has_reset = callable(getattr(target, "reset", None)) or callable(
-        getattr(target, "areset", None)
-    )
-    return "reset" if has_reset else "fresh"
+    if isinstance(target, LoadedPlugin):
+        return target.target_traits.isolation
+    return target_traits(target).isolation
 
 
 @frozen
@@ -191,7 +184,7 @@ def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> LoadedPlugin
     target = load_plugin(
         TARGETS, config.target.name, config.target.options, path="$.target.options"
     )
-    isolation = isolation_of(target.obj)
+    isolation = isolation_of(target)
     ingesting = [p.name for p in packs if any(True for _ in p.obj.documents())]
     if isolation == "shared" and len(ingesting) > 1 and not config.run.allow_shared_state:
         raise ConfigError(

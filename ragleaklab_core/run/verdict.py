@@ -368,7 +368,7 @@ def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
     gated value says nothing about the system, and a pass would be false."""
     found = []
     wiring = run.wiring
-    readers = [m.name for m in run.metrics if getattr(m.obj, "reads_answer", True)]
+    readers = [m.name for m in run.metrics if m.metric_traits.reads_answer]
     if wiring is not None and wiring.all_blank and readers:
         found.append(
             f"the target answered all {wiring.answered} cases with no text, and "
@@ -377,8 +377,8 @@ def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
         )
     by_name = {c.name: c for c in columns}
     for metric in run.metrics:
-        subject = getattr(metric.obj, "subject_value", None)
-        column = by_name.get(subject) if isinstance(subject, str) else None
+        subject = metric.metric_traits.subject_value
+        column = by_name.get(subject) if subject is not None else None
         if column is None:
             continue
         scored = column.scored()
@@ -399,8 +399,7 @@ def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
     """
     if not any(t.from_pack for t in thresholds.values()):
         return None  # every threshold was given or calibrated for this run
-    declared = getattr(run.pack.obj, "label_provenance", None)
-    provenance = declared() if callable(declared) else None
+    provenance = run.pack.obj.label_provenance() if run.pack.pack_traits.label_provenance else None
     observed = getattr(provenance, "label_target", None)
     if not isinstance(observed, str) or not observed:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -154,12 +154,10 @@ def assert_metric_contract(
 
     loaded = _plugin(METRICS, metric, options)
     who = f"{METRICS}:{loaded.name}"
-    lower: Any = getattr(loaded.obj, "lower_is_worse", frozenset())
-    if not isinstance(lower, Collection) or not all(isinstance(n, str) for n in lower):
-        _fail(f"{who}: lower_is_worse must be a collection of value names, got {lower!r}")
-    bind = getattr(loaded.obj, "for_corpus", None)
-    if documents is not None and callable(bind):
-        bound = _call(f"{who}.for_corpus()", bind, tuple(documents))
+    for wrong in loaded.metric_traits.problems:  # a declaration of the wrong shape
+        _fail(f"{who}: {wrong}")
+    if documents is not None and loaded.metric_traits.for_corpus:
+        bound = _call(f"{who}.for_corpus()", loaded.obj.for_corpus, tuple(documents))
         loaded = _plugin(METRICS, bound)
     record = score_case("contract", case, 0, response, None, (loaded,), 0.0)
     if record.error is not None:

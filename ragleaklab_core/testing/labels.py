@@ -14,6 +14,7 @@ from attrs import frozen
 
 from ragleaklab_core._discovery import (
     PACKS,
+    LoadedPlugin,
     pack_info,
 )
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
@@ -100,10 +101,22 @@ def negatives_for_fitter(fitter: str, target_fpr: float, delta: float = 0.05) ->
     return n
 
 
-def _provenance(pack: Any, lines: list[dict[str, Any]]) -> tuple[LabelProvenance | None, str]:
+def _default_labels(pack: LoadedPlugin) -> Any:
+    """The pack's ``default_labels()``, or None when it has none."""
+    if not pack.pack_traits.default_labels:
+        return None
+    return _call("default_labels()", pack.obj.default_labels)
+
+
+def _provenance(
+    pack: LoadedPlugin, lines: list[dict[str, Any]]
+) -> tuple[LabelProvenance | None, str]:
     """The pack's declared provenance, else the one every label line carries; or why none."""
-    method = getattr(pack, "label_provenance", None)
-    declared = _call("label_provenance()", method) if callable(method) else None
+    declared = (
+        _call("label_provenance()", pack.obj.label_provenance)
+        if pack.pack_traits.label_provenance
+        else None
+    )
     if declared is not None:
         if not isinstance(declared, LabelProvenance):
             return None, f"label_provenance() returned {type(declared).__name__}"
@@ -161,11 +174,11 @@ def assert_labels_are_sound(
     needed = negatives_for_fitter(fitter, target_fpr, delta)
     loaded = _plugin(PACKS, pack)
     info = _call("info()", lambda: pack_info(loaded.obj))
-    raw = _call("default_labels()", getattr(loaded.obj, "default_labels", lambda: None))
+    raw = _default_labels(loaded)
     if raw is None:
         _fail(f"pack {info.name} ships no default labels")
-    where = getattr(loaded.obj, "labels_source", None)
-    source = _call("labels_source()", where) if callable(where) else None
+    traits = loaded.pack_traits
+    source = _call("labels_source()", loaded.obj.labels_source) if traits.labels_source else None
     source = source if isinstance(source, str) else "default_labels()"
     try:
         _digest, lines = jsonl_records(raw, source=source)
@@ -219,7 +232,7 @@ def assert_labels_are_sound(
             f"{n_negative} negative labels: the {fitter} fitter needs at least {needed} {why}; "
             f"{needed - n_negative} more negatives are missing"
         )
-    provenance, why_not = _provenance(loaded.obj, [r for _n, r in numbered])
+    provenance, why_not = _provenance(loaded, [r for _n, r in numbered])
     if provenance is None:
         problems.append(
             why_not
@@ -304,7 +317,7 @@ def assert_labels_are_outcomes(
     threshold = info.thresholds.get(metric)
     if threshold is None:
         _fail(f"pack {info.name} has no default threshold for {metric!r} to judge outcomes by")
-    raw = _call("default_labels()", getattr(loaded.obj, "default_labels", lambda: None))
+    raw = _default_labels(loaded)
     if raw is None:
         _fail(f"pack {info.name} ships no default labels")
     try:

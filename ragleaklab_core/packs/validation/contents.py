@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from ragleaklab_core.errors import RagleaklabError
+from ragleaklab_core.interfaces import metric_traits
 from ragleaklab_core.packs.manifest import (
     LABEL_SOURCES,
     _CaseRecord,
@@ -185,11 +186,12 @@ class _Checker(_Collector):
         truths = [r.data["ground_truth"] for r in records]
         for name in dict.fromkeys(self.metric_names):
             try:
-                check = getattr(plugin_class(METRICS, name), "check_ground_truth", None)
+                cls = plugin_class(METRICS, name)
             except RagleaklabError:
                 continue  # an unknown or broken metric is listed already
-            if check is None:
+            if not metric_traits(cls).check_ground_truth:
                 continue
+            check = cls.check_ground_truth
             try:
                 for index, key, item, message in check(truths, list(self.document_texts)):
                     record = records[index]

@@ -6,6 +6,7 @@ import importlib.resources
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ragleaklab_core.interfaces import pack_traits
 from ragleaklab_core.packs.manifest import (
     LabelProvenance,
     ManifestPack,
@@ -105,11 +106,10 @@ def _check_object(checker: _Checker, pack: Any, expected_name: str | None) -> No
         if any(p.file == "cases()" for p in checker.problems if p.path == "$"):
             checker.cases_complete = False  # an item that is not a Case
 
-    default_labels = getattr(pack, "default_labels", None)
     raw: Any = None
-    if callable(default_labels):
+    if pack_traits(pack).default_labels:
         try:
-            raw = default_labels()
+            raw = pack.default_labels()
         except Exception as exc:
             checker.add(
                 "default_labels()", 1, "$", f"raised {type(exc).__name__}: {_one_line(exc)}"
@@ -136,11 +136,10 @@ def _check_object(checker: _Checker, pack: Any, expected_name: str | None) -> No
 
 def _check_provenance(checker: _Checker, pack: Any) -> None:
     """A pack object's ``label_provenance()``: valid when given, a warning when absent."""
-    method = getattr(pack, "label_provenance", None)
     provenance: Any = None
-    if callable(method):
+    if pack_traits(pack).label_provenance:
         try:
-            provenance = method()
+            provenance = pack.label_provenance()
         except Exception as exc:
             checker.add(
                 "label_provenance()", 1, "$", f"raised {type(exc).__name__}: {_one_line(exc)}"
@@ -169,8 +168,8 @@ def validate_pack(pack: Any, *, name: str | None = None) -> ValidationReport:
     """
     label = name or type(pack).__qualname__
     if isinstance(pack, ManifestPack):
-        package = getattr(type(pack), "data_package", None)
-        if not isinstance(package, str):
+        package = pack_traits(pack).data_package
+        if package is None:
             checker = _Checker(label)
             checker.add("info()", 1, "$", f"{type(pack).__qualname__} must set data_package")
             return checker.report()

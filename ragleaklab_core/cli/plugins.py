@@ -1,0 +1,53 @@
+"""``ragleaklab plugins``: every installed plugin, whether it loads, and what looks misspelt.
+
+Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit code 0: a
+plugin that fails to load is listed as failed, not an error of the listing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import click
+
+from ragleaklab_core.cli._errors import handle_errors
+
+
+def _row(info: Any) -> dict[str, Any]:
+    row: dict[str, Any] = attrs.asdict(info)
+    # Each misspelling also as the sentence the table prints, so a script need not rebuild it.
+    row["notes"] = info.notes()
+    return row
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def plugins_command(as_json: bool) -> None:
+    """List every installed plugin, its distribution, target, and whether it loads.
+
+    An attribute that looks like a misspelt optional member (``reads_answers`` for
+    ``reads_answer``) is listed under its plugin with the right name.
+    """
+    from ragleaklab_core._discovery import discover_plugins
+
+    infos = discover_plugins()
+    if as_json:
+        click.echo(json.dumps([_row(i) for i in infos], indent=2))
+        return
+    if not infos:
+        click.echo("no plugins installed")
+        return
+    headers = ("GROUP", "NAME", "STATUS", "PROVIDER", "TARGET")
+    rows = [(i.group, i.name, i.status, f"{i.distribution} {i.version}", i.target) for i in infos]
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    for row, info in zip([headers, *rows], [None, *infos], strict=True):
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        if info is None:
+            continue
+        for line in (info.error or "").splitlines():
+            click.echo(f"    {line}")
+        for note in info.notes():
+            click.echo(f"    warning: {note}")

@@ -1,0 +1,522 @@
+"""The declared plugin contract: optional members declared once, read once into traits, misspelt
+ones reported with the right name, and async-only targets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import string
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+from attrs import define, frozen
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragleaklab_core import METRICS, PACKS, TARGETS, Case, Document, Response, load_plugin
+from ragleaklab_core._discovery import (
+    FITTERS,
+    GROUPS,
+    LoadedPlugin,
+    check_contract,
+    discover_plugins,
+    metric_values,
+    primary_metric_for,
+)
+from ragleaklab_core.errors import PluginContractError
+from ragleaklab_core.interfaces import (
+    ISOLATIONS,
+    OPTIONAL_MEMBERS,
+    PROTOCOLS,
+    MetricTraits,
+    PackTraits,
+    TargetTraits,
+    metric_traits,
+    misspelt_members,
+    pack_traits,
+    required_members,
+    target_traits,
+)
+
+# -- the declarations -----------------------------------------------------------------------------
+
+
+def test_every_group_declares_its_members_once_and_none_shadows_a_required_one():
+    assert set(OPTIONAL_MEMBERS) == set(GROUPS) == set(PROTOCOLS)
+    for group, members in OPTIONAL_MEMBERS.items():
+        names = [m.name for m in members]
+        assert len(names) == len(set(names)), group
+        assert not set(names) & set(required_members(group)), group
+        for m in members:
+            assert m.meaning.strip() and re.fullmatch(r"0\.\d+", m.since), m
+
+
+def test_the_members_the_issue_found_undeclared_are_declared():
+    declared = {m.name for members in OPTIONAL_MEMBERS.values() for m in members}
+    undeclared_before = {
+        "isolation",
+        "thread_safe",
+        "ingest_scope",
+        "answer_case",
+        "label_provenance",
+        "labels_source",
+        "data_package",
+    }
+    assert undeclared_before <= declared
+
+
+def test_every_member_a_traits_record_carries_is_declared():
+    """A traits field named like a member must be a declared one (or a required method)."""
+    for group, record in ((METRICS, MetricTraits), (TARGETS, TargetTraits), (PACKS, PackTraits)):
+        declared = {m.name for m in OPTIONAL_MEMBERS[group]} | set(required_members(group))
+        derived = {"present", "problems", "accepts_principal", "principal_support"}
+        fields = {f.name for f in attrs.fields(record)} - derived
+        assert fields <= declared, (group, sorted(fields - declared))
+
+
+# -- traits, read once ----------------------------------------------------------------------------
+
+
+@frozen
+class DeclaringMetric:
+    values = ("hit", "miss")
+    lower_is_worse = frozenset({"miss"})
+    primary_for: ClassVar[dict[str, Any]] = {"acme": "hit", "bad": "", "*": 3}
+    subject_value = "hit"
+    reads_answer = False
+
+    def score(self, case, response):
+        raise NotImplementedError
+
+    def for_corpus(self, documents):
+        return BoundMetric(len(documents))
+
+    @classmethod
+    def check_ground_truth(cls, ground_truths, texts):
+        return iter(())
+
+
+@frozen
+class BoundMetric:
+    n: int
+    lower_is_worse = frozenset({"hit"})
+
+    def score(self, case, response):
+        raise NotImplementedError
+
+
+@frozen
+class SilentMetric:
+    VALUES: ClassVar[list[Any]] = ["b", "a", "b", 3]
+
+    def score(self, case, response):
+        raise NotImplementedError
+
+
+def test_metric_traits_read_what_is_declared_and_defaults_otherwise():
+    t = metric_traits(DeclaringMetric())
+    assert t.values == ("hit", "miss")
+    assert t.lower_is_worse == frozenset({"miss"})
+    assert t.primary_for == {"acme": "hit"}  # an empty or non-string value names nothing
+    assert (t.subject_value, t.reads_answer) == ("hit", False)
+    assert t.for_corpus and t.check_ground_truth
+    assert {"values", "lower_is_worse", "for_corpus", "reads_answer"} <= t.present
+    silent = metric_traits(SilentMetric)
+    assert silent.values == ("b", "a")  # VALUES on the class, deduplicated, strings only
+    assert (silent.reads_answer, silent.subject_value, silent.for_corpus) == (True, None, False)
+    assert silent.present == {"VALUES"} and silent.problems == ()
+
+
+def test_a_malformed_lower_is_worse_is_a_problem_not_a_crash():
+    @frozen
+    class Odd:
+        lower_is_worse = 3
+
+        def score(self, case, response):
+            raise NotImplementedError
+
+    t = metric_traits(Odd())
+    assert t.lower_is_worse == frozenset()
+    assert t.problems == ("lower_is_worse must be a collection of value names, got 3",)
+
+
+def test_a_loaded_plugin_carries_the_traits_of_its_object_even_once_evolved():
+    loaded = LoadedPlugin(METRICS, "m", "x:M", "x 1", DeclaringMetric(), {})
+    assert loaded.metric_traits.lower_is_worse == {"miss"}
+    bound = attrs.evolve(loaded, obj=loaded.obj.for_corpus([Document("d", "t", "legit")]))
+    # The bound metric declares its own lower_is_worse: its record must be re-read from it.
+    assert bound.metric_traits.lower_is_worse == {"hit"}
+    assert bound.metric_traits.values == ()
+    with pytest.raises(TypeError, match="TargetTraits"):
+        _ = loaded.target_traits
+
+
+def test_metric_values_and_primary_metric_come_from_the_traits(rlk_fake_dist):
+    rlk_fake_dist(
+        "rlk-declaring",
+        entry_points={METRICS: {"declaring": "rlk_declaring:M"}},
+        modules={
+            "rlk_declaring.py": (
+                "from attrs import frozen\n"
+                "@frozen\n"
+                "class M:\n"
+                "    VALUES = ('x_rate', 'y_rate')\n"
+                "    primary_for = {'acme-type': 'y_rate'}\n"
+                "    def score(self, case, response):\n"
+                "        raise NotImplementedError\n"
+            )
+        },
+    )
+    assert metric_values("declaring") == ("x_rate", "y_rate")
+    assert primary_metric_for("acme-type", ("declaring",)) == "y_rate"
+
+
+class _Hooks:
+    def ingest(self, documents):
+        pass
+
+    def answer(self, query):
+        return Response("a")
+
+
+def test_target_traits_derive_isolation_and_refuse_undeclared_values():
+    class WithReset(_Hooks):
+        def reset(self):
+            pass
+
+    class AsyncReset(_Hooks):
+        async def areset(self):
+            pass
+
+    class Declares(_Hooks):
+        isolation = "shared"
+        ingest_scope = "system"
+        thread_safe = True
+        carries_principal = "yes"  # not a bool: no declaration
+
+    class Wrong(WithReset):
+        isolation = "isolated"
+        ingest_scope = "cluster"
+
+    assert target_traits(_Hooks()).isolation == "fresh"
+    assert target_traits(WithReset()).isolation == "reset"
+    assert target_traits(AsyncReset()).isolation == "reset"
+    declares = target_traits(Declares())
+    assert (declares.isolation, declares.ingest_scope, declares.thread_safe) == (
+        "shared",
+        "system",
+        True,
+    )
+    assert declares.carries_principal is None
+    wrong = target_traits(Wrong())
+    assert (wrong.isolation, wrong.ingest_scope) == ("reset", "process")
+    assert set(ISOLATIONS) >= {wrong.isolation, declares.isolation}
+
+
+def test_pack_traits():
+    class Plain:
+        pass
+
+    class Labelled:
+        data_package = "acme.data"
+
+        def default_labels(self):
+            return b""
+
+        def labels_source(self):
+            return "x"
+
+    assert pack_traits(Plain()) == PackTraits()
+    t = pack_traits(Labelled())
+    assert (t.default_labels, t.labels_source, t.label_provenance) == (True, True, False)
+    assert t.data_package == "acme.data"
+
+
+# -- misspelt members -----------------------------------------------------------------------------
+
+ATTRIBUTE_MEMBERS = sorted(
+    (group, m.name)
+    for group, members in OPTIONAL_MEMBERS.items()
+    for m in members
+    if m.is_attribute
+)
+ALPHABET = string.ascii_letters + "_"
+
+
+@st.composite
+def one_edit(draw):
+    """A declared member's name after one insertion, deletion or substitution of a character."""
+    group, name = draw(st.sampled_from(ATTRIBUTE_MEMBERS))
+    kind = draw(st.sampled_from(["insert", "delete", "substitute"]))
+    i = draw(st.integers(0, len(name) - (kind != "insert")))
+    c = draw(st.sampled_from(ALPHABET))
+    edited = {
+        "insert": name[:i] + c + name[i:],
+        "delete": name[:i] + name[i + 1 :],
+        "substitute": name[:i] + c + name[i + 1 :],
+    }[kind]
+    return group, name, edited
+
+
+def _plugin_class(attribute: str) -> type:
+    return type("Plugin", (), {attribute: None})
+
+
+@given(one_edit())
+def test_any_one_edit_of_a_declared_member_is_reported_with_its_name(edit):
+    group, name, edited = edit
+    declared = {m.name for m in OPTIONAL_MEMBERS[group]} | set(required_members(group))
+    found = misspelt_members(group, _plugin_class(edited))
+    if edited in declared or edited.startswith("_") or not edited:
+        assert found == ()  # itself declared, or private: nothing to say
+    else:
+        [misspelt] = found
+        assert misspelt.attribute == edited
+        assert name in misspelt.suggestions
+
+
+@pytest.mark.parametrize(
+    ("group", "attribute", "right"),
+    [
+        (METRICS, "readsAnswer", "reads_answer"),  # case and underscores only
+        (METRICS, "lower_is_wrose", "lower_is_worse"),  # two neighbours swapped
+        (TARGETS, "threadsafe", "thread_safe"),
+        (PACKS, "label_provenence", "label_provenance"),
+    ],
+)
+def test_common_typos_beyond_one_edit_are_reported(group, attribute, right):
+    [found] = misspelt_members(group, _plugin_class(attribute))
+    assert found.suggestions[0] == right
+
+
+@pytest.mark.parametrize(
+    ("group", "attribute"),
+    [
+        (METRICS, "threshold"),
+        (METRICS, "_reads_answers"),  # private: the plugin's own business
+        (TARGETS, "answer_cache"),  # a plausible field, two edits from answer_case
+        (TARGETS, "principle"),  # principal is a parameter, not an attribute
+        (FITTERS, "fits"),  # fitters declare no optional member
+        (TARGETS, "aanswer"),
+    ],
+)
+def test_what_is_not_a_misspelling_is_not_reported(group, attribute):
+    assert misspelt_members(group, _plugin_class(attribute)) == ()
+
+
+def test_only_the_plugins_own_hierarchy_counts():
+    class Base:
+        reads_answers = True
+
+    @define
+    class Child(Base):
+        lower_is_wors: frozenset[str] = frozenset()  # an attrs field (slots: not in the body)
+
+        def score(self, case, response):
+            raise NotImplementedError
+
+    found = {m.attribute: m.suggestions for m in misspelt_members(METRICS, Child)}
+    assert found == {"reads_answers": ("reads_answer",), "lower_is_wors": ("lower_is_worse",)}
+    # attrs' and object's own members (__attrs_attrs__, evolve helpers, __init__...) never count.
+    assert misspelt_members(METRICS, define(type("Empty", (), {}))) == ()
+
+
+def test_no_builtin_plugin_has_a_misspelt_member():
+    assert {(i.group, i.name): i.misspelt for i in discover_plugins() if i.misspelt} == {}
+
+
+MISSPELT = """
+from attrs import frozen
+from ragleaklab_core import MetricResult
+
+
+@frozen
+class Typo:
+    reads_answers = False
+
+    def score(self, case, response):
+        return MetricResult({"x": 0.0})
+"""
+
+
+def test_a_misspelt_member_is_logged_once_at_load_and_still_loads(rlk_fake_dist, caplog):
+    rlk_fake_dist(
+        "rlk-typo",
+        entry_points={METRICS: {"acme-typo": "rlk_typo:Typo"}},
+        modules={"rlk_typo.py": MISSPELT},
+    )
+    with caplog.at_level(logging.WARNING, logger="ragleaklab_core._discovery"):
+        loaded = load_plugin(METRICS, "acme-typo")
+        load_plugin(METRICS, "acme-typo")
+    # The core did not read the misspelt name: the metric still reads the answer.
+    assert loaded.metric_traits.reads_answer is True
+    messages = [r.getMessage() for r in caplog.records if "misspelt" in r.getMessage()]
+    assert len(messages) == 1
+    assert "metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?" in messages[0]
+
+
+def test_the_plugins_command_reports_it_in_the_table_and_in_json(rlk_fake_dist):
+    from ragleaklab_core.cli.commands import cli
+
+    rlk_fake_dist(
+        "rlk-typo",
+        entry_points={METRICS: {"acme-typo": "rlk_typo:Typo"}},
+        modules={"rlk_typo.py": MISSPELT},
+    )
+    runner = CliRunner()
+    table = runner.invoke(cli, ["plugins"])
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    row = next(i for i, line in enumerate(lines) if " acme-typo " in line)
+    assert lines[row + 1].strip() == (
+        "warning: metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"
+    )
+    out = runner.invoke(cli, ["plugins", "--json"])
+    rows = {(r["group"], r["name"]): r for r in json.loads(out.stdout)}
+    typo = rows[(METRICS, "acme-typo")]
+    assert typo["status"] == "ok"
+    assert typo["misspelt"] == [{"attribute": "reads_answers", "suggestions": ["reads_answer"]}]
+    assert typo["notes"] == ["metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"]
+    assert rows[(METRICS, "verbatim")]["misspelt"] == []
+
+
+# -- async-only targets ---------------------------------------------------------------------------
+
+ASYNC_ONLY = """
+from attrs import define, field
+from ragleaklab_plugins.targets.reference import ReferenceTarget
+
+
+@define
+class AsyncOnly:
+    '''The reference target behind an asynchronous interface only.'''
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+    closed: int = field(default=0, init=False)
+
+    async def aingest(self, documents):
+        self._inner.ingest(documents)
+
+    async def aanswer(self, query):
+        return self._inner.answer(query)
+
+    async def aclose(self):
+        self.closed += 1
+
+
+@define
+class Neither:
+    async def aingest(self, documents):
+        pass
+"""
+
+
+@pytest.fixture
+def async_only(rlk_fake_dist):
+    rlk_fake_dist(
+        "rlk-async",
+        entry_points={
+            TARGETS: {"async-only": "rlk_async:AsyncOnly", "neither": "rlk_async:Neither"}
+        },
+        modules={"rlk_async.py": ASYNC_ONLY},
+    )
+
+
+def test_an_async_only_target_honours_the_contract(async_only):
+    loaded = load_plugin(TARGETS, "async-only")
+    t = loaded.target_traits
+    assert (t.answer, t.aanswer, t.ingest, t.aingest, t.aclose) == (False, True, False, True, True)
+
+
+def test_a_target_with_neither_form_of_answer_is_refused_naming_it(async_only):
+    with pytest.raises(PluginContractError) as info:
+        load_plugin(TARGETS, "neither")
+    assert info.value.exit_code == 3
+    assert "missing answer" in str(info.value) and "ingest" not in str(info.value).split(":")[-1]
+
+
+def test_check_contract_accepts_the_async_form_only_for_targets():
+    @define
+    class AsyncFitter:
+        async def afit(self):
+            pass
+
+    @define
+    class AsyncTarget:
+        async def aanswer(self, query):
+            return Response("")
+
+        async def aingest(self, documents):
+            pass
+
+    check_contract(TARGETS, "t", "x:T", AsyncTarget, AsyncTarget())
+    with pytest.raises(PluginContractError, match="missing fit"):
+        check_contract(FITTERS, "f", "x:F", AsyncFitter, AsyncFitter())
+
+
+def test_an_async_only_target_runs_a_pack_as_the_reference_does(async_only):
+    from ragleaklab_core.run.runner import load_pack, run_pack
+
+    pack = load_pack("relevance-hijack")
+    mine = run_pack(pack, target_name="async-only")
+    reference = run_pack(pack, target_name="reference")
+    assert mine.problems == () and not mine.stopped
+    answers = [(r.test_id, r.answer, r.error) for r in mine.records]
+    assert answers == [(r.test_id, r.answer, r.error) for r in reference.records]
+    assert all(error is None for _t, _a, error in answers) and answers
+
+
+def test_an_async_only_target_answers_through_the_embedding_session(async_only):
+    from ragleaklab_core.embedding import TargetSession
+
+    with TargetSession.open("async-only", pack="relevance-hijack") as session:
+        response = session.answer(Case("q1", "What does the handbook say about refunds?"))
+        inner = session.target.obj
+    assert isinstance(response, Response) and response.answer
+    assert inner.closed == 1  # the async close ran when the session closed
+
+    async def main():
+        session = await TargetSession.aopen("async-only", pack="relevance-hijack")
+        try:
+            return await session.aanswer(Case("q1", "What does the handbook say about refunds?"))
+        finally:
+            await session.aclose()
+
+    assert asyncio.run(main()).answer == response.answer
+
+
+# -- the documentation ----------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
+
+
+def render_members() -> str:
+    """The tables docs/plugins.md must hold between its members markers, from the declarations."""
+    out = []
+    for group, members in OPTIONAL_MEMBERS.items():
+        out += [f"### `{group}`", ""]
+        if not members:
+            out += ["None yet.", ""]
+            continue
+        out += ["| Member | Kind | Since | Meaning |", "| --- | --- | --- | --- |"]
+        # A | inside a cell ends it in Markdown: escaped.
+        rows = [(m.name, m.kind, m.since, m.meaning.replace("|", "\\|")) for m in members]
+        out += [f"| `{n}` | {kind} | {since} | {meaning} |" for n, kind, since, meaning in rows]
+        out.append("")
+    return "\n".join(out)
+
+
+def test_the_plugin_docs_list_every_declared_member_as_declared():
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = "<!-- members:start -->\n", "<!-- members:end -->"
+    assert start in text and end in text, "docs/plugins.md lost its members markers"
+    shown = text.split(start, 1)[1].split(end, 1)[0].strip()
+    assert shown == render_members().strip(), (
+        "docs/plugins.md's optional members drifted from ragleaklab_core.interfaces; "
+        f"between the markers put:\n{render_members()}"
+    )
