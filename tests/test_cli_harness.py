@@ -7,11 +7,18 @@ import os
 
 import pytest
 
-from tests.support.cli import EPOCH, STRIPPED, cli_env, console_script, rlk
+from tests.support.cli import (
+    EPOCH,
+    PROGRESS_INTERVAL,
+    STRIPPED,
+    cli_env,
+    console_script,
+    rlk,
+)
 
 
 def test_the_environment_is_cleaned_and_pinned(monkeypatch):
-    for name in STRIPPED:
+    for name in (*STRIPPED, PROGRESS_INTERVAL):
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "42")
     monkeypatch.setenv("PYTHONHASHSEED", "random")
@@ -20,6 +27,7 @@ def test_the_environment_is_cleaned_and_pinned(monkeypatch):
     assert not set(STRIPPED) & set(env)
     assert {"GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTHONWARNINGS", "COLUMNS"} <= set(STRIPPED)
     assert (env["SOURCE_DATE_EPOCH"], env["PYTHONHASHSEED"]) == (EPOCH, "0")
+    assert env[PROGRESS_INTERVAL] == "0"  # no progress lines, however slow the machine
     assert env["RLK_KEPT"] == "yes"  # everything else is inherited
     assert cli_env(epoch="0", hashseed="7")["SOURCE_DATE_EPOCH"] == "0"
 

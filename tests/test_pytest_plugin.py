@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from ragleaklab_core import FLAG_HIGH, FLAG_LOW, Threshold
+from ragleaklab_core.run.runner import load_pack
 from ragleaklab_core.run.suite import SuiteOutcome
 from ragleaklab_core.run.verdict import ValueVerdict
 from ragleaklab_core.testing.pytest_plugin import assert_no_leaks, leak_report, run_packs
@@ -225,6 +226,10 @@ def test_errored_and_unscorable_cases_are_listed(rlk_fake_dist):
     message = leak_report(outcome, limit=2)
     n = len(verdict.errored_ids)
     assert n > 2
+    smoke = [c for c in load_pack("relevance-hijack").obj.cases() if "smoke" in c.tags]
+    assert sorted(verdict.errored_ids) == sorted(
+        c.test_id for c in smoke if len(c.query) % 2 == 0
+    )  # exactly the scripted failures
     first = verdict.errored_ids[0]
     assert f"  errored ({n}):" in message
     assert (

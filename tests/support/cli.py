@@ -8,10 +8,11 @@ plain local run, plus what makes its outputs reproducible:
 - removed: :data:`STRIPPED`: ``PYTHONWARNINGS`` (a developer's warning filters would turn the
   child's harmless warnings into errors), ``GITHUB_ACTIONS``, ``GITHUB_STEP_SUMMARY`` and
   ``GITHUB_OUTPUT`` (a run on GitHub's runners would print annotations and write a summary),
-  the progress interval (plain progress lines on stderr), ``COLUMNS`` and ``LINES`` (help text
-  wrapped at one width everywhere);
-- set: ``SOURCE_DATE_EPOCH`` (*epoch*, default :data:`EPOCH`: reports carry a fixed time) and
-  ``PYTHONHASHSEED`` (*hashseed*, default ``"0"``);
+  ``COLUMNS`` and ``LINES`` (help text wrapped at one width everywhere);
+- set: ``SOURCE_DATE_EPOCH`` (*epoch*, default :data:`EPOCH`: reports carry a fixed time),
+  ``PYTHONHASHSEED`` (*hashseed*, default ``"0"``) and ``RAGLEAKLAB_PROGRESS_INTERVAL=0``
+  (progress lines off: they come after a time, not an amount of work, so on a slow machine a
+  run's stderr would hold lines a fast one does not print);
 - *pythonpath* is put in front of ``PYTHONPATH``, and *env* is applied last: a value sets a
   variable, ``None`` removes it (so a test can put any of the above back, or take more away).
 
@@ -35,10 +36,11 @@ STRIPPED = (
     "GITHUB_ACTIONS",
     "GITHUB_STEP_SUMMARY",
     "GITHUB_OUTPUT",
-    "RAGLEAKLAB_PROGRESS_INTERVAL",
     "COLUMNS",
     "LINES",
 )
+#: Seconds between plain progress lines on stderr; set to 0 (off) unless a test sets it.
+PROGRESS_INTERVAL = "RAGLEAKLAB_PROGRESS_INTERVAL"
 #: The default SOURCE_DATE_EPOCH (2023-11-14T22:13:20Z).
 EPOCH = "1700000000"
 #: Seconds a command may take unless the test says otherwise (a full built-in run on a loaded
@@ -67,6 +69,7 @@ def cli_env(
     environ = {k: v for k, v in os.environ.items() if k not in STRIPPED}
     environ["SOURCE_DATE_EPOCH"] = epoch
     environ["PYTHONHASHSEED"] = hashseed
+    environ[PROGRESS_INTERVAL] = "0"
     paths = [str(p) for p in pythonpath]
     if paths:
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*paths, environ.get("PYTHONPATH")]))
