@@ -498,7 +498,7 @@ def test_check_ground_truth_names_each_bad_item():
 
 
 def test_pack_validate_names_the_file_line_and_path_of_a_bad_protected_item(tmp_path):
-    from tests.test_pack_validation import CASES, MANIFEST, problems, write
+    from tests.core.packs.test_pack_validation import CASES, MANIFEST, problems, write
 
     manifest = MANIFEST.replace('metrics = ["sentinel"]', 'metrics = ["sentinel", "exfiltration"]')
     cases = [CASES[0], {**CASES[1], "ground_truth": {"protected": ["ok-key-123", 7, "--"]}}]

@@ -13,7 +13,7 @@ What is checked (the rules are also in README.md, "Development"):
 - A ```python block runs in the document's namespace (one per document, shared by its blocks in
   order); a block of ``>>>`` examples is a doctest (ELLIPSIS on). A block right after
   ``<!-- file: PATH -->`` or ``<!-- example: NAME/FILE -->`` is checked by the tests that own
-  those markers (tests/test_tutorial.py, tests/apps/) and not run here.
+  those markers (tests/docs/test_tutorial.py, tests/apps/) and not run here.
 - ``<!-- skip: next "why" -->`` (sybil's own directive) skips the next checked block and says
   why; it is for blocks that need what a test run does not have (a running HTTP service, an API
   key, the network, an install from a package index), never for a block whose output is wrong.

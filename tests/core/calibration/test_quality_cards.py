@@ -16,7 +16,7 @@ from ragleaklab_core.stats.aggregation import rate_interval
 from ragleaklab_core.stats.roc import auc_delong
 from tests.support.packgen import packgen
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 quality = packgen("quality")

@@ -9,7 +9,7 @@ import pytest
 
 import ragleaklab_core
 
-PLUGINS = Path(__file__).resolve().parents[1] / "plugins" / "ragleaklab_plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "plugins" / "ragleaklab_plugins"
 
 
 def test_every_public_name_resolves():
@@ -62,7 +62,7 @@ def test_the_core_names_builtins_only_where_listed():
     import tomllib
 
     # The checkout's pyproject.toml (the core may be imported from an installed wheel).
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     builtin = {
         name
@@ -125,7 +125,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 def _core_imports() -> dict[str, set[str]]:
     """Every module of the core (dotted) -> the core modules it imports, at module level or
     deferred into a function."""
-    root = Path(__file__).resolve().parents[1] / "ragleaklab_core"
+    root = Path(__file__).resolve().parents[2] / "ragleaklab_core"
     modules: dict[str, Path] = {}
     for path in root.rglob("*.py"):
         parts = path.relative_to(root).with_suffix("").parts
@@ -191,7 +191,7 @@ def test_every_room_of_the_core_imports_only_its_layer_or_below():
 
 
 def test_every_subpackage_says_what_it_holds():
-    root = Path(__file__).resolve().parents[1] / "ragleaklab_core"
+    root = Path(__file__).resolve().parents[2] / "ragleaklab_core"
     for init in sorted(root.glob("*/__init__.py")):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
         assert doc, f"{init.parent.name}/__init__.py has no docstring"

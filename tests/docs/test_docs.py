@@ -14,7 +14,7 @@ import pytest
 from ragleaklab_core import GROUPS
 from tests.support import doc_sessions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _builtin(group: str) -> list[importlib.metadata.EntryPoint]:
@@ -171,7 +171,7 @@ def test_json_except_leaves_a_key_unchecked_but_present():
 
 def test_the_reporter_docs_plugins_md_shows_is_the_distribution_tox_installs():
     """docs/plugins.md shows the third-party reporter's files whole, so a reader who copies them
-    has what `tox -e thirdparty` installs and tests/test_thirdparty.py runs."""
+    has what `tox -e thirdparty` installs and tests/thirdparty/test_thirdparty.py runs."""
     text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     blocks = re.findall(r"<!-- file: (\S+) -->\n```[\w-]*\n(.*?)\n```\n", text, flags=re.S)
     fixture = "tests/fixtures/ragleaklab-acme-reporter/"

@@ -27,7 +27,7 @@ import yaml
 
 from tests.support.cli import rlk
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 ACTION: dict[str, Any] = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
 SCRIPT = ROOT / "scripts" / "github-action.sh"

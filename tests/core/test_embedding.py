@@ -39,7 +39,7 @@ from ragleaklab_core import (
 )
 from ragleaklab_core.run.runner import CaseRecord, RunSettings, run_pack
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = {
     "relevance-hijack": "retrieval",
     "sentinel-takeover-safe": "sentinel",

@@ -111,7 +111,7 @@ def test_the_runs_are_of_every_kind(runs):
     reports = runs["reports"]
     assert sorted(reports) == sorted(KINDS)
     # every installed pack: the built-ins (counted from the packs shipped) and the third-party one
-    shipped = Path(__file__).resolve().parents[1] / "plugins" / "ragleaklab_plugins" / "packs"
+    shipped = Path(__file__).resolve().parents[3] / "plugins" / "ragleaklab_plugins" / "packs"
     assert len(reports["several-failing"]["packs"]) == len(list(shipped.glob("*/pack.toml"))) + 1
     assert reports["passing"]["verdict"] == "pass"
     assert reports["epochs"]["packs"][0]["cases"]["epochs"] == 2

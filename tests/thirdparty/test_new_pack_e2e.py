@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("RLK_E2E") != "1", reason="set RLK_E2E=1 to run (tox -e example does)"
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAME = "acme-demo"
 DIST = f"ragleaklab-{NAME}"
 POSITIVES = ["c01", "c02", "c03", "c04", "c05"]  # what the metric flags; c13 it misses

@@ -17,7 +17,7 @@ import pytest
 from ragleaklab_core import METRICS, available_names
 from ragleaklab_core.packs.validation import validate_root
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 EXAMPLE = ROOT / "examples" / "ragleaklab-example"
 MARKER = "<!-- file: "

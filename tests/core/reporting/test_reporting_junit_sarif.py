@@ -34,7 +34,7 @@ from ragleaklab_core.reporting import junit, sarif  # noqa: E402
 from ragleaklab_core.run.case_details import DETAILED  # noqa: E402
 from tests.support.workspace import Workspace  # noqa: E402
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 #: A third party's data pack, shipped by the fake distribution beside the faulty targets.
 PACK_FILES = {

@@ -492,7 +492,7 @@ def test_an_async_only_target_answers_through_the_embedding_session(async_only):
 
 # -- the documentation ----------------------------------------------------------------------------
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 
 def render_members() -> str:

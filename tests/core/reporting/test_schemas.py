@@ -24,7 +24,7 @@ jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test
 from ragleaklab_core import calibrate  # noqa: E402
 from tests.support.workspace import Workspace  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCHEMAS = ROOT / "docs" / "schemas"
 FITTERS = ("exact", "bootstrap-ci", "neyman-pearson")
 

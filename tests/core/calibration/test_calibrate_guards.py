@@ -240,7 +240,7 @@ def test_the_exact_fitter_finding_only_flag_nothing_exits_1_as_the_docs_say(tmp_
     report = json.loads((tmp_path / "out" / REPORT).read_text())
     assert report["result"]["threshold"] is None and report["result"]["flags_nothing"] is True
     assert "threshold none (flag nothing)" in done.stdout
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text()
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "calibration.md").read_text()
     assert "| 1 | **no usable threshold**: the target is infeasible" in docs
 
 

@@ -17,7 +17,7 @@ from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate import decide
 from ragleaklab_core.run.verdict import _allowed
 from tests.support.workspace import Workspace
-from tests.test_reporting_diff import _brute_p_value
+from tests.core.gate.test_comparison import _brute_p_value
 
 PACK = "verbatim-extraction"
 VALUE = "verbatim_score"
@@ -298,7 +298,7 @@ def test_github_annotations_follow_the_gate_not_the_thresholds(ws):
         assert errors and "--fail-on regression" in errors[-1] and "regressed: " in errors[-1]
 
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def test_every_rendering_of_a_run_gated_on_a_baseline_is_valid_and_shows_the_comparison(ws):

@@ -64,7 +64,7 @@ BUILTIN = {
     "citation-forgery": ("citation", "forgery_score"),
     "context-extraction": ("verbatim", "verbatim_score"),
 }
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # inspect-ai 0.3.285 leaves one anyio receive stream unclosed per sample (its sample-event

@@ -24,7 +24,7 @@ BUILTIN_PACKS = [
     ("citation-forgery", "forgery_score"),
     ("context-extraction", "verbatim_score"),
 ]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize(("pack", "metric"), BUILTIN_PACKS)

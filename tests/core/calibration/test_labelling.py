@@ -21,7 +21,7 @@ from tests.support.cli import rlk
 
 PACK = "sentinel-takeover-safe"
 SHIPPED = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[3]
     / "plugins"
     / "ragleaklab_plugins"
     / "packs"

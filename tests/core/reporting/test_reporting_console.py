@@ -21,7 +21,7 @@ from scipy import stats
 from ragleaklab_core.reporting import console, wording
 from tests.support.workspace import Workspace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PACKS = ROOT / "plugins" / "ragleaklab_plugins" / "packs"
 
 #: ANSI colour and cursor movement, a carriage return, line breaks, a C1 CSI, a bidi override.

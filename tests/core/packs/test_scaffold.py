@@ -1,7 +1,7 @@
 """``ragleaklab new-pack``: the files it writes, the names it accepts, what it refuses.
 
 The generated distribution is checked in-process here (its pack validates, and its labels are
-sound calibration data that the metric does not mirror); tests/test_new_pack_e2e.py
+sound calibration data that the metric does not mirror); tests/thirdparty/test_new_pack_e2e.py
 pip-installs it for real.
 """
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKGEN = ROOT / "ragleaklab_packgen"
 PACKS = ROOT / "plugins" / "ragleaklab_plugins" / "packs"
 #: The generator modules allowed to read a metric, and why: none of them labels a case.

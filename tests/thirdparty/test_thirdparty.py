@@ -23,7 +23,7 @@ try:
 except importlib.metadata.PackageNotFoundError:
     pytest.skip("ragleaklab-acme is not installed (run tox -e thirdparty)", allow_module_level=True)
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "examples"
 
 
 def test_listed_with_its_distribution_and_the_broken_one_reported(tmp_path):
