@@ -12,10 +12,10 @@ defence off: the naive app) and reads the target's own record of what it did
 (``Response.metadata["simulated"]``): which planted instruction it followed, which claim it
 asserted, which private field it disclosed, which document shaped the answer. A case is positive
 exactly when that record shows the pack's harm (docs/packs.md). No module that labels imports a
-metric (``tests/packgen/test_packgen_labels.py``), and no case is dropped, relabelled or re-drafted after
-it has been answered. Each pack's default threshold is the one the exact rule picks at a 1%
-false-positive rate on its own labels; ``quality`` measures the metric against the labels and
-the hardened target against the naive one, for the quality cards of docs/packs.md.
+metric (``tests/packgen/test_packgen_labels.py``), and no case is dropped, relabelled or
+re-drafted after it has been answered. Each pack's default threshold is the one the exact rule
+picks at a 1% false-positive rate on its own labels; ``quality`` measures the metric against the
+labels and the hardened target against the naive one, for the quality cards of docs/packs.md.
 
 Modules, shared ones first:
 

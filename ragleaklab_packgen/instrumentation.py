@@ -6,8 +6,8 @@ which records its own decisions in ``Response.metadata["simulated"]``: the plant
 followed or refused, the private records it disclosed and how, the claims it asserted or only
 mentioned, and the retrieved documents that shaped the answer (docs/reference-target.md). A case's
 label is the harm that happened by that record. Nothing here, and nothing a pack module uses to
-label, imports or calls a metric (``tests/packgen/test_packgen_labels.py`` checks it): the metrics see
-only what a black-box user sees, the answer text and the retrieved ids.
+label, imports or calls a metric (``tests/packgen/test_packgen_labels.py`` checks it): the
+metrics see only what a black-box user sees, the answer text and the retrieved ids.
 """
 
 from __future__ import annotations

@@ -56,21 +56,25 @@ def declared(reporter: Any, member: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _declaring(member: str) -> list[tuple[str, Any]]:
-    """``(name, class)`` of every installed reporter declaring *member* true, by name.
+def _importable() -> list[tuple[str, Any]]:
+    """``(name, class)`` of every installed reporter whose class imports, by name.
 
-    Only for the conveniences (``run``'s shorthands, the step summary): a reporter that cannot
-    be imported is left out here and reported where it is named (``--report``, ``--format``,
-    ``ragleaklab plugins``), as a broken metric is by ``primary_metric_for``."""
+    Only for the conveniences (``run``'s shorthands, the step summary, which reporters accept
+    an option): a reporter that cannot be imported is left out here and reported where it is
+    named (``--report``, ``--format``, ``ragleaklab plugins``), as a broken metric is by
+    ``primary_metric_for``."""
     found = []
     for name in reporter_names():
         try:
-            cls = plugin_class(REPORTERS, name)
+            found.append((name, plugin_class(REPORTERS, name)))
         except RagleaklabError:
             continue
-        if declared(cls, member, False):
-            found.append((name, cls))
     return found
+
+
+def _declaring(member: str) -> list[tuple[str, Any]]:
+    """``(name, class)`` of every importable reporter declaring *member* true, by name."""
+    return [(name, cls) for name, cls in _importable() if declared(cls, member, False)]
 
 
 def shorthands() -> list[tuple[str, str]]:
@@ -82,15 +86,7 @@ def shorthands() -> list[tuple[str, str]]:
 
 def accepting(option: str) -> list[str]:
     """The installed reporters whose ``render`` accepts the keyword *option*, by name."""
-    found = []
-    for name in reporter_names():
-        try:
-            cls = plugin_class(REPORTERS, name)
-        except RagleaklabError:
-            continue
-        if option in declared(cls, "accepts", frozenset()):
-            found.append(name)
-    return found
+    return [name for name, cls in _importable() if option in declared(cls, "accepts", frozenset())]
 
 
 def render(name: str, report: RunReport | Mapping[str, Any], **options: Any) -> str:

@@ -16,8 +16,8 @@ from ragleaklab_core.cli.reports import github_annotations
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate import decide
 from ragleaklab_core.run.verdict import _allowed
-from tests.support.workspace import Workspace
 from tests.core.gate.test_comparison import _brute_p_value
+from tests.support.workspace import Workspace
 
 PACK = "verbatim-extraction"
 VALUE = "verbatim_score"
