@@ -106,19 +106,18 @@ def load_pack(name: str) -> LoadedPlugin:
     pack = load_plugin(PACKS, name)
     info = pack_info(pack.obj)
     if not isinstance(info, PackInfo):
-        raise PluginContractError(
-            PACKS,
-            failures=[
-                PluginLoadFailure(
-                    PACKS,
-                    name,
-                    pack.target,
-                    pack.provider,
-                    f"info() returned {type(info).__name__}, expected PackInfo",
-                )
-            ],
-        )
+        raise _unusable(pack, f"info() returned {type(info).__name__}, expected PackInfo")
     return pack
+
+
+def _unusable(plugin: LoadedPlugin, problem: str) -> PluginContractError:
+    """*plugin* loaded but cannot be used as declared (exit 3)."""
+    return PluginContractError(
+        plugin.group,
+        failures=[
+            PluginLoadFailure(plugin.group, plugin.name, plugin.target, plugin.provider, problem)
+        ],
+    )
 
 
 def _bind(metric: LoadedPlugin, documents: Sequence[Document]) -> LoadedPlugin:
@@ -135,13 +134,21 @@ def load_metric(
     options: Mapping[str, Any] | None = None,
 ) -> LoadedPlugin:
     """Metric plugin *name* as a run of the pack *info* scores with it: built from the pack's
-    options for it with *options* over them, and bound to the pack's *documents*."""
+    options for it with *options* over them, and bound to the pack's *documents*.
+
+    Raises:
+        PluginContractError: It declares an optional member in the wrong shape (a
+            ``lower_is_worse`` that is no collection of value names, say): ignoring the
+            declaration would reduce and report its values in the wrong direction.
+    """
     plugin = load_plugin(
         METRICS,
         name,
         {**info.metric_options.get(name, {}), **(options or {})},
         path=f"$.metrics.{name}",
     )
+    if plugin.metric_traits.problems:
+        raise _unusable(plugin, "; ".join(plugin.metric_traits.problems))
     return _bind(plugin, documents)
 
 

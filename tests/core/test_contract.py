@@ -145,6 +145,40 @@ def test_a_malformed_lower_is_worse_is_a_problem_not_a_crash():
     assert t.problems == ("lower_is_worse must be a collection of value names, got 3",)
 
 
+_ODD_METRIC = """
+from attrs import frozen
+
+from ragleaklab_core import MetricResult
+
+
+@frozen
+class OddMetric:
+    lower_is_worse = 3
+
+    def score(self, case, response):
+        return MetricResult(values={"x": 0.0})
+"""
+
+
+def test_a_run_refuses_a_metric_whose_declaration_has_the_wrong_shape(rlk_fake_dist):
+    """Reading it is no crash, but ignoring it would reduce its values in the wrong direction:
+    a run (and the embedding API) refuses the metric as unusable, exit 3, before any case."""
+    from ragleaklab_core import PluginContractError
+    from ragleaklab_core.run.runner import load_metric, load_pack
+
+    rlk_fake_dist(
+        "rlk-odd",
+        entry_points={"ragleaklab.metrics": {"odd": "rlk_odd:OddMetric"}},
+        modules={"rlk_odd.py": _ODD_METRIC},
+    )
+    info = load_pack("relevance-hijack").obj.info()
+    with pytest.raises(PluginContractError) as caught:
+        load_metric("odd", info, ())
+    assert caught.value.exit_code == 3
+    assert "lower_is_worse must be a collection of value names, got 3" in str(caught.value)
+    assert "ragleaklab.metrics:odd" in str(caught.value)
+
+
 def test_a_loaded_plugin_carries_the_traits_of_its_object_even_once_evolved():
     loaded = LoadedPlugin(METRICS, "m", "x:M", "x 1", DeclaringMetric(), {})
     assert loaded.metric_traits.lower_is_worse == {"miss"}
