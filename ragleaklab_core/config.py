@@ -475,22 +475,25 @@ def apply_overrides(raw: dict[str, Any], overrides: Overrides) -> dict[str, Any]
     return raw
 
 
+def command_line_source(path: Path | None) -> str:
+    """How errors name a configuration made of the file at *path* and command-line options."""
+    return f"{path} (with command-line options)" if path else "command-line options"
+
+
 def read_config(
     path: Path | None, overrides: Overrides = Overrides(), *, source: str | None = None
 ) -> Config:
     """The configuration in the file at *path* (None: the defaults) with *overrides* applied.
 
     Args:
-        source: How errors name where the configuration came from; default: the file's path,
-            followed by ``(with command-line options)`` when there are overrides.
+        source: How errors name where the configuration came from; default:
+            :func:`command_line_source`.
 
     Raises:
         ConfigError: The file is missing or invalid (every problem is listed).
     """
     raw = read_config_file(path) if path is not None else {}
-    if source is None:
-        given = " (with command-line options)" if overrides else ""
-        source = f"{path}{given}" if path is not None else "command-line options"
+    source = command_line_source(path) if source is None else source
     return load_config(apply_overrides(raw, overrides), source=source)
 
 

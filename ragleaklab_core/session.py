@@ -38,12 +38,18 @@ from typing import Any, Protocol
 from attrs import field, frozen
 
 from ragleaklab_core._atomic import write_file
-from ragleaklab_core.config import Config, Overrides, read_config, read_config_file
+from ragleaklab_core.config import (
+    Config,
+    Overrides,
+    apply_overrides,
+    command_line_source,
+    load_config,
+    read_config_file,
+)
 from ragleaklab_core.errors import InputError, RunInterrupted, UsageError
 from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, Gate, Verdict, decide
 from ragleaklab_core.gate import apply as apply_gate
-from ragleaklab_core.gate.comparison import check_report, not_comparable, planned_differences
-from ragleaklab_core.inputs import read_report
+from ragleaklab_core.gate.comparison import not_comparable, planned_differences, read_comparable
 from ragleaklab_core.reporting.console import render as render_summary
 from ragleaklab_core.reporting.outputs import github_annotations, write_renderings
 from ragleaklab_core.run.executor import Executor
@@ -239,10 +245,13 @@ class RunSession:
             return
         request = self.request
         request.check()
-        baseline = None if request.baseline is None else _read_baseline(request.baseline)
+        baseline = None if request.baseline is None else read_comparable(request.baseline)
+        source = command_line_source(request.config_path)
         raw = read_config_file(request.config_path) if request.config_path else {}
-        configured_target = raw.get("target") if isinstance(raw.get("target"), dict) else None
-        config = read_config(request.config_path, request.overrides(), source=_source(request))
+        # The file's own [target], before the overrides are merged into it (in place).
+        table = raw.get("target")
+        configured_target = dict(table) if isinstance(table, dict) else None
+        config = load_config(apply_overrides(raw, request.overrides()), source=source)
         if config.run.executor != "ray" and any(v is not None for v in request.ray.values()):
             raise UsageError('--ray-* options need --executor ray (or [run] executor = "ray")')
         out = Path(config.run.out)
@@ -253,7 +262,7 @@ class RunSession:
                 raise UsageError(f"{flag} {folder} exists and is not a directory")
         replay = Replay.open(request.replay) if request.replay is not None else None
         if replay is not None and configured_target is not None:
-            replay.check_target(configured_target, source=_source(request))
+            replay.check_target(configured_target, source=source)
         tags = request.selected_tags
         # Packs (exit 3), tags, the thresholds file, the target's options, the recording, pack
         # isolation: all refused here, before --out is touched.
@@ -362,18 +371,6 @@ class RunSession:
 def run(request: RunRequest, *, progress: Progress | None = None) -> RunResult:
     """Perform the run *request* describes (:class:`RunSession`), as ``ragleaklab run`` does."""
     return RunSession(request, progress=progress).run()
-
-
-def _read_baseline(path: Path) -> Mapping[str, Any]:
-    """A baseline report.json, checked for what a comparison reads (``$.path`` of a gap)."""
-    report = read_report(path)
-    check_report(report, source=str(path))
-    return report
-
-
-def _source(request: RunRequest) -> str:
-    path = request.config_path
-    return f"{path} (with command-line options)" if path else "command-line options"
 
 
 __all__ = ["Progress", "RunRequest", "RunResult", "RunSession", "run"]

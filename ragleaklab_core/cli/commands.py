@@ -205,8 +205,7 @@ def calibrate(
         fitter=fitter,
         fitter_options=_options(fitter_options, flag="--fitter-option"),
     )
-    source = f"{config_path} (with command-line options)" if config_path else "command-line options"
-    full = read_config(config_path, overrides, source=source)
+    full = read_config(config_path, overrides)
     config = full.calibrate
     if scores is None:
         assert pack is not None
@@ -557,9 +556,7 @@ def run(
         renderings=requested_renderings(renderings),
     )
     try:
-        request.check()
-        session = RunSession(request, progress=_progress_callbacks())
-        result = session.run()
+        result = RunSession(request, progress=_progress_callbacks()).run()
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
     except RunInterrupted as exc:

@@ -20,12 +20,9 @@ from ragleaklab_core.cli._errors import handle_errors
 
 def read_report(path: Path) -> Any:
     """The parsed ``report.json`` at *path*, checked for what a diff reads."""
-    from ragleaklab_core.cli.reports import read_report as read_json
-    from ragleaklab_core.gate.comparison import check_report
+    from ragleaklab_core.gate.comparison import read_comparable
 
-    report = read_json(path)
-    check_report(report, source=str(path))
-    return report
+    return read_comparable(path)
 
 
 @click.command("diff")

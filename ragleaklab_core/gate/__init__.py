@@ -157,9 +157,13 @@ def annotation_level(pack: Mapping[str, Any], gate: Mapping[str, Any] | None) ->
     annotations never contradict the job's outcome."""
     if Verdict.read(pack.get("verdict")) is Verdict.PASS and pack.get("tested", True):
         return None
-    baseline_rule = gate is not None and gate.get("fail_on", "verdict") != "verdict"
     only_thresholds = Verdict.read(pack.get("verdict_without_thresholds")) is Verdict.PASS
-    return "warning" if baseline_rule and only_thresholds else "error"
+    return "warning" if gated_on_baseline(gate) and only_thresholds else "error"
+
+
+def gated_on_baseline(gate: Mapping[str, Any] | None) -> bool:
+    """Whether a report's recorded gate decided on a baseline rule, not on the thresholds."""
+    return gate is not None and gate.get("fail_on", "verdict") != "verdict"
 
 
 #: The rules ``--fail-on`` accepts, the default first.
@@ -339,6 +343,7 @@ __all__ = [
     "case_outcome",
     "decide",
     "diff_verdict",
+    "gated_on_baseline",
     "pack_verdict",
     "run_verdict",
 ]

@@ -22,12 +22,14 @@ from __future__ import annotations
 import abc
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import read_report
 from ragleaklab_core.stats.aggregation import DECIMALS
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
 
@@ -180,6 +182,19 @@ _NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("packs.*.values.*.all_failing_ids", _Array),
     ("packs.*.values.*.unscored_ids", _Array),
 )
+
+
+def read_comparable(path: Path) -> dict[str, Any]:
+    """The ``report.json`` at *path*, checked for what :func:`compare` reads: ``ragleaklab
+    diff``'s two reports and ``run --baseline``'s are read by this one function.
+
+    Raises:
+        InputError: The file is missing, is no JSON object, or lacks what a comparison reads
+            (the message names its ``$.path``).
+    """
+    report = read_report(path)
+    check_report(report, source=str(path))
+    return report
 
 
 def check_report(report: object, *, source: str) -> None:
@@ -377,4 +392,5 @@ __all__ = [
     "not_comparable",
     "p_text",
     "planned_differences",
+    "read_comparable",
 ]

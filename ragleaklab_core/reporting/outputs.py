@@ -130,11 +130,10 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
     Under a baseline rule (``--fail-on regression|new-failures``) what decides is the gate: its
     reasons are the errors, and a pack failing only its thresholds (as in the baseline) is a
     warning, so the annotations never contradict the job's outcome."""
-    from ragleaklab_core.gate import annotation_level
+    from ragleaklab_core.gate import annotation_level, gated_on_baseline
 
     lines = []
     gate = report.get("gate") if isinstance(report.get("gate"), Mapping) else None
-    baseline_rule = gate is not None and gate.get("fail_on", "verdict") != "verdict"
     for pack in report.get("packs", []):
         if not isinstance(pack, Mapping):
             continue
@@ -146,7 +145,7 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
             lines.append(f"::{level} title={name.rstrip()}::{_escape_data(text)}")
         for warning in pack.get("warnings", []):
             lines.append(f"::warning title={name.rstrip()}::{_escape_data(str(warning))}")
-    if gate is not None and baseline_rule:
+    if gate is not None and gated_on_baseline(gate):
         title = _escape_property(f"ragleaklab --fail-on {gate['fail_on']}")
         for reason in gate.get("reasons", []):
             lines.append(f"::error title={title}::{_escape_data(str(reason))}")
