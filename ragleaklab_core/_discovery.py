@@ -212,15 +212,17 @@ def _failure(group: str, offer: _Offer, error: str) -> PluginLoadFailure:
     return PluginLoadFailure(group, offer.name, offer.target, offer.provider, error)
 
 
+def suggestions(name: str, known: Sequence[str]) -> list[str]:
+    """The installed names a mistyped *name* most likely meant (the "did you mean" of every
+    unknown plugin name), the closest first."""
+    return difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+
+
 def _find(group: str, name: str) -> _Offer:
     offers = [o for o in _offers(group) if o.name == name]
     if not offers:
         known = available_names(group)
-        raise PluginError(
-            group,
-            missing={name: difflib.get_close_matches(name, known, n=3, cutoff=0.6)},
-            available=known,
-        )
+        raise PluginError(group, missing={name: suggestions(name, known)}, available=known)
     if len(offers) > 1:
         who = "; ".join(f"{o.provider} ({o.target})" for o in offers)
         raise PluginError(

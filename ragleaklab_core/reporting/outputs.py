@@ -12,7 +12,6 @@ command both render through here.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,6 +23,7 @@ from ragleaklab_core._discovery import (
     available_names,
     load_plugin,
     plugin_class,
+    suggestions,
 )
 from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError
 from ragleaklab_core.interfaces import reporter_traits
@@ -41,7 +41,7 @@ def unknown_reporter(name: str) -> str | None:
     known = reporter_names()
     if name in known:
         return None
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    close = suggestions(name, known)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     installed = ", ".join(known) if known else "none"
     return f"no reporter named {name!r}{hint}; installed reporters: {installed}"
