@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
 
+from ragleaklab_core import _log
 from tests.support.fake_rag_server import FakeRagServer
 
 pytest_plugins = ["ragleaklab_core.testing"]
@@ -45,3 +47,16 @@ def _collect_garbage_after_each_test() -> Iterator[None]:
     yield
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging_the_cli_took_over() -> Iterator[None]:
+    """A CLI command run in-process owns logging as an application does (root handler, level,
+    structlog processors). Give them back after each test, so a library-logging test does not
+    depend on which CLI test its worker ran before it (random order, several workers)."""
+    root = logging.getLogger()
+    handlers, level, processors = root.handlers[:], root.level, _log._PROCESSORS[:]
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    _log._PROCESSORS[:] = processors
