@@ -9,7 +9,6 @@ raised as one :class:`PluginError`.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +26,7 @@ from ragleaklab_core.errors import (
     PluginError,
     PluginLoadFailure,
     RagleaklabError,
+    suggestions,
 )
 from ragleaklab_core.interfaces import (
     PROTOCOLS,
@@ -210,12 +210,6 @@ def _import(group: str, offer: _Offer) -> Any:
 
 def _failure(group: str, offer: _Offer, error: str) -> PluginLoadFailure:
     return PluginLoadFailure(group, offer.name, offer.target, offer.provider, error)
-
-
-def suggestions(name: str, known: Sequence[str]) -> list[str]:
-    """The installed names a mistyped *name* most likely meant (the "did you mean" of every
-    unknown plugin name), the closest first."""
-    return difflib.get_close_matches(name, known, n=3, cutoff=0.6)
 
 
 def _find(group: str, name: str) -> _Offer:

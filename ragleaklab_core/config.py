@@ -23,12 +23,13 @@ from cattrs.errors import (
     AttributeValidationNote,
     CattrsError,
     ClassValidationError,
+    ForbiddenExtraKeysError,
     IterableValidationError,
     IterableValidationNote,
 )
 from cattrs.v import format_exception, transform_error
 
-from ragleaklab_core.errors import ConfigError
+from ragleaklab_core.errors import ConfigError, did_you_mean
 from ragleaklab_core.stats.aggregation import reducer as parse_reducer
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
@@ -179,6 +180,8 @@ _converter.register_structure_hook_factory(attrs.has, _attrs_hook_factory)
 def _format(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, _FieldValueError):
         return str(exc)
+    if isinstance(exc, ForbiddenExtraKeysError):
+        return _unknown_keys(exc)
     # cattrs reports attrs validator errors at the class path as a bare "invalid value";
     # keep the validator's own message, which names the field, the rule and the value.
     if isinstance(exc, TypeError | ValueError) and type_ is None and exc.args:
@@ -186,6 +189,18 @@ def _format(exc: BaseException, type_: type | None) -> str:
     if isinstance(exc, TypeError | ValueError) and exc.args and "expected" in str(exc.args[0]):
         return f"invalid value: {exc.args[0]}"
     return format_exception(exc, type_)
+
+
+def _unknown_keys(exc: ForbiddenExtraKeysError) -> str:
+    """``unknown key 'decision_rul' (did you mean 'decision_rule'?)``: a misspelt key must not
+    leave its setting at the default without a word, and the fix is usually one edit away."""
+    known = (
+        [a.alias or a.name for a in attrs.fields(exc.cl) if a.init] if attrs.has(exc.cl) else []
+    )
+    named = [f"{k!r}{did_you_mean(k, known)}" for k in sorted(exc.extra_fields)]
+    noun = "key" if len(named) == 1 else "keys"
+    allowed = f"; known keys: {', '.join(sorted(known))}" if known else ""
+    return f"unknown {noun} {', '.join(named)}{allowed}"
 
 
 def _problems(exc: Exception, path: str) -> list[str]:

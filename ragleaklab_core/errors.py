@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
+
+
+def suggestions(name: str, known: Iterable[str]) -> list[str]:
+    """The names a mistyped *name* most likely meant, the closest first: the one "did you mean"
+    of every unknown name ragleaklab refuses (a plugin, a reporter, a config table or key)."""
+    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for *name*, or ``""`` when nothing known is close."""
+    close = suggestions(name, known)
+    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
 class RagleaklabError(Exception):

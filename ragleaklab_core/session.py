@@ -272,6 +272,7 @@ class RunSession:
             tags=tags,
             thresholds_file=request.thresholds_path,
             replay=replay,
+            source=source,
         )
         if baseline is not None and not request.force_baseline:
             versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}

@@ -209,7 +209,11 @@ def calibrate(
     config = full.calibrate
     if scores is None:
         assert pack is not None
+        from ragleaklab_core.config import command_line_source
         from ragleaklab_core.run.calibrate_pack import calibrate_pack
+        from ragleaklab_core.run.names import check_config_names
+
+        check_config_names(full, source=command_line_source(config_path))
 
         report = calibrate_pack(
             pack,

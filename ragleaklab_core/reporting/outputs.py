@@ -23,9 +23,8 @@ from ragleaklab_core._discovery import (
     available_names,
     load_plugin,
     plugin_class,
-    suggestions,
 )
-from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError
+from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError, did_you_mean
 from ragleaklab_core.interfaces import reporter_traits
 from ragleaklab_core.reporting.model import RunReport, run_report
 
@@ -41,8 +40,7 @@ def unknown_reporter(name: str) -> str | None:
     known = reporter_names()
     if name in known:
         return None
-    close = suggestions(name, known)
-    hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+    hint = did_you_mean(name, known)
     installed = ", ".join(known) if known else "none"
     return f"no reporter named {name!r}{hint}; installed reporters: {installed}"
 

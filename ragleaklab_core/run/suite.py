@@ -28,6 +28,7 @@ from ragleaklab_core.gate import Verdict, run_verdict
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
+from ragleaklab_core.run.names import check_config_names, check_stored_names
 from ragleaklab_core.run.recording import Recorder, Replay
 from ragleaklab_core.run.runner import (
     CaseRecord,
@@ -133,15 +134,20 @@ def plan_suite(
     tags: Sequence[str] = (),
     thresholds_file: Path | None = None,
     replay: Replay | None = None,
+    source: str = "the configuration",
 ) -> RunPlan:
-    """Check every input of a run before it starts: packs, tags, thresholds, the target's
-    options (it is built once and closed), the recording, and pack isolation.
+    """Check every input of a run before it starts: every name the configuration uses
+    (:mod:`ragleaklab_core.run.names`), packs, tags, thresholds, the target's options (it is
+    built once and closed), the recording, and pack isolation.
+
+    Args:
+        source: Where *config* came from, for its errors (the file, with command-line options).
 
     Raises:
         ConfigError, InputError, PluginError: What a run would otherwise find half-way.
     """
     names = pack_names(config, packs)
-    _check_fail_rates(config)
+    check_config_names(config, source=source)
     loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
     settings = settings_of(config, tags)
     # A tag no case carries is a usage error now, not later.
@@ -149,6 +155,7 @@ def plan_suite(
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
+    check_stored_names(stored)
     fresh = []
     if replay is not None:
         for pack in loaded:
@@ -161,21 +168,6 @@ def plan_suite(
             refuse_principals(pack, settings.tags, target)
         fresh.append(target)
     return RunPlan(loaded, settings, path, stored, explicit, replay, asks, fresh=fresh)
-
-
-def _check_fail_rates(config: Config) -> None:
-    # A misspelt pack name would leave that pack at the stricter default without a word.
-    unknown = sorted(set(config.run.max_fail_rates) - set(available_names(PACKS)))
-    if unknown:
-        raise ConfigError(
-            "$.run.max_fail_rates",
-            [
-                f"no installed pack is named {name!r} (installed: "
-                f"{', '.join(available_names(PACKS)) or 'none'}) @ $.run.max_fail_rates.{name} "
-                "(or --max-fail-rate PACK=RATE)"
-                for name in unknown
-            ],
-        )
 
 
 def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> LoadedPlugin:

@@ -67,14 +67,35 @@ def test_target_fpr_bounds_are_inclusive_and_ints_are_floats(value):
     assert type(c.target_fpr) is float
 
 
+CALIBRATE_KEYS = "fitter, lower_is_worse, metric, roc_table_max_rows, target_fpr"
+TOP_KEYS = "calibrate, metrics, run, target, thresholds"
+
+
 @pytest.mark.parametrize(
     ("raw", "problem"),
     [
-        ({"calibrate": {"nmae": 1}}, "extra fields found (nmae) @ $.calibrate"),
-        ({"nmae": 1}, "extra fields found (nmae) @ $"),
+        (
+            {"calibrate": {"nmae": 1}},
+            f"unknown key 'nmae'; known keys: {CALIBRATE_KEYS} @ $.calibrate",
+        ),
+        ({"nmae": 1}, f"unknown key 'nmae'; known keys: {TOP_KEYS} @ $"),
         (
             {"calibrate": {"fitter": {"name": "exact", "optoins": {}}}},
-            "extra fields found (optoins) @ $.calibrate.fitter",
+            "unknown key 'optoins' (did you mean 'options'?); known keys: name, options"
+            " @ $.calibrate.fitter",
+        ),
+        # A key one edit from a real one: the misspelt setting must not stay at its default.
+        (
+            {"run": {"epoch": 3, "max_fail_rat": 0.1}},
+            "unknown keys 'epoch' (did you mean 'epochs'?), 'max_fail_rat' (did you mean "
+            "'max_fail_rate', 'max_fail_rates'?); known keys: allow_shared_state, concurrency, "
+            "epochs, executor, max_consecutive_failures, max_fail_rate, max_fail_rates, out, "
+            "packs, rate_limit, ray, reducer, tags, thresholds_file, tolerate_errors @ $.run",
+        ),
+        (
+            {"thresholds": {"p": {"v": {"threshold": 1, "decision_rul": "x"}}}},
+            "unknown key 'decision_rul' (did you mean 'decision_rule'?); known keys: "
+            "decision_rule, threshold @ $.thresholds['p']['v']",
         ),
     ],
 )
@@ -190,9 +211,9 @@ def test_every_problem_is_reported_at_once_with_its_path():
     problems = _problems(raw)
     assert sorted(problems) == sorted(
         [
-            "extra fields found (nmae) @ $",
-            "extra fields found (extra) @ $.calibrate",
-            "extra fields found (bogus) @ $.calibrate.fitter",
+            f"unknown key 'nmae'; known keys: {TOP_KEYS} @ $",
+            f"unknown key 'extra'; known keys: {CALIBRATE_KEYS} @ $.calibrate",
+            "unknown key 'bogus'; known keys: name, options @ $.calibrate.fitter",
             "invalid value: expected float, got str '0.05' @ $.calibrate.target_fpr",
             "invalid value: expected int, got float 1.5 @ $.calibrate.roc_table_max_rows",
             "invalid value: expected bool, got str 'no' @ $.calibrate.lower_is_worse",

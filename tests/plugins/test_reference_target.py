@@ -549,7 +549,7 @@ def test_loads_through_the_entry_point_with_options():
         ({"k1": -1.0}, "@ $.options.k1"),
         ({"top_k": "3"}, "@ $.options.top_k"),
         ({"paraphrase": "yes"}, "@ $.options.paraphrase"),
-        ({"topk": 3}, "extra fields found (topk)"),
+        ({"topk": 3}, "unknown key 'topk'"),
     ],
 )
 def test_invalid_options_are_config_errors(options, where):

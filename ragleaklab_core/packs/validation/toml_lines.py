@@ -101,8 +101,13 @@ def _split_problem(problem: str) -> tuple[str, str]:
 
 
 def _extra_keys(message: str) -> list[str]:
-    m = re.match(r"extra fields found \((.*)\)", message)
-    return m.group(1).split(", ") if m else []
+    """The keys of the converter's ``unknown key(s) 'a' (did you mean 'b'?), 'c'; known keys:
+    ...`` (:func:`ragleaklab_core.config._unknown_keys`), to find their lines."""
+    m = re.match(r"unknown keys? (.*?)(?:; known keys: .*)?$", message)
+    if not m:
+        return []
+    named = re.sub(r" \(did you mean [^)]*\)", "", m.group(1))
+    return re.findall(r"'([^']*)'", named)
 
 
 def _key_path(key: str) -> str:

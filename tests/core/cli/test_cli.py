@@ -246,7 +246,7 @@ def test_fitter_option_on_exact_is_rejected(tmp_path):
     example(tmp_path)
     proc = calibrate(tmp_path, "--fitter-option", "nmae=3")
     assert_clean_failure(
-        proc, tmp_path / "out", "extra fields found (nmae)", "$.calibrate.fitter.options"
+        proc, tmp_path / "out", "unknown key 'nmae'", "$.calibrate.fitter.options"
     )
 
 
@@ -271,7 +271,8 @@ def test_config_problems_are_reported_together(tmp_path):
         tmp_path / "out",
         "rl.toml",
         "expected float, got str '0.05' @ $.calibrate.target_fpr",
-        "extra fields found (nmae) @ $.calibrate",
+        "unknown key 'nmae'; known keys: fitter, lower_is_worse, metric, roc_table_max_rows, "
+        "target_fpr @ $.calibrate",
         "expected int, got bool True @ $.calibrate.roc_table_max_rows",
     )
 

@@ -191,7 +191,9 @@ def test_a_problem_reads_file_line_path_message():
         (
             'labels = "labels.jsonl"\n',
             'labels = "labels.jsonl"\nsurprise = 1\n',
-            "p/pack.toml:8: $: extra fields found (surprise)",
+            "p/pack.toml:8: $: unknown key 'surprise'; known keys: cases, description, "
+            "documents, label_source, label_target, labels, metric_options, metrics, name, "
+            "pack_type, primary_metric, taxonomy, thresholds, version",
         ),
         (
             'name = "demo"',
@@ -214,7 +216,8 @@ def test_a_problem_reads_file_line_path_message():
         (
             "threshold = 1.0",
             "threshold = 1.0\n\n[metric_options.sentinel]\ncase_sensitiv = true",
-            "p/pack.toml:13: $.metric_options['sentinel']: extra fields found (case_sensitiv)",
+            "p/pack.toml:13: $.metric_options['sentinel']: unknown key 'case_sensitiv' (did you "
+            "mean 'case_sensitive'?); known keys: case_sensitive, min_chars",
         ),
         (
             "threshold = 1.0",
@@ -398,7 +401,7 @@ def test_record_fields_are_checked_by_the_loaders_own_rules(tmp_path):
     ]
     assert problems(write(tmp_path / "p", documents=docs, cases=cases)) == [
         "p/documents.jsonl:1: $.doc_id: invalid value: expected str, got int 5",
-        "p/documents.jsonl:2: $: extra fields found (colour)",
+        "p/documents.jsonl:2: $: unknown key 'colour'; known keys: doc_id, kind, metadata, text",
         "p/cases.jsonl:1: $.query: Length of 'query' must be >= 1: 0",
         "p/cases.jsonl:2: $.ground_truth: expected a mapping",
         "p/cases.jsonl:2: $.tags: invalid value: expected a list, got str 'smoke'",

@@ -1,0 +1,129 @@
+"""Every name a configuration uses names something installed.
+
+A table or key that names nothing is not harmless: ``[thresholds.relevance-hijak.poison_rank]``
+or ``[metrics.verbatim] min_wordz = 3`` would be read by nobody, and the defaults would gate
+instead, without a word. So a run (and ``calibrate --pack``) refuses, before anything is asked
+or written (exit 2), with a "did you mean" for each:
+
+- ``[metrics.NAME]``: NAME must be an installed metric and every key one of its options, even
+  when no pack of this run uses that metric (the file is shared by every run of the project);
+- ``[thresholds.PACK.VALUE]``: PACK must be an installed pack and VALUE a value one of its
+  metrics declares (a metric that declares no values is not checked: its value names are known
+  only from what it returns, and a value nothing returned still fails the pack, "no case could
+  be scored");
+- ``[run.max_fail_rates]`` (``--max-fail-rate PACK=RATE``): PACK must be an installed pack;
+- the thresholds file: each pack and value, as for ``[thresholds]``.
+
+Unknown keys inside a known table (``[run] epoch = 3``) are refused by the strict converter
+when the configuration is read (:mod:`ragleaklab_core.config`), with the same "did you mean".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from ragleaklab_core._discovery import METRICS, PACKS, available_names, metric_values, plugin_class
+from ragleaklab_core.calibration.thresholds import ThresholdsFile
+from ragleaklab_core.config import Config
+from ragleaklab_core.errors import ConfigError, did_you_mean
+from ragleaklab_core.run.runner import load_pack
+
+
+def check_config_names(config: Config, *, source: str) -> None:
+    """Refuse a configuration naming a metric, option, pack or value nothing installed has.
+
+    Raises:
+        ConfigError: Every unknown name at once, each with its ``$.path`` and a did-you-mean.
+    """
+    problems = [*_metric_problems(config.metrics)]
+    packs = available_names(PACKS)
+    for pack in sorted(config.run.max_fail_rates):
+        if pack not in packs:
+            where = f"$.run.max_fail_rates.{_key(pack)} (or --max-fail-rate PACK=RATE)"
+            problems.append(_unknown("pack", pack, packs, where))
+    problems += _value_problems(
+        {p: list(values) for p, values in config.thresholds.items()}, "$.thresholds"
+    )
+    if problems:
+        raise ConfigError(source, problems)
+
+
+def check_stored_names(stored: ThresholdsFile) -> None:
+    """Refuse a thresholds file with an entry for a pack or value nothing installed has: the
+    entry would gate nothing, and the pack's defaults would gate instead."""
+    problems = _value_problems({p: list(v) for p, v in stored.packs.items()}, "$.packs")
+    if problems:
+        raise ConfigError(stored.path, problems)
+
+
+def _metric_problems(tables: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    metrics = available_names(METRICS)
+    problems = []
+    for name, options in sorted(tables.items()):
+        where = f"$.metrics.{_key(name)}"
+        if name not in metrics:
+            problems.append(_unknown("metric", name, metrics, where))
+            continue
+        known = _option_names(plugin_class(METRICS, name))
+        if known is None:  # a plugin built by a factory: its own load checks its options
+            continue
+        for key in sorted(set(options) - set(known)):
+            problems.append(
+                f"metric {name!r} has no option {key!r}{did_you_mean(key, known)} "
+                f"(its options: {', '.join(sorted(known)) or 'none'}) @ {where}.{_key(key)}"
+            )
+    return problems
+
+
+def _value_problems(tables: Mapping[str, Iterable[str]], root: str) -> list[str]:
+    packs = available_names(PACKS)
+    problems = []
+    for pack, values in sorted(tables.items()):
+        where = f"{root}.{_key(pack)}"
+        if pack not in packs:
+            problems.append(_unknown("pack", pack, packs, where))
+            continue
+        declared = _declared_values(pack)
+        if declared is None:
+            continue
+        for value in sorted(set(values) - set(declared)):
+            problems.append(
+                f"pack {pack!r} has no metric value {value!r}{did_you_mean(value, declared)} "
+                f"(its values: {', '.join(declared)}) @ {where}.{_key(value)}"
+            )
+    return problems
+
+
+def _declared_values(pack: str) -> list[str] | None:
+    """The value names *pack*'s metrics declare, or None when one of them declares none."""
+    info = load_pack(pack).obj.info()
+    names: list[str] = []
+    for metric in info.metrics:
+        declared = metric_values(metric)
+        if not declared:
+            return None
+        names += declared
+    return sorted(set(names) | set(info.thresholds))
+
+
+def _option_names(cls: Any) -> list[str] | None:
+    if attrs.has(cls):
+        return [a.alias or a.name for a in attrs.fields(cls) if a.init]
+    if dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls) if f.init]
+    return None
+
+
+def _unknown(kind: str, name: str, known: list[str], where: str) -> str:
+    installed = ", ".join(known) or "none"
+    hint = did_you_mean(name, known)
+    return f"no installed {kind} is named {name!r}{hint} (installed: {installed}) @ {where}"
+
+
+def _key(name: str) -> str:
+    """A key as a ``$.path`` step: bare when it is a plain word, else quoted."""
+    return name if name.replace("_", "").replace("-", "").isalnum() else repr(name)
