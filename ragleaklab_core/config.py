@@ -194,9 +194,7 @@ def _format(exc: BaseException, type_: type | None) -> str:
 def _unknown_keys(exc: ForbiddenExtraKeysError) -> str:
     """``unknown key 'decision_rul' (did you mean 'decision_rule'?)``: a misspelt key must not
     leave its setting at the default without a word, and the fix is usually one edit away."""
-    known = (
-        [a.alias or a.name for a in attrs.fields(exc.cl) if a.init] if attrs.has(exc.cl) else []
-    )
+    known = [a.alias or a.name for a in attrs.fields(exc.cl) if a.init] if attrs.has(exc.cl) else []
     named = [f"{k!r}{did_you_mean(k, known)}" for k in sorted(exc.extra_fields)]
     noun = "key" if len(named) == 1 else "keys"
     allowed = f"; known keys: {', '.join(sorted(known))}" if known else ""

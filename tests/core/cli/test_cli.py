@@ -245,9 +245,7 @@ def test_config_file_is_used_and_flags_override_it(tmp_path):
 def test_fitter_option_on_exact_is_rejected(tmp_path):
     example(tmp_path)
     proc = calibrate(tmp_path, "--fitter-option", "nmae=3")
-    assert_clean_failure(
-        proc, tmp_path / "out", "unknown key 'nmae'", "$.calibrate.fitter.options"
-    )
+    assert_clean_failure(proc, tmp_path / "out", "unknown key 'nmae'", "$.calibrate.fitter.options")
 
 
 def test_fitter_option_with_wrong_typed_options_in_the_file(tmp_path):
