@@ -19,9 +19,10 @@ from ragleaklab_core.calibration.thresholds import (
     write_thresholds,
 )
 from ragleaklab_core.config import Config
-from ragleaklab_core.errors import InputError
+from ragleaklab_core.errors import InputError, did_you_mean
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
 from ragleaklab_core.interfaces import pack_traits
+from ragleaklab_core.run.names import declared_values
 from ragleaklab_core.run.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.run.suite import settings_of
 
@@ -70,6 +71,14 @@ def calibrate_pack(
     """
     pack = load_pack(name)
     info = pack_info(pack.obj)
+    metric = config.calibrate.metric or info.primary_metric
+    declared = declared_values(info)
+    if declared is not None and metric not in declared:
+        # Known before a case is asked: a misspelt --metric must not cost a whole run first.
+        raise InputError(
+            f"pack {name!r} has no metric value {metric!r}{did_you_mean(metric, declared)}; "
+            f"its metrics produce: {', '.join(declared)} (--metric, [calibrate] metric)"
+        )
     settings = settings_of(config, tags)
     if progress is not None:
         progress.start(pack, count_asks(pack, settings))
@@ -85,7 +94,6 @@ def calibrate_pack(
     finally:
         if progress is not None:
             progress.finish()  # also when the run raised: no progress after the error
-    metric = config.calibrate.metric or info.primary_metric
     scores = {r.test_id: r.values[metric] for r in run.results if metric in r.values}
     if not scores and not any(r.error for r in run.results):
         known = sorted(run.value_metric)

@@ -31,6 +31,7 @@ from ragleaklab_core.calibration.thresholds import ThresholdsFile
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import ConfigError, did_you_mean
 from ragleaklab_core.run.runner import load_pack
+from ragleaklab_core.values import PackInfo
 
 
 def check_config_names(config: Config, *, source: str) -> None:
@@ -87,7 +88,7 @@ def _value_problems(tables: Mapping[str, Iterable[str]], root: str) -> list[str]
         if pack not in packs:
             problems.append(_unknown("pack", pack, packs, where))
             continue
-        declared = _declared_values(pack)
+        declared = declared_values(load_pack(pack).obj.info())
         if declared is None:
             continue
         for value in sorted(set(values) - set(declared)):
@@ -98,9 +99,9 @@ def _value_problems(tables: Mapping[str, Iterable[str]], root: str) -> list[str]
     return problems
 
 
-def _declared_values(pack: str) -> list[str] | None:
-    """The value names *pack*'s metrics declare, or None when one of them declares none."""
-    info = load_pack(pack).obj.info()
+def declared_values(info: PackInfo) -> list[str] | None:
+    """The value names a pack's metrics declare (and its default thresholds name), or None
+    when one of its metrics declares none (its names are known only from what it returns)."""
     names: list[str] = []
     for metric in info.metrics:
         declared = metric_values(metric)

@@ -153,3 +153,15 @@ def test_the_python_api_refuses_them_too():
     config = load_config({"metrics": {"retrieval": {"kk": 3}}}, source="<memory>")
     with pytest.raises(ConfigError, match=r"did you mean 'k'\?"):
         run_suite(config, packs=[PACK], tags=["smoke"])
+
+
+def test_calibrate_refuses_a_misspelt_metric_value_before_asking(server, tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text(http_target(server), encoding="utf-8")
+    out = rlk(
+        "calibrate", "--pack", PACK, "-c", "rl.toml", "--metric", "poison_rate_at_kk", "-o", "co",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert "no metric value 'poison_rate_at_kk' (did you mean 'poison_rate_at_k'?)" in out.stderr
+    assert server.hits == {} and not (tmp_path / "co").exists()
