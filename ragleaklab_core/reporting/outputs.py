@@ -153,6 +153,15 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def rendered_files(
+    report: RunReport | Mapping[str, Any], requested: Mapping[str, Path]
+) -> list[tuple[Path, str]]:
+    """``(path, text)`` of each requested reporter's rendering (``{name: path}``), every one made
+    before any is written: a reporter that fails leaves nothing to write."""
+    run = run_report(report)
+    return [(path, render(name, run)) for name, path in requested.items()]
+
+
 def write_renderings(
     report: RunReport | Mapping[str, Any],
     requested: Mapping[str, Path],
@@ -161,10 +170,8 @@ def write_renderings(
     """Render each requested reporter (``{name: path}``) and write it with *write* (atomic, the
     caller's). Every rendering is made before the first file is written, so a reporter that
     fails leaves none of them half-written."""
-    run = run_report(report)
-    rendered = {name: render(name, run) for name in requested}
-    for name, path in requested.items():
-        write(path, rendered[name])
+    for path, text in rendered_files(report, requested):
+        write(path, text)
     return list(requested.values())
 
 
@@ -189,6 +196,7 @@ __all__ = [
     "declared",
     "github_annotations",
     "render",
+    "rendered_files",
     "renderer",
     "reporter_names",
     "shorthands",
