@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -606,7 +607,14 @@ def main(argv: list[str] | None = None) -> None:
     click's own usage errors), goes through :func:`ragleaklab_core._safe_text.neutralise`:
     text a target or plugin controls never starts a GitHub Actions workflow command."""
     with neutralised_output():
-        cli.main(args=argv, prog_name="ragleaklab")
+        try:
+            cli.main(args=argv, prog_name="ragleaklab")
+        except Exception:
+            # A bug's traceback may quote a target's text: printed here, through the
+            # neutralising stderr, not by the interpreter once the streams are given back.
+            # Exit 1, as Python exits on an uncaught exception.
+            traceback.print_exc()
+            raise SystemExit(1) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -210,3 +210,18 @@ def test_own_commands_pass_the_stream_and_must_be_one_line(capsys):
         write_workflow_command("::error::a\n::set-output name=x::y", stream)
     with pytest.raises(TypeError):
         stream.write(b"")  # type: ignore[arg-type]
+
+
+def test_a_crash_quoting_a_target_prints_its_traceback_neutralised(monkeypatch, capsys):
+    from ragleaklab_core.cli import commands
+
+    def crash(**_: Any) -> None:
+        raise RuntimeError("the target said:\n::stop-commands::tok\r##[error]x")
+
+    monkeypatch.setattr(commands.cli, "main", crash)
+    with pytest.raises(SystemExit) as exited:
+        commands.main([])
+    assert exited.value.code == 1  # as Python exits on an uncaught exception
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and "stop-commands" in err
+    assert commands_in(err) == []

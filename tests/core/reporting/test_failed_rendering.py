@@ -246,3 +246,13 @@ def test_a_rename_that_fails_puts_back_what_the_earlier_ones_replaced(tmp_path, 
     monkeypatch.undo()
     assert a.read_text() == "old a\n" and b.read_text() == "old b\n" and not c.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # no temporary, no link
+
+
+def test_report_never_renders_over_the_report_it_reads(tmp_path):
+    first = _session(tmp_path).run()
+    assert first.exit_code in (0, 1)
+    before = snapshot(tmp_path / "o")
+    for target in ("o/report.json", "./o/../o/report.json"):
+        out = rlk("report", "o", "--format", "markdown", "-o", target, cwd=tmp_path)
+        assert out.returncode == 2 and "is the file the report is read from" in out.stderr
+    assert snapshot(tmp_path / "o") == before
