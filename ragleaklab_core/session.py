@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from attrs import field, frozen
 
-from ragleaklab_core._atomic import write_file
+from ragleaklab_core._atomic import output_problem, same_file, write_all
 from ragleaklab_core.config import (
     Config,
     Overrides,
@@ -46,14 +46,26 @@ from ragleaklab_core.config import (
     load_config,
     read_config_file,
 )
-from ragleaklab_core.errors import InputError, RunInterrupted, UsageError
+from ragleaklab_core.errors import (
+    ConfigError,
+    InputError,
+    PluginRuntimeError,
+    RagleaklabError,
+    RunInterrupted,
+    UsageError,
+)
 from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, Gate, Verdict, decide
 from ragleaklab_core.gate import apply as apply_gate
-from ragleaklab_core.gate.comparison import not_comparable, planned_differences, read_comparable
+from ragleaklab_core.gate.comparison import (
+    check_level,
+    not_comparable,
+    planned_differences,
+    read_comparable,
+)
 from ragleaklab_core.reporting.console import render as render_summary
-from ragleaklab_core.reporting.outputs import github_annotations, write_renderings
+from ragleaklab_core.reporting.outputs import github_annotations, rendered_files
 from ragleaklab_core.run.executor import Executor
-from ragleaklab_core.run.journal import Journal
+from ragleaklab_core.run.journal import META, PARTIAL, Journal
 from ragleaklab_core.run.recording import Recorder, Replay
 from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
 from ragleaklab_core.run.suite import (
@@ -79,6 +91,46 @@ class Progress(Protocol):
 
 def _paths(value: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
     return {key: Path(path) for key, path in value.items()}
+
+
+#: The flag of ``ragleaklab run`` that sets each ``$.run`` key (``ray.*``: a ``[run.ray]`` key).
+_RUN_FLAGS = {
+    "epochs": "--epochs",
+    "reducer": "--reducer",
+    "concurrency": "--concurrency",
+    "rate_limit": "--rate-limit",
+    "out": "--out",
+    "max_consecutive_failures": "--max-consecutive-failures",
+    "max_fail_rate": "--max-fail-rate",
+    "max_fail_rates": "--max-fail-rate",
+    "executor": "--executor",
+    "ray.address": "--ray-address",
+    "ray.workers": "--ray-workers",
+    "ray.cpus_per_worker": "--ray-cpus-per-worker",
+    "ray.gpus_per_worker": "--ray-gpus-per-worker",
+}
+
+
+def _naming_flags(error: ConfigError, overrides: Overrides) -> ConfigError:
+    """*error* with each problem at a ``$.run`` key a flag set prefixed by that flag, so
+    ``--rate-limit nan`` is refused as ``--rate-limit: ... @ $.run.rate_limit`` (a key the file
+    set, and no flag, is left as the file's)."""
+    given = {
+        f"$.run.{key}.{sub}" if isinstance(value, Mapping) else f"$.run.{key}": key
+        for key, value in overrides.run.items()
+        for sub in (value if isinstance(value, Mapping) else [None])
+    }
+    problems = []
+    for problem in error.problems:
+        path = problem.rpartition(" @ ")[2]
+        key = given.get(path)
+        if key is not None:
+            sub = path.removeprefix(f"$.run.{key}").lstrip(".")
+            flag = _RUN_FLAGS.get(f"{key}.{sub}" if key == "ray" else key)
+            if flag is not None:
+                problem = f"{flag}: {problem}"
+        problems.append(problem)
+    return ConfigError(error.source, problems)
 
 
 @frozen
@@ -165,6 +217,13 @@ class RunRequest:
             )
         if self.fail_on is not None and self.fail_on not in FAIL_ON:
             raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, not {self.fail_on!r}")
+        if self.baseline_level is not None:
+            # The gate's own check, now: after the run it would come too late (every case asked,
+            # the journal written).
+            try:
+                check_level(self.baseline_level, name="--baseline-level")
+            except InputError as exc:
+                raise UsageError(exc.message) from None
         if self.baseline is None:
             for flag, given in (
                 ("--fail-on", self.fail_on not in (None, "verdict")),
@@ -251,7 +310,10 @@ class RunSession:
         # The file's own [target], before the overrides are merged into it (in place).
         table = raw.get("target")
         configured_target = dict(table) if isinstance(table, dict) else None
-        config = load_config(apply_overrides(raw, request.overrides()), source=source)
+        try:
+            config = load_config(apply_overrides(raw, request.overrides()), source=source)
+        except ConfigError as exc:
+            raise _naming_flags(exc, request.overrides()) from None
         if config.run.executor != "ray" and any(v is not None for v in request.ray.values()):
             raise UsageError('--ray-* options need --executor ray (or [run] executor = "ray")')
         out = Path(config.run.out)
@@ -279,6 +341,7 @@ class RunSession:
             differences = planned_differences(baseline, versions, plan.settings.tags)
             if differences:
                 raise not_comparable(differences)
+        _check_outputs(request, out)
         description = run_fingerprint(config, plan.packs, tags)
         replayed = f":replay={request.replay}" if request.replay is not None else ""
         journal = Journal(out, description + replayed)
@@ -333,9 +396,19 @@ class RunSession:
         gate = self._gate(document, prepared)
         document = apply_gate(document, gate)
         out = prepared.out
-        write_file(out / "runs.jsonl", runs_lines(outcome.verdicts))
-        write_file(out / "report.json", chunks(document))
-        write_renderings(document, request.renderings, write_file)
+        try:
+            # All or nothing: every rendering is made, then every file is written to a
+            # temporary beside it, and only then are they renamed into place. A failure leaves
+            # report.json and runs.jsonl as they were, so the exit code and the directory agree.
+            write_all(
+                [
+                    (out / "runs.jsonl", runs_lines(outcome.verdicts)),
+                    (out / "report.json", chunks(document)),
+                    *rendered_files(document, request.renderings),
+                ]
+            )
+        except RagleaklabError as exc:
+            raise _answers_kept(exc, journal) from None
         journal.finish()
         return RunResult(
             verdict=gate.verdict,
@@ -367,6 +440,62 @@ class RunSession:
                 f"{prepared.journal.partial.as_posix()}: run again with --resume",
                 source=None if request.baseline is None else request.baseline.as_posix(),
             ) from None
+
+
+def _check_outputs(request: RunRequest, out: Path) -> None:
+    """Refuse, before anything is asked, an output that cannot be written: ``--out`` or a
+    rendering in a folder that cannot be made or written, a rendering on the run's own files
+    (report.json, runs.jsonl, the journal), on an input of the run or on another rendering.
+
+    Raises:
+        UsageError: Naming the flag and the file.
+    """
+    for name in ("report.json", "runs.jsonl"):
+        problem = output_problem(out / name)
+        if problem is not None:
+            raise UsageError(f"--out {out.as_posix()}: {name} {problem}")
+    owned = {
+        f"the run's own {name} (--out {out.as_posix()})": out / name
+        for name in ("report.json", "runs.jsonl", PARTIAL, META)
+    }
+    inputs = {
+        "--config": request.config_path,
+        "--thresholds": request.thresholds_path,
+        "--baseline": request.baseline,
+    }
+    taken = {**owned, **{f"the {flag} file": p for flag, p in inputs.items() if p is not None}}
+    for name, path in request.renderings.items():
+        flag = f"--{name} {path.as_posix()}"
+        problem = output_problem(path)
+        if problem is not None:
+            raise UsageError(f"{flag}: {problem}")
+        for what, other in taken.items():
+            if same_file(path, other):
+                raise UsageError(
+                    f"{flag}: the file is {what}; writing the rendering there would replace it "
+                    "(name another file)"
+                )
+        taken[f"the file of --{name}"] = path
+    record = request.record
+    if record is not None and (problem := output_problem(record / "index.json")) is not None:
+        raise UsageError(f"--record {record.as_posix()}: {problem}")
+
+
+def _answers_kept(error: RagleaklabError, journal: Journal) -> RagleaklabError:
+    """*error* (an output that could not be made or written after the cases were answered),
+    saying that nothing was written and how to finish without asking again."""
+    kept = (
+        f"; nothing was written (report.json and runs.jsonl are as they were before this run), "
+        f"and the answers are kept in {journal.partial.as_posix()}: fix the output and run the "
+        "same command again with --resume (or discard them with --restart)"
+    )
+    if isinstance(error, InputError):
+        return InputError(error.message.rstrip(".") + kept, source=error.source)
+    if isinstance(error, PluginRuntimeError):
+        return PluginRuntimeError(
+            error.group, error.name, error.message.rstrip(".") + kept, case_id=error.case_id
+        )
+    return error
 
 
 def run(request: RunRequest, *, progress: Progress | None = None) -> RunResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from ragleaklab_core._log import configure_cli_logging
+from ragleaklab_core._safe_text import neutralised_output, write_workflow_command
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
@@ -572,8 +574,10 @@ def run(
     for path in request.renderings.values():
         click.echo(f"wrote {path.as_posix()}")
     if os.environ.get("GITHUB_ACTIONS") == "true":
+        # ragleaklab's own workflow commands: the only lines printed past the neutralising
+        # streams (their text is escaped by GitHub's rules).
         for line in result.annotations:
-            click.echo(line)
+            write_workflow_command(line)
     step_summary(result.report)
     sys.exit(result.exit_code)
 
@@ -601,8 +605,20 @@ cli.add_command(plugins_command)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="ragleaklab")
+    """Console-script entry point.
+
+    Everything the command prints, on stdout and stderr (results, errors, warnings, logs,
+    click's own usage errors), goes through :func:`ragleaklab_core._safe_text.neutralise`:
+    text a target or plugin controls never starts a GitHub Actions workflow command."""
+    with neutralised_output():
+        try:
+            cli.main(args=argv, prog_name="ragleaklab")
+        except Exception:
+            # A bug's traceback may quote a target's text: printed here, through the
+            # neutralising stderr, not by the interpreter once the streams are given back.
+            # Exit 1, as Python exits on an uncaught exception.
+            traceback.print_exc()
+            raise SystemExit(1) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ragleaklab_core._atomic import same_file
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import write_file
 from ragleaklab_core.errors import InputError
@@ -141,6 +142,12 @@ def report_command(
     if output is not None and output.is_dir():
         raise click.UsageError(f"-o {output.as_posix()} is a directory, expected a file")
     report_path = _run_report_path(run_path)
+    for read in (report_path, calibration_path):
+        if output is not None and read is not None and same_file(output, read):
+            raise click.UsageError(
+                f"-o {output.as_posix()} is the file the report is read from; writing the "
+                "rendering there would replace it (name another file)"
+            )
     report = read_report(report_path)
     options = {}
     if calibration_path is not None:

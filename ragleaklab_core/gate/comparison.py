@@ -111,6 +111,19 @@ class RunDiff:
         }
 
 
+def check_level(level: object, *, name: str = "the level") -> float:
+    """*level* as the one-sided level of the regression test: a finite number strictly between
+    0 and 0.5, else an :class:`InputError` naming it (*name*: the flag, ``--baseline-level``).
+
+    NaN compares false with every bound, so it is refused by name, not by comparison: a run
+    given ``--baseline-level nan`` is refused before it asks anything."""
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 0.5:
+        raise InputError(
+            f"{name} must be a number strictly between 0 and 0.5 (such as 0.05), not {level!r}"
+        )
+    return float(level)
+
+
 def compare(
     base: Mapping[str, Any], new: Mapping[str, Any], *, level: float = 0.05, force: bool = False
 ) -> RunDiff:
@@ -120,8 +133,7 @@ def compare(
         InputError: *level* is not in (0, 0.5), or the runs measured different things (pack
             versions, metric options, case selection or target) and *force* is False.
     """
-    if not 0 < level < 0.5:
-        raise InputError(f"the level must be between 0 and 0.5, not {level}")
+    check_level(level)
     check_report(base, source="base report")
     check_report(new, source="new report")
     base_packs = {p["name"]: p for p in base["packs"]}

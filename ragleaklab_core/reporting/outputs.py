@@ -24,6 +24,7 @@ from ragleaklab_core._discovery import (
     load_plugin,
     plugin_class,
 )
+from ragleaklab_core._safe_text import command_data, command_property, neutralise
 from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError, did_you_mean
 from ragleaklab_core.interfaces import reporter_traits
 from ragleaklab_core.reporting.model import RunReport, run_report
@@ -135,28 +136,28 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
     for pack in report.get("packs", []):
         if not isinstance(pack, Mapping):
             continue
-        name = _escape_property(f"ragleaklab {pack.get('name', '?')} {pack.get('version', '')}")
+        name = command_property(f"ragleaklab {pack.get('name', '?')} {pack.get('version', '')}")
         level = annotation_level(pack, gate)
         if level is not None:
             said = [pack.get("not_tested_reason"), *pack.get("reasons", [])]
             text = "; ".join(str(r) for r in said if r) or str(pack.get("verdict"))
-            lines.append(f"::{level} title={name.rstrip()}::{_escape_data(text)}")
+            lines.append(f"::{level} title={name.rstrip()}::{command_data(text)}")
         for warning in pack.get("warnings", []):
-            lines.append(f"::warning title={name.rstrip()}::{_escape_data(str(warning))}")
+            lines.append(f"::warning title={name.rstrip()}::{command_data(str(warning))}")
     if gate is not None and gated_on_baseline(gate):
-        title = _escape_property(f"ragleaklab --fail-on {gate['fail_on']}")
+        title = command_property(f"ragleaklab --fail-on {gate['fail_on']}")
         for reason in gate.get("reasons", []):
-            lines.append(f"::error title={title}::{_escape_data(str(reason))}")
+            lines.append(f"::error title={title}::{command_data(str(reason))}")
     return lines
 
 
-def _escape_data(text: str) -> str:
-    # GitHub's workflow-command escaping: % first, then the line breaks.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def rendered_files(
+    report: RunReport | Mapping[str, Any], requested: Mapping[str, Path]
+) -> list[tuple[Path, str]]:
+    """``(path, text)`` of each requested reporter's rendering (``{name: path}``), every one made
+    before any is written: a reporter that fails leaves nothing to write."""
+    run = run_report(report)
+    return [(path, render(name, run)) for name, path in requested.items()]
 
 
 def write_renderings(
@@ -167,10 +168,8 @@ def write_renderings(
     """Render each requested reporter (``{name: path}``) and write it with *write* (atomic, the
     caller's). Every rendering is made before the first file is written, so a reporter that
     fails leaves none of them half-written."""
-    run = run_report(report)
-    rendered = {name: render(name, run) for name in requested}
-    for name, path in requested.items():
-        write(path, rendered[name])
+    for path, text in rendered_files(report, requested):
+        write(path, text)
     return list(requested.values())
 
 
@@ -183,7 +182,9 @@ def step_summary(report: RunReport | Mapping[str, Any]) -> None:
     chosen = _declaring("step_summary")
     if not chosen:
         return
-    text = render(chosen[0][0], report)
+    # The summary is a file, not a log the runner parses; it is neutralised all the same, so
+    # no copy of it pasted into a step's output can start a workflow command.
+    text = neutralise(render(chosen[0][0], report))
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(text)
 
@@ -193,6 +194,7 @@ __all__ = [
     "declared",
     "github_annotations",
     "render",
+    "rendered_files",
     "renderer",
     "reporter_names",
     "shorthands",

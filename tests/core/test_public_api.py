@@ -108,7 +108,17 @@ def test_the_core_names_builtins_only_where_listed():
 #: docs/architecture.md draws them: a room imports only from its own layer or below.
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset(
-        {"errors", "values", "interfaces", "_version", "_redact", "_atomic", "_log", "_walked"}
+        {
+            "errors",
+            "values",
+            "interfaces",
+            "_version",
+            "_redact",
+            "_atomic",
+            "_log",
+            "_walked",
+            "_safe_text",
+        }
     ),
     frozenset({"inputs", "_moved", "stats"}),
     frozenset({"config"}),
