@@ -376,14 +376,28 @@ def count_asks(pack: LoadedPlugin, settings: RunSettings) -> int:
     Raises:
         ConfigError: ``settings.tags`` select no case of the pack.
     """
+    return survey_cases(pack, settings)[0]
+
+
+def survey_cases(pack: LoadedPlugin, settings: RunSettings) -> tuple[int, frozenset[str]]:
+    """How many answers a run of *pack* with *settings* asks for, and which of the wanted
+    ``settings.tags`` its cases carry, in one read of its cases (none without tags).
+
+    Raises:
+        ConfigError: ``settings.tags`` select no case of the pack.
+    """
     wanted = set(settings.tags)
     cases = pack.obj.cases()
     if not wanted and isinstance(cases, Sized):  # a CaseFile knows its length: no read
-        return len(cases) * settings.epochs
-    selected = sum(1 for c in cases if not wanted or wanted.intersection(c.tags))
+        return len(cases) * settings.epochs, frozenset()
+    selected, carried = 0, set()
+    for case in cases:
+        found = wanted.intersection(case.tags)
+        carried |= found
+        selected += bool(found) or not wanted
     if wanted and not selected:
         raise _no_case_tagged(pack.name, settings.tags)
-    return selected * settings.epochs
+    return selected * settings.epochs, frozenset(carried)
 
 
 def select_cases(cases: Iterable[Case], tags: Sequence[str], pack: str) -> tuple[Case, ...]:

@@ -37,6 +37,7 @@ from ragleaklab_core.run.runner import (
     load_pack,
     refuse_principals,
     run_pack,
+    survey_cases,
 )
 from ragleaklab_core.run.verdict import PackVerdict, evaluate
 from ragleaklab_core.values import PackInfo, Threshold
@@ -151,7 +152,21 @@ def plan_suite(
     loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
     settings = settings_of(config, tags)
     # A tag no case carries is a usage error now, not later.
-    asks = {pack.name: count_asks(pack, settings) for pack in loaded}
+    surveyed = {pack.name: survey_cases(pack, settings) for pack in loaded}
+    asks = {name: n for name, (n, _) in surveyed.items()}
+    # Tags select cases carrying any of them, so a misspelt one beside a real one (--tag smoke
+    # --tag hard-case) would select nothing of its own without a word: each must be carried.
+    carried = set().union(*(tags for _, tags in surveyed.values()))
+    missing = sorted(set(settings.tags) - carried)
+    if missing:
+        raise ConfigError(
+            "$.run.tags",
+            [
+                f"no case of {', '.join(p.name for p in loaded)} is tagged {t!r} "
+                "(--tag, [run] tags) @ $.run.tags"
+                for t in missing
+            ],
+        )
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)

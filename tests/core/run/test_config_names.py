@@ -165,3 +165,20 @@ def test_calibrate_refuses_a_misspelt_metric_value_before_asking(server, tmp_pat
     assert out.returncode == 2, out.stderr
     assert "no metric value 'poison_rate_at_kk' (did you mean 'poison_rate_at_k'?)" in out.stderr
     assert server.hits == {} and not (tmp_path / "co").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--smoke", "--tag", "no-such-tag"),  # beside a real tag it would select nothing, unseen
+        ("--tag", "smoke", "--tag", "smkoe"),
+    ],
+)
+def test_a_tag_no_case_carries_is_refused_even_beside_one_that_selects(server, tmp_path, args):
+    config = tmp_path / "rl.toml"
+    config.write_text(http_target(server), encoding="utf-8")
+    out = rlk("run", "-c", "rl.toml", "-p", PACK, *args, "-o", "o", cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    wrong = args[-1]
+    assert f"no case of {PACK} is tagged {wrong!r}" in out.stderr
+    assert server.hits == {} and not (tmp_path / "o").exists()
