@@ -11,10 +11,14 @@ when that p-value is at most ``level``; the interval is at confidence ``1 - 2 * 
 lower end is above 0 exactly when the value regressed. Per case: the ids that fail now and passed
 (were scored and did not fail) in the base, and the ones that failed and now pass.
 
-Comparing two runs is only meaningful when they measured the same thing, so packs whose version,
-metric plugins and options, case selection or target (``name@fingerprint`` of its options)
-differ are refused with an :class:`InputError` unless ``force`` is given. Packs or values present
-in only one report are listed, never dropped.
+Comparing two runs is only meaningful when they measured the same way, so packs whose version,
+metric plugins and options, case selection (tags, smoke, case ids), epochs, reducer, or a gated
+value's threshold (its value, decision rule and source) differ are refused with an
+:class:`InputError` naming every difference, unless ``force`` is given. A changed **target**
+(``name@fingerprint`` of its options: a defence switched on, a model swapped, another top_k) is
+what a comparison exists to judge: it is named (:attr:`RunDiff.target_changes`) and compared.
+Packs or values present in only one report are listed, never dropped; a pack that either run
+did not test is never compared, only listed as not tested (never "no regression").
 """
 
 from __future__ import annotations
@@ -83,6 +87,14 @@ class RunDiff:
     only_in_new: tuple[str, ...]
     not_compared: tuple[str, ...]  # "pack value: why"
     differences: tuple[str, ...]  # what --force let through
+    #: How the target changed ("" when it did not): named, and compared without --force.
+    target_changes: tuple[str, ...] = ()
+    #: "pack (why)": packs the new run did not test (verdict error, or tested false).
+    untested_new: tuple[str, ...] = ()
+    #: "pack (why)": packs the base run did not test: nothing to compare with.
+    untested_base: tuple[str, ...] = ()
+    #: The names of those packs (the gate gates them on their own thresholds).
+    untested_base_packs: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -91,8 +103,18 @@ class RunDiff:
     @property
     def unmeasured(self) -> tuple[str, ...]:
         """What the base run measured and the new one did not (a pack or gated value it lacks,
-        a value none of its cases could score): no regression can be ruled out there."""
-        return (*self.only_in_base, *self.not_compared)
+        a pack it did not test, a value none of its cases could score): no regression can be
+        ruled out there."""
+        return (*self.only_in_base, *self.untested_new, *self.not_compared)
+
+    @property
+    def untested(self) -> tuple[str, ...]:
+        """Why this comparison cannot say "no regression": what the new run did not measure,
+        a pack the base did not test, or nothing compared at all."""
+        found = [*self.unmeasured, *self.untested_base]
+        if not self.values and not found:
+            found.append("no gated value was measured in both runs: nothing was compared")
+        return tuple(found)
 
     @property
     def newly_failing(self) -> int:
@@ -104,10 +126,14 @@ class RunDiff:
             "level": self.level,
             "forced": self.forced,
             "differences": list(self.differences),
+            "target_changes": list(self.target_changes),
             "values": [v.to_dict() for v in self.values],
             "only_in_base": list(self.only_in_base),
             "only_in_new": list(self.only_in_new),
             "not_compared": list(self.not_compared),
+            "not_tested_new": list(self.untested_new),
+            "not_tested_base": list(self.untested_base),
+            "untested": list(self.untested),
         }
 
 
@@ -118,7 +144,8 @@ def compare(
 
     Raises:
         InputError: *level* is not in (0, 0.5), or the runs measured different things (pack
-            versions, metric options, case selection or target) and *force* is False.
+            versions, metric options, case selection, epochs, reducer, thresholds) and *force*
+            is False. A different target is no refusal: it is named in the result.
     """
     if not 0 < level < 0.5:
         raise InputError(f"the level must be between 0 and 0.5, not {level}")
@@ -134,7 +161,16 @@ def compare(
     only_in_new = [n for n in sorted(new_packs) if n not in base_packs]
     values: list[ValueDiff] = []
     not_compared: list[str] = []
+    # A pack either run did not test is no measurement: listed, never compared. Only a pack
+    # the other run has (one the new run lacks is in only_in_base already).
+    new_untested = [(x, why) for x, why in _untested(new_packs) if x in base_packs]
+    base_untested = [(x, why) for x, why in _untested(base_packs) if x in new_packs]
+    untested_new = [f"{x} (not tested in the new run: {why})" for x, why in new_untested]
+    untested_base = [f"{x} (not tested in the base: {why})" for x, why in base_untested]
+    skipped = {x for x, _ in new_untested} | {x for x, _ in base_untested}
     for name in common:
+        if name in skipped:  # a pack either run did not test is no measurement to compare
+            continue
         b, n = base_packs[name], new_packs[name]
         b_values, n_values = _gated(b), _gated(n)
         only_in_base += [f"{name} {v}" for v in sorted(set(b_values) - set(n_values))]
@@ -153,7 +189,25 @@ def compare(
         only_in_new=tuple(only_in_new),
         not_compared=tuple(not_compared),
         differences=tuple(differences),
+        target_changes=tuple(target_changes(base, new)),
+        untested_new=tuple(untested_new),
+        untested_base=tuple(untested_base),
+        untested_base_packs=tuple(x for x, _ in base_untested),
     )
+
+
+def _untested(packs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(name, why) of each pack that was not tested: ``tested`` false or verdict ``error``
+    (a verdict a report does not know reads as error: never a measurement)."""
+    from ragleaklab_core.gate import Verdict
+
+    found = []
+    for name, pack in sorted(packs.items()):
+        if pack["tested"] is not True:
+            found.append((name, str(pack.get("not_tested_reason") or "tested is false")))
+        elif Verdict.read(pack["verdict"]) is Verdict.ERROR:
+            found.append((name, "its verdict is error"))
+    return found
 
 
 class _Array(abc.ABC):  # noqa: B024  (a type test, nothing to implement)
@@ -172,9 +226,13 @@ _NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("packs.*", dict),
     ("packs.*.name", str),
     ("packs.*.version", str),
+    ("packs.*.verdict", str),
+    ("packs.*.tested", bool),
     ("packs.*.metrics", list),
     ("packs.*.metrics.*.name", str),
     ("packs.*.cases.tags", list),
+    ("packs.*.cases.epochs", int),
+    ("packs.*.cases.reducer", str),
     ("packs.*.cases.ids", _Array),
     ("packs.*.values", dict),
     ("packs.*.values.*.threshold", (dict, type(None))),
@@ -258,6 +316,8 @@ def _names(kind: type | tuple[type, ...]) -> str:
         _Array: "an array",
         dict: "an object",
         str: "a string",
+        bool: "true or false",
+        int: "an integer",
         type(None): "null",
     }
     return " or ".join(words[k] for k in kinds)
@@ -270,64 +330,161 @@ def _differences(
     new_packs: Mapping[str, Any],
     common: Sequence[str],
 ) -> list[str]:
-    """What makes the two runs measure different things, one phrase each."""
+    """What makes the two runs measure differently, one phrase each, every one of them (the
+    target is not among them: a changed target is what a comparison judges)."""
     found = []
-    base_target = _target(base)
-    new_target = _target(new)
-    if base_target != new_target:
-        b_opts = (base.get("target") or {}).get("options", {})
-        n_opts = (new.get("target") or {}).get("options", {})
-        changed = [
-            f"{k} {json.dumps(b_opts.get(k))} -> {json.dumps(n_opts.get(k))}"
-            for k in sorted(set(b_opts) | set(n_opts))
-            if b_opts.get(k) != n_opts.get(k)
-        ]
-        how = f" (options: {', '.join(changed)})" if changed else ""
-        found.append(
-            f"the target is {base_target} in the base and {new_target} in the new run{how}"
-        )
     for name in common:
         b, n = base_packs[name], new_packs[name]
-        found.extend(_selection_differences(name, b, n["version"], n["cases"]["tags"]))
-        if _metrics(b) != _metrics(n):
-            found.append(f"pack {name} is scored by other metrics or metric options")
+        found.extend(
+            _selection_differences(
+                name,
+                b,
+                n["version"],
+                n["cases"]["tags"],
+                epochs=n["cases"]["epochs"],
+                reducer=n["cases"]["reducer"],
+            )
+        )
+        found.extend(_case_differences(name, b["cases"]["ids"], n["cases"]["ids"]))
+        found.extend(_metric_differences(name, b, n))
+        found.extend(_threshold_differences(name, b, n))
     return found
 
 
+def target_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """How the target of run *new* differs from run *base*'s, one phrase (empty when it is the
+    same): the change a comparison exists to judge, so it is named, never refused."""
+    base_target, new_target = _target(base), _target(new)
+    if base_target == new_target:
+        return []
+    b_opts = (base.get("target") or {}).get("options", {}) or {}
+    n_opts = (new.get("target") or {}).get("options", {}) or {}
+    changed = [
+        f"{k} {json.dumps(b_opts.get(k))} -> {json.dumps(n_opts.get(k))}"
+        for k in sorted(set(b_opts) | set(n_opts))
+        if b_opts.get(k) != n_opts.get(k)
+    ]
+    how = f" (options: {', '.join(changed)})" if changed else ""
+    return [f"the target is {base_target} in the base and {new_target} in the new run{how}"]
+
+
 def _selection_differences(
-    name: str, base: Mapping[str, Any], version: str, tags: Sequence[str]
+    name: str,
+    base: Mapping[str, Any],
+    version: str,
+    tags: Sequence[str],
+    *,
+    epochs: int | None = None,
+    reducer: str | None = None,
 ) -> list[str]:
     found = []
     if base["version"] != version:
         found.append(f"pack {name} is version {base['version']} in the base, {version} now")
     if sorted(base["cases"]["tags"]) != sorted(tags):
         found.append(
-            f"pack {name} ran the cases tagged {base['cases']['tags']} in the base, "
+            f"pack {name} ran the cases tagged {sorted(base['cases']['tags'])} in the base, "
             f"{sorted(tags)} now"
         )
+    # Epochs and the reducer decide each case's value: the mean of three answers is not the
+    # value of one, and "max" flags what "mean" does not.
+    if epochs is not None and base["cases"]["epochs"] != epochs:
+        found.append(f"pack {name} ran {base['cases']['epochs']} epochs in the base, {epochs} now")
+    if reducer is not None and base["cases"]["reducer"] != reducer:
+        found.append(
+            f"pack {name} reduced epochs with {base['cases']['reducer']} in the base, {reducer} now"
+        )
+    return found
+
+
+def _case_differences(name: str, base_ids: Sequence[str], new_ids: Sequence[str]) -> list[str]:
+    """Other cases (a selection by id, a hand-edited list): rates of other cases differ."""
+    b, n = set(base_ids), set(new_ids)
+    if b == n:
+        return []
+    gone, added = sorted(b - n), sorted(n - b)
+    parts = [
+        f"{len(x)} only in the {where} ({_first(x)})"
+        for x, where in ((gone, "base"), (added, "new run"))
+        if x
+    ]
+    return [f"pack {name} ran other cases: {', '.join(parts)}"]
+
+
+def _first(ids: Sequence[str], shown: int = 3) -> str:
+    more = f", +{len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+    b_metrics, n_metrics = _metric_options(b), _metric_options(n)
+    found = []
+    for metric in sorted(set(b_metrics) | set(n_metrics)):
+        if metric not in n_metrics:
+            found.append(f"pack {name} is scored by metric {metric} in the base only")
+        elif metric not in b_metrics:
+            found.append(f"pack {name} is scored by metric {metric} in the new run only")
+        elif b_metrics[metric] != n_metrics[metric]:
+            bo, no = b_metrics[metric], n_metrics[metric]
+            changed = [
+                f"{k} {json.dumps(bo.get(k))} -> {json.dumps(no.get(k))}"
+                for k in sorted(set(bo) | set(no))
+                if bo.get(k) != no.get(k)
+            ]
+            found.append(f"pack {name} metric {metric} options differ: {', '.join(changed)}")
+    return found
+
+
+def _threshold_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+    """A value gated at another threshold, decision rule or source: the failing counts of the
+    two runs count different things (a regression hides behind a looser threshold)."""
+    b_values, n_values = _gated(b), _gated(n)
+    found = []
+    for value in sorted(set(b_values) & set(n_values)):
+        bt, nt = b_values[value]["threshold"], n_values[value]["threshold"]
+        for key, what in (
+            ("value", "threshold"),
+            ("decision_rule", "decision rule"),
+            ("source", "threshold source"),
+        ):
+            if bt.get(key) != nt.get(key):
+                found.append(
+                    f"pack {name} {value}: {what} {json.dumps(bt.get(key))} in the base, "
+                    f"{json.dumps(nt.get(key))} now"
+                )
     return found
 
 
 def not_comparable(differences: Sequence[str]) -> InputError:
     """The error refusing to compare runs that measured different things."""
     return InputError(
-        "these runs did not measure the same thing, so a change in their failing rates would "
+        "these runs did not measure the same way, so a change in their failing rates would "
         "not be a regression of the system: " + "; ".join(differences) + ". Compare runs of "
-        "the same pack versions, metric options, case selection and target, or force the "
-        "comparison (ragleaklab diff --force, ragleaklab run --force-baseline, force=True)."
+        "the same pack versions, metric options, thresholds, epochs, reducer and case "
+        "selection (a changed target is compared as it is), or force the comparison "
+        "(ragleaklab diff --force, ragleaklab run --force-baseline, force=True)."
     )
 
 
 def planned_differences(
-    base: Mapping[str, Any], versions: Mapping[str, str], tags: Sequence[str]
+    base: Mapping[str, Any],
+    versions: Mapping[str, str],
+    tags: Sequence[str],
+    *,
+    epochs: int | None = None,
+    reducer: str | None = None,
 ) -> list[str]:
-    """What a run of the packs *versions* (name -> version) selecting *tags* is known, before it
-    starts, to measure differently from run *base* (a checked report): the pack versions and the
-    case selection. The rest (metric options, target) is compared on the finished report."""
+    """What a run of the packs *versions* (name -> version) selecting *tags* with *epochs* and
+    *reducer* is known, before it starts, to measure differently from run *base* (a checked
+    report): pack versions, case selection, epochs, reducer. The rest (metric options,
+    thresholds, case ids) is compared on the finished report."""
     base_packs = {p["name"]: p for p in base["packs"]}
     found = []
     for name in sorted(set(versions) & set(base_packs)):
-        found.extend(_selection_differences(name, base_packs[name], versions[name], tags))
+        found.extend(
+            _selection_differences(
+                name, base_packs[name], versions[name], tags, epochs=epochs, reducer=reducer
+            )
+        )
     return found
 
 
@@ -336,8 +493,8 @@ def _target(report: Mapping[str, Any]) -> str:
     return "no target" if target is None else target_identity(target)
 
 
-def _metrics(pack: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return sorted((m["name"], repr(sorted(m.get("options", {}).items()))) for m in pack["metrics"])
+def _metric_options(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {m["name"]: m.get("options") or {} for m in pack["metrics"]}
 
 
 def _gated(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -393,4 +550,5 @@ __all__ = [
     "p_text",
     "planned_differences",
     "read_comparable",
+    "target_changes",
 ]
