@@ -247,11 +247,12 @@ def read_comparable(path: Path) -> dict[str, Any]:
     diff``'s two reports and ``run --baseline``'s are read by this one function.
 
     Raises:
-        InputError: The file is missing, is no JSON object, or lacks what a comparison reads
-            (the message names its ``$.path``).
+        InputError: The file is missing, is no JSON object, lacks what a comparison reads, or
+            contradicts itself (:func:`check_consistent`; the message names the ``$.path``).
     """
     report = read_report(path)
     check_report(report, source=str(path))
+    check_consistent(report, source=str(path))
     return report
 
 
@@ -544,6 +545,7 @@ def p_text(p: float) -> str:
 __all__ = [
     "RunDiff",
     "ValueDiff",
+    "check_consistent",
     "check_report",
     "compare",
     "not_comparable",
@@ -552,3 +554,189 @@ __all__ = [
     "read_comparable",
     "target_changes",
 ]
+
+
+def check_consistent(report: Mapping[str, Any], *, source: str) -> None:
+    """Raise :class:`InputError` when *report* (a checked report read from a file) contradicts
+    itself: a hand-edited baseline that looks "already failing" everywhere (so new failures are
+    excused) or whose counts were inflated. Names the ``$.path`` and what contradicts what.
+
+    What is checked: the exit code against the verdict, the run's verdict (or the gate's
+    thresholds verdict) against its packs', each pack's verdict against its tested flag and its
+    values, each gated value's failing count against its failing ids, its scored count against
+    the cases run and the unscored ids, its passed flag against its counts and allowance, and
+    every case of ``case_results`` against the values' ids and thresholds.
+    """
+    problems = _contradictions(report)
+    if problems:
+        raise InputError(
+            "this report contradicts itself, so it cannot be compared with: "
+            + "; ".join(problems[:5])
+            + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+            + ". Use the report.json a run wrote, unedited (run the base again if it is lost).",
+            source=source,
+        )
+
+
+def _contradictions(report: Mapping[str, Any]) -> list[str]:
+    from ragleaklab_core.gate import Verdict, gated_on_baseline, run_verdict
+
+    found: list[str] = []
+    verdict = report.get("verdict")
+    if verdict not in {v.value for v in Verdict}:
+        return [f"$.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
+    exit_code = report.get("exit_code")
+    if exit_code != Verdict(verdict).exit_code:
+        found.append(
+            f"$.exit_code {json.dumps(exit_code)} contradicts $.verdict {verdict!r} "
+            f"(exit {Verdict(verdict).exit_code})"
+        )
+    packs = report["packs"]
+    for i, pack in enumerate(packs):
+        found += _pack_contradictions(pack, f"$.packs[{i}]")
+    statuses = [p["verdict"] for p in packs]
+    expected = run_verdict(statuses)
+    gate = report.get("gate")
+    if isinstance(gate, Mapping) and gated_on_baseline(gate):
+        where, said = "$.gate.thresholds_verdict", gate.get("thresholds_verdict")
+    else:
+        where, said = "$.verdict", verdict
+    if said != expected:
+        found.append(
+            f"{where} {json.dumps(said)} contradicts the packs' verdicts {statuses} "
+            f"(which make {expected.value!r})"
+        )
+    return found
+
+
+def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
+    from ragleaklab_core.gate import Verdict
+
+    found = []
+    verdict = pack["verdict"]
+    if verdict not in {v.value for v in Verdict}:
+        return [f"{at}.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
+    if not pack["tested"] and verdict == Verdict.PASS:
+        found.append(f"{at}.verdict 'pass' contradicts {at}.tested false")
+    cases = pack["cases"]
+    ids = list(cases["ids"])
+    id_set = set(ids)
+    run = cases.get("run")
+    if run is not None and run != len(ids):
+        found.append(f"{at}.cases.run {run} contradicts the {len(ids)} ids of {at}.cases.ids")
+    allowance = pack.get("max_fail_rate", 0.0)
+    for name, value in pack["values"].items():
+        found += _value_contradictions(value, f"{at}.values.{name}", ids, id_set, allowance)
+        if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
+            found.append(f"{at}.verdict 'pass' contradicts {at}.values.{name}.passed false")
+    results = pack.get("case_results")
+    if results is None:
+        found.append(f"{at}.case_results: missing (each case's outcome is checked against it)")
+    else:
+        found += _case_contradictions(pack, results, at, id_set)
+    return found
+
+
+def _value_contradictions(
+    value: Mapping[str, Any],
+    at: str,
+    ids: Sequence[str],
+    id_set: set[str],
+    allowance: Any,
+) -> list[str]:
+    rate = value["fail_rate"]
+    if value["threshold"] is None or rate is None:
+        return []
+    found = []
+    k, n = rate["successes"], rate["trials"]
+    failing, unscored = list(value["all_failing_ids"]), list(value["unscored_ids"])
+    if len(set(failing)) != k:
+        found.append(
+            f"{at}.fail_rate.successes {k} contradicts the {len(set(failing))} ids of "
+            f"{at}.all_failing_ids"
+        )
+    if value.get("failing_cases", k) != k:
+        found.append(f"{at}.failing_cases {value['failing_cases']} contradicts successes {k}")
+    if n > len(ids):
+        found.append(f"{at}.fail_rate.trials {n} is more than the {len(ids)} cases run")
+    elif n != len(ids) - len(set(unscored)):
+        found.append(
+            f"{at}.fail_rate.trials {n} contradicts the {len(ids)} cases run less the "
+            f"{len(set(unscored))} of {at}.unscored_ids"
+        )
+    strays = sorted((set(failing) | set(unscored)) - id_set)
+    if strays:
+        found.append(f"{at}: ids that were not run are listed ({_first(strays)})")
+    both = sorted(set(failing) & set(unscored))
+    if both:
+        found.append(f"{at}: ids both failing and unscored ({_first(both)})")
+    passed = value.get("passed")
+    if isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
+        from ragleaklab_core.run.verdict import _allowed
+
+        allowed = _allowed(float(allowance), n)
+        if passed is True and k > allowed:
+            found.append(
+                f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
+            )
+    return found
+
+
+def _case_contradictions(
+    pack: Mapping[str, Any], results: Any, at: str, id_set: set[str]
+) -> list[str]:
+    """Each case's outcome and failing values against the values' failing ids and thresholds."""
+    from ragleaklab_core.gate import case_outcome
+    from ragleaklab_core.values import Threshold
+
+    if not isinstance(results, _Array):
+        return [f"{at}.case_results: not an array"]
+    gated = _gated(pack)
+    failing_of = {name: set(v["all_failing_ids"]) for name, v in gated.items()}
+    rules = {}
+    for name, value in gated.items():
+        t = value["threshold"]
+        try:
+            rules[name] = Threshold(t.get("value"), t.get("decision_rule"))
+        except (TypeError, ValueError):
+            return [f"{at}.values.{name}.threshold: not a threshold ragleaklab writes"]
+    seen: set[str] = set()
+    found = []
+    for j, case in enumerate(results):
+        where = f"{at}.case_results[{j}]"
+        if not isinstance(case, Mapping) or not isinstance(case.get("test_id"), str):
+            return [*found, f"{where}: not a case result"]
+        tid = case["test_id"]
+        seen.add(tid)
+        listed = set(case.get("failing") or [])
+        scores = case.get("values") or {}
+        for name, rule in rules.items():
+            if (tid in failing_of[name]) != (name in listed):
+                found.append(
+                    f"{where}.failing {sorted(listed)} contradicts {at}.values.{name}."
+                    f"all_failing_ids (case {tid})"
+                )
+            score = scores.get(name)
+            scored = isinstance(score, int | float) and score == score  # not NaN
+            if scored and rule.fails(float(score)) != (name in listed):
+                found.append(
+                    f"{where}.values.{name} {score} contradicts its failing list under "
+                    f"{rule.decision_rule} with threshold {rule.value} (case {tid})"
+                )
+        expected = case_outcome(
+            errored=case.get("error") is not None,
+            failing=bool(listed),
+            unscorable=bool(case.get("unscorable")),
+        )
+        if case.get("outcome") != expected.value:
+            found.append(
+                f"{where}.outcome {json.dumps(case.get('outcome'))} contradicts its "
+                f"error, failing and unscorable entries ({expected.value!r})"
+            )
+        if len(found) > 5:
+            return found
+    if seen != id_set:
+        found.append(
+            f"{at}.case_results: its {len(seen)} cases are not the {len(id_set)} of {at}.cases.ids"
+        )
+    return found
