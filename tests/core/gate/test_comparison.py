@@ -240,7 +240,9 @@ def test_a_pack_the_new_run_lacks_fails_the_diff_it_is_never_a_pass(runs, tmp_pa
     report = json.loads((runs / "naive/report.json").read_text(encoding="utf-8"))
     assert report["packs"]
     gone = tmp_path / "gone.json"
-    gone.write_text(json.dumps({**report, "packs": []}), encoding="utf-8")
+    # A run of no packs is untested (error, exit 3): a report saying so is consistent.
+    empty = {**report, "packs": [], "verdict": "error", "exit_code": 3}
+    gone.write_text(json.dumps(empty), encoding="utf-8")
     done = _cli("diff", "naive/report.json", str(gone), cwd=runs)
     # Not tested (exit 3, as the gate has it), never "no regression".
     assert done.returncode == 3, done.stdout + done.stderr
