@@ -338,7 +338,13 @@ class RunSession:
         )
         if baseline is not None and not request.force_baseline:
             versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}
-            differences = planned_differences(baseline, versions, plan.settings.tags)
+            differences = planned_differences(
+                baseline,
+                versions,
+                plan.settings.tags,
+                epochs=plan.settings.epochs,
+                reducer=plan.settings.reducer,
+            )
             if differences:
                 raise not_comparable(differences)
         _check_outputs(request, out)

@@ -1,9 +1,11 @@
 """``ragleaklab diff BASE_REPORT NEW_REPORT``: did the new run regress from the base run?
 
-Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit codes: 0 no
-value regressed, 1 some value regressed or was not measured again, 2 bad input (a missing or
-malformed report, named with the ``$.path`` of the problem, or runs that measured different
-things without ``--force``).
+Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit codes
+(:func:`ragleaklab_core.gate.diff_verdict`): 0 every compared value measured in both runs and
+none regressed, 1 some value regressed, 3 not tested (the new run did not measure or test what
+the base did, the base did not test a pack, or nothing was compared), 2 bad input (a missing,
+malformed or self-contradicting report, named with the ``$.path`` of the problem, or runs that
+measured differently without ``--force``). A changed target is named and compared.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def read_report(path: Path) -> Any:
 @click.option(
     "--force",
     is_flag=True,
-    help="Compare runs of different pack versions, metric options, case selections or targets.",
+    help="Compare runs of different pack versions, metric options, thresholds, epochs, reducers "
+    "or case selections (a changed target needs no --force: it is named and compared).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
@@ -49,9 +52,11 @@ def diff_command(
 
     Shows the failing rate in both runs, its change with an exact confidence interval, the exact
     one-sided p-value that the new rate is higher (Barnard's test), and the cases that newly fail
-    or stopped failing. A value regressed when that p-value is at most LEVEL. Exit code: 0 nothing
-    regressed, 1 something regressed or the new run lacks a pack or value the base measured, 2 a
-    report is missing or malformed, or the runs measured different things (without --force).
+    or stopped failing. A value regressed when that p-value is at most LEVEL. A changed target is
+    named and compared. Exit code: 0 nothing regressed, 1 something regressed, 3 not tested (the
+    new run lacks or did not test a pack or value the base measured, the base did not test a
+    pack, or nothing was compared), 2 a report is missing, malformed or contradicts itself, or
+    the runs measured differently (without --force).
     """
     from ragleaklab_core.gate import Verdict, diff_verdict
     from ragleaklab_core.gate.comparison import compare
@@ -63,12 +68,11 @@ def diff_command(
     else:
         click.echo(render(result), nl=False)
     verdict = diff_verdict(result)
-    if verdict is not Verdict.PASS and not result.regressed:
-        # A gate: what the new run did not measure cannot be said not to have regressed.
+    if verdict is Verdict.ERROR:
+        # What either run did not test cannot be said not to have regressed.
         click.echo(
-            "error: the new run did not measure what the base run did ("
-            + "; ".join(result.unmeasured)
-            + "), so no regression can be ruled out there",
+            "error: not tested: " + "; ".join(result.untested) + ", so no regression can be "
+            "ruled out there",
             err=True,
         )
     sys.exit(verdict.exit_code)

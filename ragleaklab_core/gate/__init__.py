@@ -145,9 +145,14 @@ def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
 
 
 def diff_verdict(diff: RunDiff) -> Verdict:
-    """``ragleaklab diff``: ``FAIL`` when a value regressed, or when the new run did not measure
-    what the base did (no regression can be ruled out there); else ``PASS``."""
-    return Verdict.FAIL if diff.regressed or diff.unmeasured else Verdict.PASS
+    """``ragleaklab diff``, decided as :func:`decide` decides a baseline rule: ``FAIL`` when a
+    value regressed (something measured is worse); else ``ERROR`` (exit 3) when the comparison
+    cannot rule a regression out (:attr:`RunDiff.untested`: the new run did not measure or test
+    what the base did, the base did not test a pack, or nothing was compared); else ``PASS``.
+    An untested run is never "no regression"."""
+    if diff.regressed:
+        return Verdict.FAIL
+    return Verdict.ERROR if diff.untested else Verdict.PASS
 
 
 def annotation_level(pack: Mapping[str, Any], gate: Mapping[str, Any] | None) -> str | None:
@@ -294,7 +299,8 @@ def _unbased_reasons(report: Mapping[str, Any], diff: RunDiff) -> list[str]:
     thresholds gate it: a pack added to the suite must not pass because it is new."""
     packs = {p["name"]: p for p in report["packs"]}
     found = []
-    for entry in diff.only_in_new:
+    # A pack the baseline did not test was not measured there either.
+    for entry in (*diff.only_in_new, *diff.untested_base_packs):
         name, _, value = entry.partition(" ")
         pack = packs.get(name, {})
         if value:

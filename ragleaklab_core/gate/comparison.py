@@ -11,10 +11,14 @@ when that p-value is at most ``level``; the interval is at confidence ``1 - 2 * 
 lower end is above 0 exactly when the value regressed. Per case: the ids that fail now and passed
 (were scored and did not fail) in the base, and the ones that failed and now pass.
 
-Comparing two runs is only meaningful when they measured the same thing, so packs whose version,
-metric plugins and options, case selection or target (``name@fingerprint`` of its options)
-differ are refused with an :class:`InputError` unless ``force`` is given. Packs or values present
-in only one report are listed, never dropped.
+Comparing two runs is only meaningful when they measured the same way, so packs whose version,
+metric plugins and options, case selection (tags, smoke, case ids), epochs, reducer, or a gated
+value's threshold (its value, decision rule and source) differ are refused with an
+:class:`InputError` naming every difference, unless ``force`` is given. A changed **target**
+(``name@fingerprint`` of its options: a defence switched on, a model swapped, another top_k) is
+what a comparison exists to judge: it is named (:attr:`RunDiff.target_changes`) and compared.
+Packs or values present in only one report are listed, never dropped; a pack that either run
+did not test is never compared, only listed as not tested (never "no regression").
 """
 
 from __future__ import annotations
@@ -83,6 +87,14 @@ class RunDiff:
     only_in_new: tuple[str, ...]
     not_compared: tuple[str, ...]  # "pack value: why"
     differences: tuple[str, ...]  # what --force let through
+    #: How the target changed ("" when it did not): named, and compared without --force.
+    target_changes: tuple[str, ...] = ()
+    #: "pack (why)": packs the new run did not test (verdict error, or tested false).
+    untested_new: tuple[str, ...] = ()
+    #: "pack (why)": packs the base run did not test: nothing to compare with.
+    untested_base: tuple[str, ...] = ()
+    #: The names of those packs (the gate gates them on their own thresholds).
+    untested_base_packs: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -91,8 +103,18 @@ class RunDiff:
     @property
     def unmeasured(self) -> tuple[str, ...]:
         """What the base run measured and the new one did not (a pack or gated value it lacks,
-        a value none of its cases could score): no regression can be ruled out there."""
-        return (*self.only_in_base, *self.not_compared)
+        a pack it did not test, a value none of its cases could score): no regression can be
+        ruled out there."""
+        return (*self.only_in_base, *self.untested_new, *self.not_compared)
+
+    @property
+    def untested(self) -> tuple[str, ...]:
+        """Why this comparison cannot say "no regression": what the new run did not measure,
+        a pack the base did not test, or nothing compared at all."""
+        found = [*self.unmeasured, *self.untested_base]
+        if not self.values and not found:
+            found.append("no gated value was measured in both runs: nothing was compared")
+        return tuple(found)
 
     @property
     def newly_failing(self) -> int:
@@ -104,10 +126,14 @@ class RunDiff:
             "level": self.level,
             "forced": self.forced,
             "differences": list(self.differences),
+            "target_changes": list(self.target_changes),
             "values": [v.to_dict() for v in self.values],
             "only_in_base": list(self.only_in_base),
             "only_in_new": list(self.only_in_new),
             "not_compared": list(self.not_compared),
+            "not_tested_new": list(self.untested_new),
+            "not_tested_base": list(self.untested_base),
+            "untested": list(self.untested),
         }
 
 
@@ -131,7 +157,8 @@ def compare(
 
     Raises:
         InputError: *level* is not in (0, 0.5), or the runs measured different things (pack
-            versions, metric options, case selection or target) and *force* is False.
+            versions, metric options, case selection, epochs, reducer, thresholds) and *force*
+            is False. A different target is no refusal: it is named in the result.
     """
     check_level(level)
     check_report(base, source="base report")
@@ -146,7 +173,16 @@ def compare(
     only_in_new = [n for n in sorted(new_packs) if n not in base_packs]
     values: list[ValueDiff] = []
     not_compared: list[str] = []
+    # A pack either run did not test is no measurement: listed, never compared. Only a pack
+    # the other run has (one the new run lacks is in only_in_base already).
+    new_untested = [(x, why) for x, why in _untested(new_packs) if x in base_packs]
+    base_untested = [(x, why) for x, why in _untested(base_packs) if x in new_packs]
+    untested_new = [f"{x} (not tested in the new run: {why})" for x, why in new_untested]
+    untested_base = [f"{x} (not tested in the base: {why})" for x, why in base_untested]
+    skipped = {x for x, _ in new_untested} | {x for x, _ in base_untested}
     for name in common:
+        if name in skipped:  # a pack either run did not test is no measurement to compare
+            continue
         b, n = base_packs[name], new_packs[name]
         b_values, n_values = _gated(b), _gated(n)
         only_in_base += [f"{name} {v}" for v in sorted(set(b_values) - set(n_values))]
@@ -165,7 +201,25 @@ def compare(
         only_in_new=tuple(only_in_new),
         not_compared=tuple(not_compared),
         differences=tuple(differences),
+        target_changes=tuple(target_changes(base, new)),
+        untested_new=tuple(untested_new),
+        untested_base=tuple(untested_base),
+        untested_base_packs=tuple(x for x, _ in base_untested),
     )
+
+
+def _untested(packs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(name, why) of each pack that was not tested: ``tested`` false or verdict ``error``
+    (a verdict a report does not know reads as error: never a measurement)."""
+    from ragleaklab_core.gate import Verdict
+
+    found = []
+    for name, pack in sorted(packs.items()):
+        if pack["tested"] is not True:
+            found.append((name, str(pack.get("not_tested_reason") or "tested is false")))
+        elif Verdict.read(pack["verdict"]) is Verdict.ERROR:
+            found.append((name, "its verdict is error"))
+    return found
 
 
 class _Array(abc.ABC):  # noqa: B024  (a type test, nothing to implement)
@@ -184,9 +238,13 @@ _NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("packs.*", dict),
     ("packs.*.name", str),
     ("packs.*.version", str),
+    ("packs.*.verdict", str),
+    ("packs.*.tested", bool),
     ("packs.*.metrics", list),
     ("packs.*.metrics.*.name", str),
     ("packs.*.cases.tags", list),
+    ("packs.*.cases.epochs", int),
+    ("packs.*.cases.reducer", str),
     ("packs.*.cases.ids", _Array),
     ("packs.*.values", dict),
     ("packs.*.values.*.threshold", (dict, type(None))),
@@ -201,11 +259,12 @@ def read_comparable(path: Path) -> dict[str, Any]:
     diff``'s two reports and ``run --baseline``'s are read by this one function.
 
     Raises:
-        InputError: The file is missing, is no JSON object, or lacks what a comparison reads
-            (the message names its ``$.path``).
+        InputError: The file is missing, is no JSON object, lacks what a comparison reads, or
+            contradicts itself (:func:`check_consistent`; the message names the ``$.path``).
     """
     report = read_report(path)
     check_report(report, source=str(path))
+    check_consistent(report, source=str(path))
     return report
 
 
@@ -270,6 +329,8 @@ def _names(kind: type | tuple[type, ...]) -> str:
         _Array: "an array",
         dict: "an object",
         str: "a string",
+        bool: "true or false",
+        int: "an integer",
         type(None): "null",
     }
     return " or ".join(words[k] for k in kinds)
@@ -282,64 +343,161 @@ def _differences(
     new_packs: Mapping[str, Any],
     common: Sequence[str],
 ) -> list[str]:
-    """What makes the two runs measure different things, one phrase each."""
+    """What makes the two runs measure differently, one phrase each, every one of them (the
+    target is not among them: a changed target is what a comparison judges)."""
     found = []
-    base_target = _target(base)
-    new_target = _target(new)
-    if base_target != new_target:
-        b_opts = (base.get("target") or {}).get("options", {})
-        n_opts = (new.get("target") or {}).get("options", {})
-        changed = [
-            f"{k} {json.dumps(b_opts.get(k))} -> {json.dumps(n_opts.get(k))}"
-            for k in sorted(set(b_opts) | set(n_opts))
-            if b_opts.get(k) != n_opts.get(k)
-        ]
-        how = f" (options: {', '.join(changed)})" if changed else ""
-        found.append(
-            f"the target is {base_target} in the base and {new_target} in the new run{how}"
-        )
     for name in common:
         b, n = base_packs[name], new_packs[name]
-        found.extend(_selection_differences(name, b, n["version"], n["cases"]["tags"]))
-        if _metrics(b) != _metrics(n):
-            found.append(f"pack {name} is scored by other metrics or metric options")
+        found.extend(
+            _selection_differences(
+                name,
+                b,
+                n["version"],
+                n["cases"]["tags"],
+                epochs=n["cases"]["epochs"],
+                reducer=n["cases"]["reducer"],
+            )
+        )
+        found.extend(_case_differences(name, b["cases"]["ids"], n["cases"]["ids"]))
+        found.extend(_metric_differences(name, b, n))
+        found.extend(_threshold_differences(name, b, n))
     return found
 
 
+def target_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """How the target of run *new* differs from run *base*'s, one phrase (empty when it is the
+    same): the change a comparison exists to judge, so it is named, never refused."""
+    base_target, new_target = _target(base), _target(new)
+    if base_target == new_target:
+        return []
+    b_opts = (base.get("target") or {}).get("options", {}) or {}
+    n_opts = (new.get("target") or {}).get("options", {}) or {}
+    changed = [
+        f"{k} {json.dumps(b_opts.get(k))} -> {json.dumps(n_opts.get(k))}"
+        for k in sorted(set(b_opts) | set(n_opts))
+        if b_opts.get(k) != n_opts.get(k)
+    ]
+    how = f" (options: {', '.join(changed)})" if changed else ""
+    return [f"the target is {base_target} in the base and {new_target} in the new run{how}"]
+
+
 def _selection_differences(
-    name: str, base: Mapping[str, Any], version: str, tags: Sequence[str]
+    name: str,
+    base: Mapping[str, Any],
+    version: str,
+    tags: Sequence[str],
+    *,
+    epochs: int | None = None,
+    reducer: str | None = None,
 ) -> list[str]:
     found = []
     if base["version"] != version:
         found.append(f"pack {name} is version {base['version']} in the base, {version} now")
     if sorted(base["cases"]["tags"]) != sorted(tags):
         found.append(
-            f"pack {name} ran the cases tagged {base['cases']['tags']} in the base, "
+            f"pack {name} ran the cases tagged {sorted(base['cases']['tags'])} in the base, "
             f"{sorted(tags)} now"
         )
+    # Epochs and the reducer decide each case's value: the mean of three answers is not the
+    # value of one, and "max" flags what "mean" does not.
+    if epochs is not None and base["cases"]["epochs"] != epochs:
+        found.append(f"pack {name} ran {base['cases']['epochs']} epochs in the base, {epochs} now")
+    if reducer is not None and base["cases"]["reducer"] != reducer:
+        found.append(
+            f"pack {name} reduced epochs with {base['cases']['reducer']} in the base, {reducer} now"
+        )
+    return found
+
+
+def _case_differences(name: str, base_ids: Sequence[str], new_ids: Sequence[str]) -> list[str]:
+    """Other cases (a selection by id, a hand-edited list): rates of other cases differ."""
+    b, n = set(base_ids), set(new_ids)
+    if b == n:
+        return []
+    gone, added = sorted(b - n), sorted(n - b)
+    parts = [
+        f"{len(x)} only in the {where} ({_first(x)})"
+        for x, where in ((gone, "base"), (added, "new run"))
+        if x
+    ]
+    return [f"pack {name} ran other cases: {', '.join(parts)}"]
+
+
+def _first(ids: Sequence[str], shown: int = 3) -> str:
+    more = f", +{len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
+def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+    b_metrics, n_metrics = _metric_options(b), _metric_options(n)
+    found = []
+    for metric in sorted(set(b_metrics) | set(n_metrics)):
+        if metric not in n_metrics:
+            found.append(f"pack {name} is scored by metric {metric} in the base only")
+        elif metric not in b_metrics:
+            found.append(f"pack {name} is scored by metric {metric} in the new run only")
+        elif b_metrics[metric] != n_metrics[metric]:
+            bo, no = b_metrics[metric], n_metrics[metric]
+            changed = [
+                f"{k} {json.dumps(bo.get(k))} -> {json.dumps(no.get(k))}"
+                for k in sorted(set(bo) | set(no))
+                if bo.get(k) != no.get(k)
+            ]
+            found.append(f"pack {name} metric {metric} options differ: {', '.join(changed)}")
+    return found
+
+
+def _threshold_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+    """A value gated at another threshold, decision rule or source: the failing counts of the
+    two runs count different things (a regression hides behind a looser threshold)."""
+    b_values, n_values = _gated(b), _gated(n)
+    found = []
+    for value in sorted(set(b_values) & set(n_values)):
+        bt, nt = b_values[value]["threshold"], n_values[value]["threshold"]
+        for key, what in (
+            ("value", "threshold"),
+            ("decision_rule", "decision rule"),
+            ("source", "threshold source"),
+        ):
+            if bt.get(key) != nt.get(key):
+                found.append(
+                    f"pack {name} {value}: {what} {json.dumps(bt.get(key))} in the base, "
+                    f"{json.dumps(nt.get(key))} now"
+                )
     return found
 
 
 def not_comparable(differences: Sequence[str]) -> InputError:
     """The error refusing to compare runs that measured different things."""
     return InputError(
-        "these runs did not measure the same thing, so a change in their failing rates would "
+        "these runs did not measure the same way, so a change in their failing rates would "
         "not be a regression of the system: " + "; ".join(differences) + ". Compare runs of "
-        "the same pack versions, metric options, case selection and target, or force the "
-        "comparison (ragleaklab diff --force, ragleaklab run --force-baseline, force=True)."
+        "the same pack versions, metric options, thresholds, epochs, reducer and case "
+        "selection (a changed target is compared as it is), or force the comparison "
+        "(ragleaklab diff --force, ragleaklab run --force-baseline, force=True)."
     )
 
 
 def planned_differences(
-    base: Mapping[str, Any], versions: Mapping[str, str], tags: Sequence[str]
+    base: Mapping[str, Any],
+    versions: Mapping[str, str],
+    tags: Sequence[str],
+    *,
+    epochs: int | None = None,
+    reducer: str | None = None,
 ) -> list[str]:
-    """What a run of the packs *versions* (name -> version) selecting *tags* is known, before it
-    starts, to measure differently from run *base* (a checked report): the pack versions and the
-    case selection. The rest (metric options, target) is compared on the finished report."""
+    """What a run of the packs *versions* (name -> version) selecting *tags* with *epochs* and
+    *reducer* is known, before it starts, to measure differently from run *base* (a checked
+    report): pack versions, case selection, epochs, reducer. The rest (metric options,
+    thresholds, case ids) is compared on the finished report."""
     base_packs = {p["name"]: p for p in base["packs"]}
     found = []
     for name in sorted(set(versions) & set(base_packs)):
-        found.extend(_selection_differences(name, base_packs[name], versions[name], tags))
+        found.extend(
+            _selection_differences(
+                name, base_packs[name], versions[name], tags, epochs=epochs, reducer=reducer
+            )
+        )
     return found
 
 
@@ -348,8 +506,8 @@ def _target(report: Mapping[str, Any]) -> str:
     return "no target" if target is None else target_identity(target)
 
 
-def _metrics(pack: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return sorted((m["name"], repr(sorted(m.get("options", {}).items()))) for m in pack["metrics"])
+def _metric_options(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {m["name"]: m.get("options") or {} for m in pack["metrics"]}
 
 
 def _gated(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -399,10 +557,198 @@ def p_text(p: float) -> str:
 __all__ = [
     "RunDiff",
     "ValueDiff",
+    "check_consistent",
     "check_report",
     "compare",
     "not_comparable",
     "p_text",
     "planned_differences",
     "read_comparable",
+    "target_changes",
 ]
+
+
+def check_consistent(report: Mapping[str, Any], *, source: str) -> None:
+    """Raise :class:`InputError` when *report* (a checked report read from a file) contradicts
+    itself: a hand-edited baseline that looks "already failing" everywhere (so new failures are
+    excused) or whose counts were inflated. Names the ``$.path`` and what contradicts what.
+
+    What is checked: the exit code against the verdict, the run's verdict (or the gate's
+    thresholds verdict) against its packs', each pack's verdict against its tested flag and its
+    values, each gated value's failing count against its failing ids, its scored count against
+    the cases run and the unscored ids, its passed flag against its counts and allowance, and
+    every case of ``case_results`` against the values' ids and thresholds.
+    """
+    problems = _contradictions(report)
+    if problems:
+        raise InputError(
+            "this report contradicts itself, so it cannot be compared with: "
+            + "; ".join(problems[:5])
+            + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+            + ". Use the report.json a run wrote, unedited (run the base again if it is lost).",
+            source=source,
+        )
+
+
+def _contradictions(report: Mapping[str, Any]) -> list[str]:
+    from ragleaklab_core.gate import Verdict, gated_on_baseline, run_verdict
+
+    found: list[str] = []
+    verdict = report.get("verdict")
+    if verdict not in {v.value for v in Verdict}:
+        return [f"$.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
+    exit_code = report.get("exit_code")
+    if exit_code != Verdict(verdict).exit_code:
+        found.append(
+            f"$.exit_code {json.dumps(exit_code)} contradicts $.verdict {verdict!r} "
+            f"(exit {Verdict(verdict).exit_code})"
+        )
+    packs = report["packs"]
+    for i, pack in enumerate(packs):
+        found += _pack_contradictions(pack, f"$.packs[{i}]")
+    statuses = [p["verdict"] for p in packs]
+    expected = run_verdict(statuses)
+    gate = report.get("gate")
+    if isinstance(gate, Mapping) and gated_on_baseline(gate):
+        where, said = "$.gate.thresholds_verdict", gate.get("thresholds_verdict")
+    else:
+        where, said = "$.verdict", verdict
+    if said != expected:
+        found.append(
+            f"{where} {json.dumps(said)} contradicts the packs' verdicts {statuses} "
+            f"(which make {expected.value!r})"
+        )
+    return found
+
+
+def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
+    from ragleaklab_core.gate import Verdict
+
+    found = []
+    verdict = pack["verdict"]
+    if verdict not in {v.value for v in Verdict}:
+        return [f"{at}.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
+    if not pack["tested"] and verdict == Verdict.PASS:
+        found.append(f"{at}.verdict 'pass' contradicts {at}.tested false")
+    cases = pack["cases"]
+    ids = list(cases["ids"])
+    id_set = set(ids)
+    run = cases.get("run")
+    if run is not None and run != len(ids):
+        found.append(f"{at}.cases.run {run} contradicts the {len(ids)} ids of {at}.cases.ids")
+    allowance = pack.get("max_fail_rate", 0.0)
+    for name, value in pack["values"].items():
+        found += _value_contradictions(value, f"{at}.values.{name}", ids, id_set, allowance)
+        if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
+            found.append(f"{at}.verdict 'pass' contradicts {at}.values.{name}.passed false")
+    results = pack.get("case_results")
+    if results is None:
+        found.append(f"{at}.case_results: missing (each case's outcome is checked against it)")
+    else:
+        found += _case_contradictions(pack, results, at, id_set)
+    return found
+
+
+def _value_contradictions(
+    value: Mapping[str, Any],
+    at: str,
+    ids: Sequence[str],
+    id_set: set[str],
+    allowance: Any,
+) -> list[str]:
+    rate = value["fail_rate"]
+    if value["threshold"] is None or rate is None:
+        return []
+    found = []
+    k, n = rate["successes"], rate["trials"]
+    failing, unscored = list(value["all_failing_ids"]), list(value["unscored_ids"])
+    if len(set(failing)) != k:
+        found.append(
+            f"{at}.fail_rate.successes {k} contradicts the {len(set(failing))} ids of "
+            f"{at}.all_failing_ids"
+        )
+    if value.get("failing_cases", k) != k:
+        found.append(f"{at}.failing_cases {value['failing_cases']} contradicts successes {k}")
+    if n > len(ids):
+        found.append(f"{at}.fail_rate.trials {n} is more than the {len(ids)} cases run")
+    elif n != len(ids) - len(set(unscored)):
+        found.append(
+            f"{at}.fail_rate.trials {n} contradicts the {len(ids)} cases run less the "
+            f"{len(set(unscored))} of {at}.unscored_ids"
+        )
+    strays = sorted((set(failing) | set(unscored)) - id_set)
+    if strays:
+        found.append(f"{at}: ids that were not run are listed ({_first(strays)})")
+    both = sorted(set(failing) & set(unscored))
+    if both:
+        found.append(f"{at}: ids both failing and unscored ({_first(both)})")
+    passed = value.get("passed")
+    if isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
+        from ragleaklab_core.run.verdict import _allowed
+
+        allowed = _allowed(float(allowance), n)
+        if passed is True and k > allowed:
+            found.append(
+                f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
+            )
+    return found
+
+
+def _case_contradictions(
+    pack: Mapping[str, Any], results: Any, at: str, id_set: set[str]
+) -> list[str]:
+    """Each case's outcome and failing values against the values' failing ids and thresholds."""
+    from ragleaklab_core.gate import case_outcome
+    from ragleaklab_core.values import Threshold
+
+    if not isinstance(results, _Array):
+        return [f"{at}.case_results: not an array"]
+    gated = _gated(pack)
+    failing_of = {name: set(v["all_failing_ids"]) for name, v in gated.items()}
+    rules = {}
+    for name, value in gated.items():
+        t = value["threshold"]
+        try:
+            rules[name] = Threshold(t.get("value"), t.get("decision_rule"))
+        except (TypeError, ValueError):
+            return [f"{at}.values.{name}.threshold: not a threshold ragleaklab writes"]
+    seen: set[str] = set()
+    found = []
+    for j, case in enumerate(results):
+        where = f"{at}.case_results[{j}]"
+        if not isinstance(case, Mapping) or not isinstance(case.get("test_id"), str):
+            return [*found, f"{where}: not a case result"]
+        tid = case["test_id"]
+        seen.add(tid)
+        listed = set(case.get("failing") or [])
+        scores = case.get("values") or {}
+        for name, rule in rules.items():
+            if (tid in failing_of[name]) != (name in listed):
+                found.append(
+                    f"{where}.failing {sorted(listed)} contradicts {at}.values.{name}."
+                    f"all_failing_ids (case {tid})"
+                )
+            score = scores.get(name)
+            scored = isinstance(score, int | float) and score == score  # not NaN
+            if scored and rule.fails(float(score)) != (name in listed):
+                found.append(
+                    f"{where}.values.{name} {score} contradicts its failing list under "
+                    f"{rule.decision_rule} with threshold {rule.value} (case {tid})"
+                )
+        expected = case_outcome(
+            errored=case.get("error") is not None,
+            failing=bool(listed),
+            unscorable=bool(case.get("unscorable")),
+        )
+        if case.get("outcome") != expected.value:
+            found.append(
+                f"{where}.outcome {json.dumps(case.get('outcome'))} contradicts its "
+                f"error, failing and unscorable entries ({expected.value!r})"
+            )
+        if len(found) > 5:
+            return found
+    if seen != id_set:
+        found.append(
+            f"{at}.case_results: its {len(seen)} cases are not the {len(id_set)} of {at}.cases.ids"
+        )
+    return found

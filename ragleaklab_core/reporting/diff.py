@@ -22,7 +22,7 @@ SHOWN = 10
 
 def render(diff: RunDiff) -> str:
     """The console rendering: one line per value, then its case ids, then what was not compared."""
-    lines = []
+    lines = [f"target changed: {x}" for x in diff.target_changes]
     if diff.differences:
         lines.append("compared with --force although: " + "; ".join(diff.differences))
     for v in diff.values:
@@ -48,10 +48,17 @@ def render(diff: RunDiff) -> str:
     lines.extend(f"only in base: {x}" for x in diff.only_in_base)
     lines.extend(f"only in new: {x}" for x in diff.only_in_new)
     lines.extend(f"not compared: {x}" for x in diff.not_compared)
+    lines.extend(f"not tested: {x}" for x in (*diff.untested_new, *diff.untested_base))
     regressed = sum(v.regressed for v in diff.values)
     if regressed:
         verdict = (
             f"REGRESSED ({regressed} of {len(diff.values)} values, one-sided level {diff.level})"
+        )
+    elif diff.untested:
+        # Never "no regression" about what was not measured in both runs.
+        verdict = (
+            f"NOT TESTED ({len(diff.untested)} not measured in both runs; "
+            f"{len(diff.values)} values compared, one-sided level {diff.level})"
         )
     else:
         verdict = f"no regression ({len(diff.values)} values, one-sided level {diff.level})"

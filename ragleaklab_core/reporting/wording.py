@@ -128,6 +128,7 @@ def gate_lines(report: Mapping[str, Any]) -> list[str]:
     ]
     lines += [str(reason) for reason in gate.get("reasons") or []]
     diff = baseline.get("diff") if isinstance(baseline.get("diff"), Mapping) else {}
+    lines += [f"target changed from the baseline: {x}" for x in diff.get("target_changes") or []]
     if diff.get("differences"):
         lines.append("compared with --force-baseline although: " + "; ".join(diff["differences"]))
     for value in diff.get("values") or []:

@@ -4,12 +4,18 @@
 response (answer, retrieved documents with text and scores, the target's metadata) at the
 target interface, plus the target's provenance with secret-looking options redacted.
 ``--replay DIR`` builds no target at all: each case is answered from the recording, so a CI job
-can re-score a recorded run deterministically (new metrics, new thresholds, new fitters).
-A case missing from the recording, or whose query changed, is an errored case, never a pass.
+can re-score a recorded run deterministically (new thresholds, new fitters).
+
+A replay of something else is refused before anything is asked (:meth:`Replay.check_pack`,
+exit 2): a recording made on another pack version (its cases and documents may differ), with
+other metric options than the replaying run's (the recording stores each metric's requested
+options, secrets redacted), or lacking a case and epoch the run selects (or holding another
+query for it): a case answered from the wrong recording, or skipped, is never a pass.
 
 Layout::
 
-    DIR/recording.json          {"format", "version", "packs": {pack: {target, pack_version, file}}}
+    DIR/recording.json          {"format", "version",
+                                 "packs": {pack: {target, pack_version, metrics, file}}}
     DIR/<pack>.jsonl            {"test_id", "epoch", "query", "response": {...}} per line
 """
 
@@ -18,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from attrs import define, field, frozen
 
@@ -27,6 +33,9 @@ from ragleaklab_core._discovery import TARGETS, LoadedPlugin
 from ragleaklab_core._redact import redact
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.values import Case, PackInfo, Response, RetrievedDocument
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 FORMAT = "ragleaklab-recording"
 VERSION = 1
@@ -62,6 +71,23 @@ def _response(data: Mapping[str, Any]) -> Response:
 
 def _pack_file(pack: str) -> str:
     return f"{pack}.jsonl"
+
+
+def metric_options(
+    info: PackInfo, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The options each metric of pack *info* is asked to score with (the pack's own, with the
+    run's ``[metrics.NAME]`` *overrides* over them), secrets redacted: what a recording stores
+    and a replay must match."""
+    overrides = overrides or {}
+    requested = {
+        name: {**info.metric_options.get(name, {}), **(overrides.get(name) or {})}
+        for name in sorted(info.metrics)
+    }
+    # Through JSON, as the recording holds them: tuples and lists compare alike.
+    return json.loads(
+        json.dumps(redact(requested), ensure_ascii=False, sort_keys=True, default=str)
+    )
 
 
 @define
@@ -141,8 +167,18 @@ class Recorder:
     def _partial(self, pack: str) -> Path:
         return self.directory / (_pack_file(pack) + ".partial")
 
-    def finish_pack(self, info: PackInfo, target: LoadedPlugin) -> None:
-        """Write ``<pack>.jsonl`` and update ``recording.json`` (both atomically)."""
+    def finish_pack(
+        self,
+        info: PackInfo,
+        target: LoadedPlugin,
+        metrics: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Write ``<pack>.jsonl`` and update ``recording.json`` (both atomically).
+
+        Args:
+            metrics: The metrics' requested options (:func:`metric_options`); the pack's own
+                when not given.
+        """
         if self._stream is not None:
             self._stream.close()
             self._stream = None
@@ -155,6 +191,7 @@ class Recorder:
             self._index[info.name] = {
                 "target": target.provenance(),
                 "pack_version": info.version,
+                "metrics": metric_options(info) if metrics is None else dict(metrics),
                 "file": _pack_file(info.name),
             }
             index = {
@@ -305,6 +342,70 @@ class Replay:
                     ],
                 )
 
+    def check_pack(
+        self,
+        info: PackInfo,
+        cases: Iterable[Case],
+        *,
+        epochs: int,
+        metrics: Mapping[str, Any],
+    ) -> None:
+        """Refuse, before anything is asked, to replay *info*'s *cases* (the selected ones) for
+        *epochs* with *metrics* (:func:`metric_options`) from a recording of something else:
+        another pack version, other metric options, or a case, epoch or query it lacks.
+
+        Raises:
+            InputError: Naming the pack, what was recorded and what is installed, and the fix.
+        """
+        entry = self.packs.get(info.name)
+        where = str(self.directory / INDEX)
+        if not isinstance(entry, Mapping):
+            self.target_for(info.name)  # says which packs it has
+            return
+        recorded = entry.get("pack_version")
+        if recorded != info.version:
+            raise InputError(
+                f"--replay: pack {info.name} was recorded at version {_shown(recorded)} and "
+                f"version {info.version} is installed, so the recorded answers are answers to "
+                f"other cases: record again with version {info.version} (ragleaklab run "
+                f"--record), or install version {_shown(recorded)} of the pack to replay it "
+                f"@ $.packs.{info.name}.pack_version",
+                source=where,
+            )
+        kept = entry.get("metrics")
+        if kept != dict(metrics):
+            raise InputError(
+                f"--replay: pack {info.name} was recorded with other metric options than this "
+                f"run's ({_metric_change(kept, metrics)}): record again with these options "
+                "(ragleaklab run --record), or set the recorded ones ([metrics.NAME] in the "
+                f"config) @ $.packs.{info.name}.metrics",
+                source=where,
+            )
+        lines = self._lines(info.name)
+        missing, changed = [], []
+        for case in cases:
+            for epoch in range(epochs):
+                line = lines.get((case.test_id, epoch))
+                if line is None:
+                    missing.append(f"{case.test_id} epoch {epoch}")
+                elif line["query"] != case.query:
+                    changed.append(case.test_id)
+        for found, what in ((missing, "lacks"), (changed, "holds another query for")):
+            if found:
+                raise InputError(
+                    f"--replay: the recording of pack {info.name} {what} {len(found)} of the "
+                    f"cases this run selects ({', '.join(found[:5])}"
+                    f"{f', +{len(found) - 5} more' if len(found) > 5 else ''}): a case it "
+                    "cannot answer is never skipped or passed; record again with the same "
+                    "selection (tags, --smoke) and --epochs, or replay with the recorded ones",
+                    source=str(self.directory / _pack_file(info.name)),
+                )
+
+    def _lines(self, pack: str) -> dict[tuple[str, int], dict[str, Any]]:
+        entry = self.packs[pack]
+        path = self.directory / str(entry.get("file", _pack_file(pack)))
+        return {(line["test_id"], line["epoch"]): line for line in _read_lines(path)}
+
     def target_for(self, pack: str) -> LoadedPlugin:
         """A target that answers *pack*'s cases from the recording, with the recorded provenance."""
         entry = self.packs.get(pack)
@@ -314,7 +415,7 @@ class Replay:
                 source=str(self.directory / INDEX),
             )
         path = self.directory / str(entry.get("file", _pack_file(pack)))
-        responses = {(line["test_id"], line["epoch"]): line for line in _read_lines(path)}
+        responses = self._lines(pack)
         recorded = entry.get("target", {})
         return LoadedPlugin(
             group=TARGETS,
@@ -326,4 +427,28 @@ class Replay:
         )
 
 
-__all__ = ["Recorder", "Replay"]
+def _shown(value: Any) -> str:
+    return "(not recorded)" if value is None else str(value)
+
+
+def _metric_change(kept: Any, metrics: Mapping[str, Any]) -> str:
+    """What differs between the recorded metric options *kept* and the run's *metrics*."""
+    if not isinstance(kept, Mapping):
+        return "the recording holds none: it was made before recordings stored them"
+    found = []
+    for name in sorted(set(kept) | set(metrics)):
+        if name not in metrics:
+            found.append(f"metric {name} recorded, not scored now")
+        elif name not in kept:
+            found.append(f"metric {name} scored now, not recorded")
+        else:
+            old, new = kept[name] or {}, metrics[name]
+            found += [
+                f"{name}.{k} {json.dumps(old.get(k))} recorded, {json.dumps(new.get(k))} now"
+                for k in sorted(set(old) | set(new))
+                if old.get(k) != new.get(k)
+            ]
+    return "; ".join(found)
+
+
+__all__ = ["Recorder", "Replay", "metric_options"]

@@ -42,6 +42,7 @@ from ragleaklab_core.run.executor import (
     is_transport_failure,
     principal_support,
 )
+from ragleaklab_core.run.recording import metric_options as requested_options
 from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings
 from ragleaklab_core.run.sink import PackSink, reduce_case
 from ragleaklab_core.run.wiring import Wiring
@@ -295,7 +296,7 @@ async def arun_pack(
     )
     sink.finish(tally.asks)
     if recorder is not None:
-        recorder.finish_pack(info, target)
+        recorder.finish_pack(info, target, requested_options(info, overrides))
     log.info("pack.ran", pack=info.name, cases=tally.selected, epochs=settings.epochs)
     return PackRun(
         pack=pack,

@@ -20,7 +20,14 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
+from ragleaklab_core._discovery import (
+    PACKS,
+    TARGETS,
+    LoadedPlugin,
+    available_names,
+    load_plugin,
+    pack_info,
+)
 from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
@@ -29,7 +36,7 @@ from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.names import check_config_names, check_stored_names
-from ragleaklab_core.run.recording import Recorder, Replay
+from ragleaklab_core.run.recording import Recorder, Replay, metric_options
 from ragleaklab_core.run.runner import (
     CaseRecord,
     RunSettings,
@@ -37,6 +44,7 @@ from ragleaklab_core.run.runner import (
     load_pack,
     refuse_principals,
     run_pack,
+    select_cases,
     survey_cases,
 )
 from ragleaklab_core.run.verdict import PackVerdict, evaluate
@@ -174,7 +182,15 @@ def plan_suite(
     fresh = []
     if replay is not None:
         for pack in loaded:
-            replay.target_for(pack.obj.info().name)  # every pack recorded, every line readable
+            # Every pack recorded, every line readable, and recorded as this run would ask it:
+            # the same pack version, metric options, and every selected case and epoch.
+            info = pack_info(pack.obj)
+            replay.check_pack(
+                info,
+                select_cases(pack.obj.cases(), settings.tags, info.name),
+                epochs=settings.epochs,
+                metrics=metric_options(info, config.metrics),
+            )
     else:
         target = _check_target(config, loaded)
         for pack in loaded:

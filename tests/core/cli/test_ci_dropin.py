@@ -366,7 +366,8 @@ def test_a_bad_action_input_is_exit_2_and_runs_nothing(tmp_path, inputs, message
 def test_the_action_gates_on_a_baseline_when_asked(tmp_path):
     """What docs/ci.md's baseline workflow relies on: against a baseline that failed the same
     way, ``fail-on: regression`` passes the run and says so in the outputs; ``verdict`` still
-    fails it; a baseline of another target is refused (exit 2) unless forced."""
+    fails it; a baseline of another target is compared and named; one of another case selection
+    is refused (exit 2) unless forced."""
     main = runner_env(tmp_path, packs="verbatim-extraction", smoke="true", out="main")
     assert script("run", main, tmp_path).returncode == 1
     base = str(tmp_path / "main" / "report.json")
@@ -390,15 +391,24 @@ def test_the_action_gates_on_a_baseline_when_asked(tmp_path):
         shown = " ".join(done.stdout.split())  # the summary wraps long lines
         assert f"compared with baseline {base} " in shown  # shown whatever decides
 
+    # Another target (a defence switched on) is what a baseline judges: compared, named.
     other = {"packs": "verbatim-extraction", "smoke": "true", "baseline": base}
     other |= {"fail_on": "regression", "target_options": "paraphrase = true"}
+    defended = runner_env(tmp_path, out="defended", **other)
+    done = script("run", defended, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert github_outputs(defended)["verdict"] == "pass"
+    assert "target changed from the baseline" in " ".join(done.stdout.split())
+    # Another case selection (every case, not the smoke ones) is refused unless forced.
+    other |= {"smoke": "false", "target_options": ""}
     refused = runner_env(tmp_path, out="refused", **other)
     done = script("run", refused, tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
+    assert "ran the cases tagged ['smoke'] in the base, [] now" in done.stderr
     assert github_outputs(refused)["verdict"] == ""
     forced = runner_env(tmp_path, out="forced", force_baseline="true", **other)
-    assert script("run", forced, tmp_path).returncode == 0
-    assert github_outputs(forced)["verdict"] == "pass"
+    assert script("run", forced, tmp_path).returncode in (0, 1)
+    assert github_outputs(forced)["verdict"] in ("pass", "fail")
 
 
 STUB = """#!{python}

@@ -129,15 +129,19 @@ def test_identical_runs_do_not_regress(runs):
 
 
 def test_hardened_to_naive_regresses_and_lists_every_newly_failing_case(runs):
-    refused = _cli("diff", "paraphrase/report.json", "naive/report.json", cwd=runs)
-    assert refused.returncode == 2
-    assert "paraphrase true -> false" in refused.stderr and "--force" in refused.stderr
-    assert "Traceback" not in refused.stderr
-    done = _cli(
-        "diff", "paraphrase/report.json", "naive/report.json", "--force", "--json", cwd=runs
-    )
+    # A changed target is what a diff judges: named, and compared without --force.
+    text = _cli("diff", "paraphrase/report.json", "naive/report.json", cwd=runs)
+    assert text.returncode == 1, text.stderr
+    assert text.stdout.startswith("target changed: the target is reference@")
+    assert "(options: paraphrase true -> false)" in text.stdout.splitlines()[0]
+    assert "compared with --force" not in text.stdout
+    done = _cli("diff", "paraphrase/report.json", "naive/report.json", "--json", cwd=runs)
     assert done.returncode == 1, done.stderr
-    (value,) = json.loads(done.stdout)["values"]
+    document = json.loads(done.stdout)
+    assert not document["forced"] and document["differences"] == []
+    (change,) = document["target_changes"]
+    assert "paraphrase true -> false" in change
+    (value,) = document["values"]
     naive = json.loads((runs / "naive/report.json").read_text(encoding="utf-8"))
     failing = naive["packs"][0]["values"]["verbatim_score"]["all_failing_ids"]
     assert len(failing) > 50  # more than report.json's first-50 list holds
@@ -147,10 +151,10 @@ def test_hardened_to_naive_regresses_and_lists_every_newly_failing_case(runs):
 
 
 def test_naive_to_hardened_does_not_regress(runs):
-    done = _cli("diff", "naive/report.json", "quotes/report.json", "--force", cwd=runs)
+    done = _cli("diff", "naive/report.json", "quotes/report.json", cwd=runs)
     assert done.returncode == 0, done.stderr
     assert "no longer failing (11)" in done.stdout
-    back = _cli("diff", "quotes/report.json", "naive/report.json", "--force", "--json", cwd=runs)
+    back = _cli("diff", "quotes/report.json", "naive/report.json", "--json", cwd=runs)
     (value,) = json.loads(back.stdout)["values"]
     # 46 -> 57 of 495 is not significant at 0.05: the interval straddles 0.
     assert back.returncode == 0 and not value["regressed"]
@@ -193,7 +197,7 @@ def _report(packs):
     return {"target": {"name": "t", "options": {}}, "packs": packs}
 
 
-def _pack(name, failing, ids, version="1", tags=()):
+def _pack(name, failing, ids, version="1", tags=(), verdict="fail"):
     rate = {"successes": len(failing), "trials": len(ids)}
     value = {
         "threshold": {"value": 0.5},
@@ -204,8 +208,10 @@ def _pack(name, failing, ids, version="1", tags=()):
     return {
         "name": name,
         "version": version,
+        "verdict": verdict,
+        "tested": True,
         "metrics": [{"name": "m", "options": {}}],
-        "cases": {"tags": list(tags), "ids": ids},
+        "cases": {"tags": list(tags), "ids": ids, "epochs": 1, "reducer": "mean"},
         "values": {"v": value},
     }
 
@@ -234,13 +240,18 @@ def test_a_pack_the_new_run_lacks_fails_the_diff_it_is_never_a_pass(runs, tmp_pa
     report = json.loads((runs / "naive/report.json").read_text(encoding="utf-8"))
     assert report["packs"]
     gone = tmp_path / "gone.json"
-    gone.write_text(json.dumps({**report, "packs": []}), encoding="utf-8")
+    # A run of no packs is untested (error, exit 3): a report saying so is consistent.
+    empty = {**report, "packs": [], "verdict": "error", "exit_code": 3}
+    gone.write_text(json.dumps(empty), encoding="utf-8")
     done = _cli("diff", "naive/report.json", str(gone), cwd=runs)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "error: the new run did not measure what the base run did (verbatim-extraction)" in (
-        done.stderr
-    )
+    # Not tested (exit 3, as the gate has it), never "no regression".
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "error: not tested: verbatim-extraction" in done.stderr
+    assert "no regression" not in done.stdout and "NOT TESTED" in done.stdout
     assert "Traceback" not in done.stderr
-    # The other way round, a pack only the new run has is listed and is no failure.
+    # The other way round, the base measured nothing: nothing was compared, so no "no
+    # regression" either.
     more = _cli("diff", str(gone), "naive/report.json", cwd=runs)
-    assert more.returncode == 0, more.stdout + more.stderr
+    assert more.returncode == 3, more.stdout + more.stderr
+    assert "only in new: verbatim-extraction" in more.stdout
+    assert "nothing was compared" in more.stderr

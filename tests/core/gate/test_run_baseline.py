@@ -48,7 +48,8 @@ def test_each_rule_decides_the_same_pair_of_runs_its_own_way(ws):
     Each rule gives its own answer, and the report says which decided."""
     runs = {}
     for rule in ("verdict", "regression", "new-failures"):
-        runs[rule] = _gated_run(ws, f"new-{rule}", "quotes", "--fail-on", rule, "--force-baseline")
+        # Another target (quotes cut -> not cut): what a baseline judges, no --force needed.
+        runs[rule] = _gated_run(ws, f"new-{rule}", "quotes", "--fail-on", rule)
     done, report = runs["verdict"]
     assert done.returncode == 1 and report["verdict"] == "fail"  # its thresholds fail
     assert report["gate"]["baseline"]["diff"]["values"][0]["regressed"] is False
@@ -76,14 +77,16 @@ def test_each_rule_decides_the_same_pair_of_runs_its_own_way(ws):
 
 
 def test_a_significant_regression_fails_and_an_unchanged_run_passes(ws):
-    done, report = _gated_run(
-        ws, "regressed", "paraphrase", "--fail-on", "regression", "--force-baseline"
-    )
+    done, report = _gated_run(ws, "regressed", "paraphrase", "--fail-on", "regression")
     assert done.returncode == 1 and report["verdict"] == "fail"
     (reason,) = report["gate"]["reasons"]
     assert reason.startswith(f"regressed: {PACK} {VALUE}: failing ") and "p = <0.0001" in reason
     baseline = report["gate"]["baseline"]
-    assert baseline["path"] == "paraphrase/report.json" and baseline["forced"] is True
+    assert baseline["path"] == "paraphrase/report.json" and baseline["forced"] is False
+    # The defence switched off is named in report.json's gate and in the summary.
+    (change,) = baseline["diff"]["target_changes"]
+    assert "paraphrase true -> false" in change
+    assert "target changed from the baseline: the target is reference@" in done.stdout
     assert len(baseline["sha256"]) == 64
     # The same run as its baseline: thresholds fail as before, nothing is worse.
     done, report = _gated_run(ws, "same", "naive", "--fail-on", "regression")
@@ -112,15 +115,22 @@ def test_a_baseline_of_another_pack_version_is_refused_before_anything_runs(ws, 
     )
 
 
-def test_a_baseline_of_another_target_is_refused_after_the_run_and_resume_finishes_it(ws):
-    done = ws.cli("run", "-p", PACK, "-o", "other", "--baseline", "quotes/report.json", ok=(2,))
-    assert done.stderr.startswith("error: quotes/report.json: --baseline: these runs did not")
-    assert "max_quote_words 8 -> null" in done.stderr and "--resume" in done.stderr
+def test_a_baseline_of_other_metric_options_is_refused_after_the_run_and_resume_finishes_it(
+    ws, tmp_path
+):
+    report = _load(ws.root / "naive/report.json")
+    report["packs"][0]["metrics"][0]["options"]["min_words"] = 4
+    other = tmp_path / "other-metric.json"
+    other.write_text(json.dumps(report), encoding="utf-8")
+    done = ws.cli("run", "-p", PACK, "-o", "other", "--baseline", str(other), ok=(2,))
+    assert done.stderr.startswith(f"error: {other.as_posix()}: --baseline: these runs did not")
+    assert "metric verbatim options differ: min_words 4 -> 8" in done.stderr
+    assert "--resume" in done.stderr
     assert not (ws.root / "other/report.json").exists()
     kept = (ws.root / "other/runs.jsonl.partial").read_text(encoding="utf-8").splitlines()
     assert len(kept) == _load(ws.root / "naive/report.json")["totals"]["cases"]
     resumed = ws.cli(
-        "run", "-p", PACK, "-o", "other", "--baseline", "quotes/report.json",
+        "run", "-p", PACK, "-o", "other", "--baseline", str(other),
         "--force-baseline", "--resume",
     )  # fmt: skip
     assert resumed.returncode == 1
@@ -242,7 +252,7 @@ def _report(base_k: int, new_k: int, n: int, *, verdict: str = "fail") -> tuple[
             "verdict_without_thresholds": "pass",
             "tested": True,
             "metrics": [{"name": "m", "options": {}}],
-            "cases": {"tags": [], "ids": ids},
+            "cases": {"tags": [], "ids": ids, "epochs": 1, "reducer": "mean"},
             "values": {"v": value},
         }
         status = pack["verdict"]
@@ -312,7 +322,7 @@ def test_every_rendering_of_a_run_gated_on_a_baseline_is_valid_and_shows_the_com
     files = {fmt: f"gated/r.{fmt}" for fmt in ("sarif", "junit", "markdown", "html")}
     done = ws.cli(
         "run", "-p", PACK, "-o", "gated", "--baseline", "quotes/report.json",
-        "--fail-on", "new-failures", "--force-baseline",
+        "--fail-on", "new-failures",
         *[arg for fmt, path in files.items() for arg in (f"--{fmt}", path)],
     )  # fmt: skip
     assert done.returncode == 1
@@ -339,7 +349,9 @@ def test_every_rendering_of_a_run_gated_on_a_baseline_is_valid_and_shows_the_com
     assert f"{len(newly)} newly failing, {len(value['no_longer_failing'])} no longer" in markdown
     page = (ws.root / files["html"]).read_text(encoding="utf-8")
     html5lib.HTMLParser(strict=True).parse(page)
-    assert page.count('<p class="gate">') == 3 + len(report["gate"]["reasons"])  # + forced
+    # + the target changed (max_quote_words 8 -> null), named without --force
+    assert page.count('<p class="gate">') == 3 + len(report["gate"]["reasons"])
+    assert "target changed from the baseline" in markdown
     # A run without a baseline has no baselineState: SARIF's comparison is not claimed.
     plain = ws.root / "naive/report.json"
     from ragleaklab_core.reporting import sarif as sarif_rendering

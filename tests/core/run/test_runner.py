@@ -515,13 +515,13 @@ def test_record_then_replay_scores_the_same_without_the_target(fake, tmp_path):
     assert a["packs"][0]["values"] == b["packs"][0]["values"]
     assert b["target"]["provider"] == "replay of rlk-fake 1.0"
     assert b["settings"]["replay"] == "rec"
-    # a case missing from the recording is errored, never a pass
+    # a case missing from the recording is refused before anything is asked, never a pass
     rec = tmp_path / "rec" / "fake-pack.jsonl"
     rec.write_text("".join(rec.read_text().splitlines(keepends=True)[1:]))
     partial = rlk(root, "run", "-p", "fake-pack", "-o", "c", "--replay", "rec", cwd=tmp_path)
-    report = json.loads((tmp_path / "c" / "report.json").read_text())
-    assert partial.returncode == 1
-    assert "not in the recording" in report["packs"][0]["errored"]["c1"]
+    assert partial.returncode == 2, partial.stderr
+    assert "lacks 1 of the cases this run selects (c1 epoch 0)" in partial.stderr
+    assert not (tmp_path / "c").exists()
 
 
 def test_progress_counts_every_case_and_epoch(fake):
