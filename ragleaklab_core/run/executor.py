@@ -27,7 +27,7 @@ from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core.errors import RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
-from ragleaklab_core.run.records import CaseRecord, RunSettings
+from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
 if TYPE_CHECKING:
@@ -386,18 +386,23 @@ def score_case(
                 )
                 break
             scored[metric.name] = _metric_dict(result)
-    return CaseRecord(
-        pack=pack,
-        test_id=case.test_id,
-        epoch=epoch,
-        query=case.query,
-        answer=None if response is None else response.answer,
-        retrieved=None if response is None else _retrieved(response),
-        metrics=scored,
-        error=error,
-        elapsed_ms=round(elapsed * 1000, 3),
-        target_metadata={} if response is None else dict(response.metadata),
-        principal=case.principal,
+    # Scored above on the real text; what is written (runs.jsonl, report.json, the journal)
+    # has this run's secrets masked, here where the record is made (on a Ray worker too,
+    # whose own environment may hold a secret the driver never sees).
+    return mask_record(
+        CaseRecord(
+            pack=pack,
+            test_id=case.test_id,
+            epoch=epoch,
+            query=case.query,
+            answer=None if response is None else response.answer,
+            retrieved=None if response is None else _retrieved(response),
+            metrics=scored,
+            error=error,
+            elapsed_ms=round(elapsed * 1000, 3),
+            target_metadata={} if response is None else dict(response.metadata),
+            principal=case.principal,
+        )
     )
 
 
