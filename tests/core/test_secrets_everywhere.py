@@ -407,3 +407,29 @@ fail_every = 3
     assert (tmp_path / "o3" / "report.json").read_bytes() == (
         tmp_path / "o" / "report.json"
     ).read_bytes()
+
+
+HTTP = ("--target", "http", "--target-option", 'url="https://127.0.0.1:9/x"')
+PYTHON = ("--target", "python", "--target-option", 'callable="json:loads"')
+
+
+@pytest.mark.parametrize(
+    ("target", "option", "secret"),
+    [
+        # A wrongly typed value of a secret-named header: the message quotes the value.
+        (HTTP, 'headers={"X-Client-Secret" = 987654321}', "987654321"),
+        (HTTP, 'headers={"X-Passphrase" = ["open sesame 22"]}', "open sesame 22"),
+        # A connection string where a number was expected: the message quotes it.
+        (PYTHON, 'top_k="postgresql://u:Pg-pw-in-msg-5@h/db"', "Pg-pw-in-msg-5"),
+        (PYTHON, 'top_k="host=db password=Libpq-in-msg-7"', "Libpq-in-msg-7"),
+    ],
+)
+def test_an_error_message_quoting_a_credential_never_prints_it(tmp_path, target, option, secret):
+    out = rlk(
+        "run", *target, "--target-option", option, "-p", PACK, "--smoke", "-o", "o",
+        cwd=tmp_path, ok=(2,),
+    )  # fmt: skip
+    assert out.returncode == 2 and out.stderr.startswith("error: "), out.stderr
+    assert "***" in out.stderr  # the value was quoted, and hidden
+    assert leaks({"stdout": out.stdout, "stderr": out.stderr}, [secret]) == []
+    assert not (tmp_path / "o").exists()
