@@ -25,6 +25,7 @@ from attrs import frozen
 
 from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
+from ragleaklab_core._redact import redact_text
 from ragleaklab_core.errors import RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
 from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
@@ -140,8 +141,14 @@ class Executor(Protocol):
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as reports show it: its type and its (secret-free) message."""
-    return f"{type(exc).__name__}: {exc}"
+    """An exception as reports show it: its type and its message, secret-free.
+
+    A plugin's message may quote what it was given (an app failing to connect names its
+    DSN): every registered secret and every credential written in it (a URL's password, a
+    connection string's ``Password=``) is replaced by ``***`` before it reaches ``report.json``,
+    ``runs.jsonl``, a log line or the console.
+    """
+    return redact_text(f"{type(exc).__name__}: {exc}")
 
 
 def is_transport_failure(exc: BaseException) -> bool:

@@ -433,3 +433,45 @@ def test_an_error_message_quoting_a_credential_never_prints_it(tmp_path, target,
     assert "***" in out.stderr  # the value was quoted, and hidden
     assert leaks({"stdout": out.stdout, "stderr": out.stderr}, [secret]) == []
     assert not (tmp_path / "o").exists()
+
+
+BROKEN_APP = """
+import os
+
+
+def build(dsn, documents=()):
+    # The app cannot connect: its error quotes the DSN it was given, and one of its own.
+    own = os.environ["APP_OWN_DSN"]
+    raise RuntimeError(f"could not connect to {dsn} nor to {own}")
+"""
+
+
+def test_an_app_whose_ingest_fails_quoting_its_dsn_is_not_tested_and_prints_no_password(
+    tmp_path,
+):
+    (tmp_path / "broken_app.py").write_text(BROKEN_APP, encoding="utf-8")
+    (tmp_path / "c.toml").write_text(
+        f"""
+[target]
+name = "python"
+
+[target.options]
+callable = "broken_app:build"
+factory = true
+kwargs = {{ dsn = "postgresql://app:{DSN_PASSWORD}@db/rag" }}
+""",
+        encoding="utf-8",
+    )
+    own = "mysql://root:Own-env-pw-9@db2/x"  # not configured: hidden as a URL's password
+    out = rlk(
+        "run", "-c", "c.toml", "-p", PACK, "--smoke", "-o", "o", "--html", "o/r.html",
+        cwd=tmp_path, pythonpath=[tmp_path], env={"APP_OWN_DSN": own}, ok=(3,),
+    )  # fmt: skip
+    assert out.returncode == 3, out.stdout + out.stderr  # not tested, never a pass
+    texts = written(tmp_path, out, "o")
+    assert leaks(texts, [DSN_PASSWORD, "Own-env-pw-9"]) == []
+    report = json.loads(texts["o/report.json"])
+    reason = report["packs"][0]["not_tested_reason"]
+    assert "could not connect to postgresql://app:***@db/rag nor to mysql://root:***@db2/x" in (
+        reason
+    )
