@@ -16,12 +16,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 #: What a redacted secret is replaced with.
 REDACTED = "***"
@@ -256,24 +257,39 @@ def forget_secrets() -> None:
 
 
 def secret_forms(values: Iterable[str]) -> tuple[str, ...]:
-    """Every non-empty value of *values* as written, JSON-escaped and percent-encoded, longest
-    first (so a secret that holds another is hidden whole)."""
+    """Every non-empty value of *values* as written, JSON-escaped, percent-encoded and
+    form-encoded (``+`` for a space), longest first (so a secret that holds another is hidden
+    whole)."""
     forms = {
         form
         for value in values
-        for form in (value, json.dumps(value)[1:-1], quote(value, safe=""))
+        for form in (
+            value,
+            json.dumps(value)[1:-1],
+            quote(value, safe=""),
+            quote_plus(value, safe=""),
+        )
         if form
     }
     return tuple(sorted(forms, key=lambda s: (-len(s), s)))
 
 
+@functools.lru_cache(maxsize=32)
+def _forms_pattern(forms: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first, as given: at any position the whole of a secret that holds another is
+    # hidden. Case-insensitive: a system may echo a secret upper-cased, an encoder may write
+    # %2f for %2F.
+    return re.compile("|".join(re.escape(f) for f in forms), re.IGNORECASE)
+
+
 def redact_forms(text: str, forms: Iterable[str]) -> str:
-    """*text* with every one of *forms* (from :func:`secret_forms`) replaced by ``***``: the one
-    rule by which both the log handler and the targets' error messages hide secrets."""
-    for form in forms:
-        if form in text:
-            text = text.replace(form, REDACTED)
-    return text
+    """*text* with every one of *forms* (from :func:`secret_forms`), in any letter case,
+    replaced by ``***``: the one rule by which the log handler, the targets' error messages and
+    what a run writes hide secrets."""
+    forms = tuple(forms)
+    if not forms or not text:
+        return text
+    return _forms_pattern(forms).sub(REDACTED, text)
 
 
 def redact_text(text: str) -> str:

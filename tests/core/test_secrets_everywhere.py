@@ -182,6 +182,32 @@ def test_answers_are_masked_only_for_configured_secrets_not_for_what_the_system_
     )
 
 
+@pytest.mark.parametrize(
+    "echo",
+    [
+        "Tok/en word+x",  # as configured
+        "TOK/EN WORD+X",  # upper-cased by the system
+        "tok%2Fen%20word%2Bx",  # percent-encoded
+        "tok%2fen%20word%2bx",  # percent-encoded with lower-case hex
+        "Tok%2Fen+word%2Bx",  # form-encoded
+    ],
+)
+def test_an_echoed_secret_is_masked_in_every_form_a_system_may_give_it(echo):
+    register_secrets(["Tok/en word+x"])
+    hidden, changed = mask_secrets({"answer": f"the token is <{echo}>."})
+    assert changed and hidden == {"answer": "the token is <***>."}
+
+
+def test_a_json_escaped_echo_is_masked():
+    secret = 'quote"and\\backslash'
+    register_secrets([secret])
+    body = json.dumps({"debug": secret})
+    assert (
+        secret not in mask_secrets(body)[0]
+        and json.dumps(secret)[1:-1] not in (mask_secrets(body)[0])
+    )
+
+
 # ---- records: masked, marked, and scored on the real text ---------------------------------
 
 
