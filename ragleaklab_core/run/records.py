@@ -104,7 +104,7 @@ def mask_record(record: CaseRecord) -> CaseRecord:
     The metrics scored the real text before this (masking is for what is written); masking a
     record twice changes nothing.
     """
-    masked = set(record.masked)
+    masked: set[str] = set()
 
     def hide(name: str, value: Any) -> Any:
         hidden, changed = mask_secrets(value)
@@ -122,9 +122,9 @@ def mask_record(record: CaseRecord) -> CaseRecord:
         "error": hide("error", record.error),
         "target_metadata": hide("target_metadata", record.target_metadata),
     }
-    if masked == set(record.masked):
+    if not masked:  # nothing (more) to hide: the record as it was, marks included
         return record
-    return attrs.evolve(record, **changes, masked=tuple(sorted(masked)))
+    return attrs.evolve(record, **changes, masked=tuple(sorted(masked | set(record.masked))))
 
 
 @frozen

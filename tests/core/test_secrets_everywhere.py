@@ -241,6 +241,18 @@ def test_a_record_is_scored_on_the_real_answer_and_written_masked_with_its_field
     assert again == record and mask_record(again) is again  # masking twice changes nothing
 
 
+def test_a_record_masked_already_is_masked_again_for_a_secret_learnt_since():
+    # A Ray worker masks with its secrets, the driver with its own: both hold.
+    register_secrets(["worker-secret-1"])
+    record = score_case(
+        "p", Case("c1", "q"), 0, Response(answer="a worker-secret-1 b driver-secret-2"), None, [], 0
+    )
+    assert record.masked == ("answer",) and record.answer == "a *** b driver-secret-2"
+    register_secrets(["driver-secret-2"])
+    again = mask_record(record)
+    assert again.answer == "a *** b ***" and again.masked == ("answer",)
+
+
 def test_a_record_without_a_secret_is_written_as_before():
     register_secrets(["not-in-this-answer"])
     record = score_case("p", Case("c1", "q"), 0, Response(answer="fine"), None, [], 0.0)
