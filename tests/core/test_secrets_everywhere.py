@@ -253,6 +253,26 @@ def test_a_record_masked_already_is_masked_again_for_a_secret_learnt_since():
     assert again.answer == "a *** b ***" and again.masked == ("answer",)
 
 
+def test_the_journal_and_the_records_spool_get_the_masked_line_even_from_an_unmasked_record():
+    # Whatever an executor hands over (a record built before the secret was known, a journal
+    # line of an interrupted run), the line the journal and runs.jsonl get is masked.
+    from ragleaklab_core.run.executor import Ask
+    from ragleaklab_core.run.sink import PackSink
+    from ragleaklab_core.stats.aggregation import reducer
+
+    journal: list[str] = []
+    sink = PackSink([], reducer("mean"), frozenset(), 1, ["d1"], None, journal.append, 1, 1)
+    case = Case("c1", "q")
+    raw = CaseRecord("p", "c1", 0, "q", "late-secret-77 said", None, {}, None, 0.0)
+    register_secrets(["late-secret-77"])
+    sink.hand(Ask(0, 0, 0, case))
+    sink.emit(Ask(0, 0, 0, case), raw)
+    sink.finish(1)
+    (written_record,) = list(sink.records)
+    assert journal and "late-secret-77" not in journal[0] and '"masked": ["answer"]' in journal[0]
+    assert written_record.answer == "*** said" and written_record.masked == ("answer",)
+
+
 def test_a_record_without_a_secret_is_written_as_before():
     register_secrets(["not-in-this-answer"])
     record = score_case("p", Case("c1", "q"), 0, Response(answer="fine"), None, [], 0.0)
