@@ -68,6 +68,8 @@ def leaks(texts: dict[str, str], secrets: list[str]) -> list[tuple[str, str]]:
 
 @pytest.fixture(autouse=True)
 def _forget():
+    # Secrets are registered process-wide: each test starts and ends with none.
+    forget_secrets()
     yield
     forget_secrets()
 
