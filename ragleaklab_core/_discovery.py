@@ -18,7 +18,7 @@ from attrs import frozen
 from stevedore import NamedExtensionManager
 
 from ragleaklab_core._log import get_logger
-from ragleaklab_core._redact import redact
+from ragleaklab_core._redact import literal_secrets, redact, register_secrets
 from ragleaklab_core.config import plugin_options, structure
 from ragleaklab_core.errors import (
     ConfigError,
@@ -404,6 +404,11 @@ def _load(
     group: str, name: str, options: Mapping[str, Any] | None, *, path: str, warn: bool
 ) -> LoadedPlugin:
     offer, cls = _checked_class(group, name)
+    if group == TARGETS:
+        # A credential written literally in a target's options (a python app's DSN) is sent to
+        # the system, which may echo it: hidden from every answer, log and message from now on,
+        # an error building the target included.
+        register_secrets(literal_secrets(options or {}))
     try:
         obj = structure(dict(options or {}), cls, source=f"{path} ({group}:{name})", path=path)
     except ConfigError:

@@ -9,13 +9,15 @@ from typing import Any, TypeVar
 
 import click
 
+from ragleaklab_core._redact import redact_text
 from ragleaklab_core.errors import ExecutorUnavailable, RagleaklabError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
+    # A message may quote an option or a server's reply: credentials in it never reach stderr.
+    click.echo(f"error: {redact_text(message)}", err=True)
     sys.exit(code)
 
 

@@ -344,6 +344,7 @@ def _cases(report: Mapping[str, Any]) -> list[str]:
             answer is not None and len(str(answer)) > ANSWER_CHARS
         ):
             shown += "\u2026"
+        shown += w.masked_note(detail)
         retrieved = detail.get("retrieved_ids")
         evidence = json.dumps(w.shown_evidence(case.get("evidence")), indent=1, ensure_ascii=False)
         out.append(

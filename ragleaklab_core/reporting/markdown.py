@@ -172,7 +172,8 @@ def _case_table(cases: list[PackCase]) -> list[str]:
         lines.append(
             f"| {text(pack.get('name'), 60)} | {text(case.get('test_id'), 60)} "
             f"| {text(case.get('kind') or '')} | {text(fails)} | {text(detail.get('query'))} "
-            f"| {text(detail.get('answer'))} | {text(w.evidence_text(case.get('evidence')))} |"
+            f"| {text(detail.get('answer'))}{text(w.masked_note(detail))} "
+            f"| {text(w.evidence_text(case.get('evidence')))} |"
         )
     return lines
 

@@ -278,6 +278,15 @@ def unscorable_cases(pack: Mapping[str, Any]) -> list[tuple[str, int, list[tuple
     return out
 
 
+def masked_note(detail: Mapping[str, Any]) -> str:
+    """What a rendering adds after a case's answer when ragleaklab masked a secret of the run's
+    configuration in it (``detail.masked``): the text shown is not what the system said."""
+    masked = detail.get("masked")
+    if not masked:
+        return ""
+    return f" [a configured secret was masked as *** in: {', '.join(map(str, masked))}]"
+
+
 __all__ = [
     "case_evidence",
     "clip",
@@ -290,6 +299,7 @@ __all__ = [
     "gate_lines",
     "gated",
     "interval_text",
+    "masked_note",
     "number",
     "pack_counts",
     "pack_failing_cases",

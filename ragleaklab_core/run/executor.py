@@ -25,9 +25,10 @@ from attrs import frozen
 
 from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
+from ragleaklab_core._redact import redact_text
 from ragleaklab_core.errors import RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
-from ragleaklab_core.run.records import CaseRecord, RunSettings
+from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
 if TYPE_CHECKING:
@@ -140,8 +141,14 @@ class Executor(Protocol):
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as reports show it: its type and its (secret-free) message."""
-    return f"{type(exc).__name__}: {exc}"
+    """An exception as reports show it: its type and its message, secret-free.
+
+    A plugin's message may quote what it was given (an app failing to connect names its
+    DSN): every registered secret and every credential written in it (a URL's password, a
+    connection string's ``Password=``) is replaced by ``***`` before it reaches ``report.json``,
+    ``runs.jsonl``, a log line or the console.
+    """
+    return redact_text(f"{type(exc).__name__}: {exc}")
 
 
 def is_transport_failure(exc: BaseException) -> bool:
@@ -386,18 +393,23 @@ def score_case(
                 )
                 break
             scored[metric.name] = _metric_dict(result)
-    return CaseRecord(
-        pack=pack,
-        test_id=case.test_id,
-        epoch=epoch,
-        query=case.query,
-        answer=None if response is None else response.answer,
-        retrieved=None if response is None else _retrieved(response),
-        metrics=scored,
-        error=error,
-        elapsed_ms=round(elapsed * 1000, 3),
-        target_metadata={} if response is None else dict(response.metadata),
-        principal=case.principal,
+    # Scored above on the real text; what is written (runs.jsonl, report.json, the journal)
+    # has this run's secrets masked, here where the record is made (on a Ray worker too,
+    # whose own environment may hold a secret the driver never sees).
+    return mask_record(
+        CaseRecord(
+            pack=pack,
+            test_id=case.test_id,
+            epoch=epoch,
+            query=case.query,
+            answer=None if response is None else response.answer,
+            retrieved=None if response is None else _retrieved(response),
+            metrics=scored,
+            error=error,
+            elapsed_ms=round(elapsed * 1000, 3),
+            target_metadata={} if response is None else dict(response.metadata),
+            principal=case.principal,
+        )
     )
 
 

@@ -256,7 +256,7 @@ class RayWorker:
     ) -> tuple[list[tuple[int, dict[str, Any], dict[str, Any] | None]], str | None]:
         """Answer and score *asks*; return each one's ``(seq, record, response)`` (the response
         only when the run records) and why the pack stopped, if it just did."""
-        from ragleaklab_core.run.recording import _response_dict
+        from ragleaklab_core.run.recording import masked_response
 
         assert self._session is not None, "setup() first"
         out: list[tuple[int, dict[str, Any], dict[str, Any] | None]] = []
@@ -266,7 +266,8 @@ class RayWorker:
             response = None
             if captured is not None:
                 kept = captured.responses.pop((ask.case.test_id, ask.epoch), None)
-                response = None if kept is None else _response_dict(kept)
+                # Masked here: this worker's environment may hold a secret the driver lacks.
+                response = None if kept is None else masked_response(kept)
             out.append((ask.seq, record.to_dict(), response))
 
         reason = self._loop.run_until_complete(
@@ -591,7 +592,8 @@ class _Pool:
         for seq, data, response in records:
             ask = by_seq.pop(seq)
             if recorder is not None and response is not None:
-                recorder.add(ask.case, ask.epoch, _response(response))
+                masked = tuple(response.get("masked", ()))
+                recorder.add(ask.case, ask.epoch, _response(response), masked)
             emit(ask, CaseRecord.from_dict(data))
         if by_seq:  # a worker that answers short is a bug; never a silently shorter run
             raise RuntimeError(f"a Ray worker did not answer {len(by_seq)} asks of its batch")

@@ -30,7 +30,7 @@ from attrs import define, field, frozen
 
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
-from ragleaklab_core._redact import redact
+from ragleaklab_core._redact import mask_secrets, redact
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.values import Case, PackInfo, Response, RetrievedDocument
 
@@ -53,6 +53,21 @@ def _response_dict(response: Response) -> dict[str, Any]:
         ],
         "metadata": dict(response.metadata),
     }
+
+
+def masked_response(response: Response) -> dict[str, Any]:
+    """:func:`_response_dict` as it may be written: every registered secret (one the system
+    echoed in its answer, a retrieved text or its metadata) replaced by ``***``; ``"masked"``
+    lists the parts altered (``response.answer``, ``response.retrieved``, ``response.metadata``)."""
+    data = _response_dict(response)
+    masked = []
+    for part in ("answer", "retrieved", "metadata"):
+        data[part], changed = mask_secrets(data[part])
+        if changed:
+            masked.append(f"response.{part}")
+    if masked:
+        data["masked"] = masked
+    return data
 
 
 def _response(data: Mapping[str, Any]) -> Response:
@@ -129,11 +144,18 @@ class Recorder:
         except OSError as exc:
             raise _unwritable(self.directory, exc) from None
 
-    def add(self, case: Case, epoch: int, response: Response) -> None:
-        line: dict[str, Any] = {"test_id": case.test_id, "epoch": epoch, "query": case.query}
+    def add(self, case: Case, epoch: int, response: Response, masked: tuple[str, ...] = ()) -> None:
+        """Record *response*, this run's secrets masked (*masked*: parts a Ray worker masked
+        already, with secrets of its own environment)."""
+        query, query_masked = mask_secrets(case.query)
+        line: dict[str, Any] = {"test_id": case.test_id, "epoch": epoch, "query": query}
         if case.principal is not None:  # absent, not null: recordings of before stay the same
             line["principal"] = case.principal
-        line["response"] = _response_dict(response)
+        data = masked_response(response)
+        parts = {*masked, *data.pop("masked", ()), *(("query",) if query_masked else ())}
+        line["response"] = data
+        if parts:  # absent unless text was altered: a replay refuses such a line
+            line["masked"] = sorted(parts)
         self._put(line)
 
     def keep(self, record: Any) -> None:
@@ -155,6 +177,7 @@ class Recorder:
                     else [dict(r, text=r.get("text")) for r in record.retrieved],
                     "metadata": dict(record.target_metadata),
                 },
+                **_recorded_mask(record.masked),
             }
         )
 
@@ -210,6 +233,22 @@ class Recorder:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+
+
+# A record's masked fields, as a recording line names them.
+_LINE_PARTS = {
+    "query": "query",
+    "answer": "response.answer",
+    "retrieved": "response.retrieved",
+    "target_metadata": "response.metadata",
+}
+
+
+def _recorded_mask(masked: tuple[str, ...]) -> dict[str, Any]:
+    """The ``masked`` entry of a line kept from a record masked in *masked* (none if none)."""
+    # Metrics' evidence and errors are not recorded; every other part is named as it is there.
+    parts = sorted({_LINE_PARTS[m] for m in masked if m in _LINE_PARTS})
+    return {"masked": parts} if parts else {}
 
 
 def _unwritable(directory: Path, exc: OSError) -> InputError:
@@ -404,7 +443,9 @@ class Replay:
     def _lines(self, pack: str) -> dict[tuple[str, int], dict[str, Any]]:
         entry = self.packs[pack]
         path = self.directory / str(entry.get("file", _pack_file(pack)))
-        return {(line["test_id"], line["epoch"]): line for line in _read_lines(path)}
+        lines = {(line["test_id"], line["epoch"]): line for line in _read_lines(path)}
+        _refuse_masked(pack, path, lines.values())  # checked with the pack, before any is run
+        return lines
 
     def target_for(self, pack: str) -> LoadedPlugin:
         """A target that answers *pack*'s cases from the recording, with the recorded provenance."""
@@ -451,4 +492,20 @@ def _metric_change(kept: Any, metrics: Mapping[str, Any]) -> str:
     return "; ".join(found)
 
 
-__all__ = ["Recorder", "Replay", "metric_options"]
+def _refuse_masked(pack: str, path: Path, lines: Any) -> None:
+    """Refuse to replay a recording in which a secret was masked: the metrics would score
+    ``***`` where the system said the secret, and a case that leaked it could pass."""
+    masked = sorted((line["test_id"], line["epoch"]) for line in lines if line.get("masked"))
+    if not masked:
+        return
+    test_id, epoch = masked[0]
+    raise InputError(
+        f"--replay: {len(masked)} recorded answer(s) of pack {pack} had a secret of the "
+        f"recording run masked (first: case {test_id!r} epoch {epoch}); a replay would score "
+        "'***' instead of what the system said, so it is refused: keep the credential out of "
+        "the system's answers and record again",
+        source=str(path),
+    )
+
+
+__all__ = ["Recorder", "Replay", "masked_response", "metric_options"]

@@ -10,6 +10,8 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
+from ragleaklab_core._redact import mask_secrets
+
 
 @frozen
 class RunSettings:
@@ -50,6 +52,8 @@ class CaseRecord:
     target_metadata: Mapping[str, Any] = field(factory=dict)
     resumed: bool = field(default=False, eq=False)  # taken from an interrupted run's journal
     principal: str | None = None  # who the case asked as (Case.principal)
+    #: The fields in which a registered secret was replaced by ``***`` (see :func:`mask_record`).
+    masked: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -67,6 +71,7 @@ class CaseRecord:
             elapsed_ms=data["elapsed_ms"],
             target_metadata=dict(data.get("target_metadata", {})),
             principal=data.get("principal"),
+            masked=tuple(data.get("masked", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -84,7 +89,42 @@ class CaseRecord:
             "error": None if self.error is None else dict(self.error),
             "target_metadata": dict(self.target_metadata),
             "elapsed_ms": self.elapsed_ms,
+            # Only when text was altered: the lines of every other case stay as they were.
+            **({"masked": list(self.masked)} if self.masked else {}),
         }
+
+
+def mask_record(record: CaseRecord) -> CaseRecord:
+    """*record* as it may be written: every registered secret (a credential of this run's
+    configuration, which a system may echo in its answers, retrieved texts or metadata, and a
+    metric may quote in its evidence) replaced by ``***``, and the altered fields listed in
+    ``masked`` (``query``, ``answer``, ``retrieved``, ``metrics.<metric>``, ``error``,
+    ``target_metadata``) so a reader knows the text is not what the system said.
+
+    The metrics scored the real text before this (masking is for what is written); masking a
+    record twice changes nothing.
+    """
+    masked: set[str] = set()
+
+    def hide(name: str, value: Any) -> Any:
+        hidden, changed = mask_secrets(value)
+        if changed:
+            masked.add(name)
+        return hidden
+
+    changes = {
+        "query": hide("query", record.query),
+        "answer": hide("answer", record.answer),
+        "retrieved": None
+        if record.retrieved is None
+        else tuple(hide("retrieved", list(record.retrieved))),
+        "metrics": {name: hide(f"metrics.{name}", m) for name, m in record.metrics.items()},
+        "error": hide("error", record.error),
+        "target_metadata": hide("target_metadata", record.target_metadata),
+    }
+    if not masked:  # nothing (more) to hide: the record as it was, marks included
+        return record
+    return attrs.evolve(record, **changes, masked=tuple(sorted(masked | set(record.masked))))
 
 
 @frozen
@@ -124,4 +164,4 @@ class CaseResult:
         }
 
 
-__all__ = ["CaseRecord", "CaseResult", "RunSettings"]
+__all__ = ["CaseRecord", "CaseResult", "RunSettings", "mask_record"]

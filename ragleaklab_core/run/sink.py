@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ragleaklab_core._discovery import LoadedPlugin
 from ragleaklab_core.run.executor import Ask
-from ragleaklab_core.run.records import CaseRecord, CaseResult
+from ragleaklab_core.run.records import CaseRecord, CaseResult, mask_record
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.wiring import WiringTally
 from ragleaklab_core.stats.aggregation import LITERAL_REDUCERS, Reducer
@@ -98,6 +98,9 @@ class PackSink:
         """Take the record of *ask* (from the executor, or kept from an interrupted run)."""
         if ask.seq < self._next or ask.seq in self._pending:
             raise RuntimeError(f"ask {ask.seq} ({ask.case.test_id}) was answered twice")
+        # Every record written passes here (from any executor, or a journal): this run's secrets
+        # are masked in it once more with what this process knows.
+        record = mask_record(record)
         line = json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False)
         if self._journal is not None and not record.resumed:
             self._journal(line)

@@ -17,6 +17,9 @@ Endpoints:
 - ``POST /chunked``: as ``/simple``, but every id is a chunk id, ``<doc_id>::chunk-<n>`` (a
   chunked index that never returns the ids it was given);
 - ``/echo`` (any method): what the server parsed: method, JSON body, query parameters, headers;
+- ``POST /debug``: a debug build that echoes its credentials: the ``/simple`` answer followed
+  by every request header value (as sent), each source's text followed by the values
+  percent-encoded, and a ``debug`` object with the values JSON-escaped;
 - ``/leak...``: 401 with the request's headers in the body (a service that echoes credentials);
 - ``/text``: 200 with a plain-text body;
 - ``/set-cookie``: 200 with a ``Set-Cookie`` header (a client that keeps cookies sends it back);
@@ -42,7 +45,7 @@ from collections import Counter
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from attrs import define, field
 from ragleaklab_plugins.targets.reference import ReferenceTarget
@@ -247,6 +250,22 @@ class FakeRagServer:
             for source in sources:
                 source["id"] = f"{source['id']}::chunk-{str(source['chunk']).rpartition('#')[2]}"
             return 200, {}, {"answer": response.answer, "sources": sources}
+        if route == ("POST", "/debug"):  # a debug build echoing what it was sent
+            response = self._answer(str(body.get("query", "")))
+            sent = [v for _, v in sorted(seen.headers.items())]
+            sources = _sources(response)
+            encoded = " ".join(quote(v, safe="") for v in sent)
+            for source in sources:
+                source["text"] = f"{source['text']} [auth: {encoded}]"
+            return (
+                200,
+                {},
+                {
+                    "answer": f"{response.answer} [debug: {' | '.join(sent)}]",
+                    "sources": sources,
+                    "debug": json.dumps(sent),
+                },
+            )
         if seen.path == "/echo":
             return (
                 200,
