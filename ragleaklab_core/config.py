@@ -29,6 +29,7 @@ from cattrs.errors import (
 from cattrs.v import format_exception, transform_error
 
 from ragleaklab_core.errors import ConfigError
+from ragleaklab_core.gate import allowance_problem
 from ragleaklab_core.stats.aggregation import reducer as parse_reducer
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
@@ -258,6 +259,31 @@ def _rates(
             raise ValueError(f"'{attribute.name}.{key}' must be in [0, 1] (got {rate!r})")
 
 
+def _allowance(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    """A maximum failing rate: a share in [0, 1), refused at 1, which switches the gate off
+    (:func:`ragleaklab_core.gate.allowance_problem` decides, for every way a rate is given)."""
+    _rate(instance, attribute, value)
+    problem = allowance_problem(value)
+    if problem is not None:
+        raise ValueError(
+            f"'{attribute.name}': {problem}; it is set by [run] {attribute.name} or "
+            "--max-fail-rate RATE"
+        )
+
+
+def _allowances(
+    instance: object, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
+) -> None:
+    _rates(instance, attribute, value)
+    for key, rate in value.items():
+        problem = allowance_problem(rate)
+        if problem is not None:
+            raise ValueError(
+                f"'{attribute.name}.{key}' ($.run.{attribute.name}.{key}): {problem}; it is "
+                f"set by [run.{attribute.name}] {key} or --max-fail-rate {key}=RATE"
+            )
+
+
 @frozen
 class CalibrateConfig:
     """The ``[calibrate]`` table: how thresholds are fitted."""
@@ -355,9 +381,10 @@ class RunConfig:
     reducer: str = field(default="mean", validator=_reducer_fits_epochs)
     tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
-    max_fail_rate: float = field(default=0.0, validator=_rate)
+    # A share below 1 (1 would allow every case: refused, see _allowance).
+    max_fail_rate: float = field(default=0.0, validator=_allowance)
     # Per pack name, overriding max_fail_rate for that pack.
-    max_fail_rates: dict[str, float] = field(factory=dict, validator=_rates)
+    max_fail_rates: dict[str, float] = field(factory=dict, validator=_allowances)
     concurrency: int = field(default=8, validator=v.ge(1))
     rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"

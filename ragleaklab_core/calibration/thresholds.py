@@ -10,7 +10,7 @@ stable layout so it diffs well in code review.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from attrs import frozen
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core.config import DEFAULT_THRESHOLDS_FILE
 from ragleaklab_core.errors import InputError, RagleaklabError
+from ragleaklab_core.gate import stored_threshold_problem
 from ragleaklab_core.values import DECISION_RULES, Threshold
 
 FORMAT = "ragleaklab-thresholds"
@@ -133,6 +134,43 @@ def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
     return ThresholdsFile(str(path), packs)
 
 
+def refuse_unusable(file: ThresholdsFile, in_force: Mapping[str, Collection[str]]) -> None:
+    """Refuse the stored thresholds a run would gate on that could never fail a case
+    (:func:`ragleaklab_core.gate.stored_threshold_problem`): every one at once, each at its
+    ``$.packs.PACK.VALUE`` path with the fix.
+
+    Args:
+        in_force: Pack name -> the value names whose threshold the config sets (those entries
+            are not used, so they are not checked); packs absent are not run.
+
+    Raises:
+        InputError: Some entry in force is unusable (exit 2; the file is named).
+    """
+    problems = []
+    for pack, values in sorted(file.packs.items()):
+        if pack not in in_force:
+            continue
+        for name, entry in sorted(values.items()):
+            if name in in_force[pack]:
+                continue
+            found = stored_threshold_problem(entry)
+            if found is None:
+                continue
+            key, why = found
+            problems.append(
+                f"{why} @ $.packs.{pack}.{name}.{key}; re-calibrate it (ragleaklab calibrate "
+                f"--pack {pack} --write-thresholds --force, with more labelled positives or "
+                "another --target-fpr) or delete the entry "
+                f"$.packs.{pack}.{name} from the file"
+            )
+    if problems:
+        raise InputError(
+            "a stored threshold could never fail a case, so the gate would pass every "
+            "attack:\n  " + "\n  ".join(problems),
+            source=file.path,
+        )
+
+
 def _identity(entry: Mapping[str, Any]) -> tuple[Any, Any]:
     return (entry.get("fitter", {}).get("name"), entry.get("labels", {}).get("sha256"))
 
@@ -187,6 +225,7 @@ __all__ = [
     "ThresholdsFile",
     "origin",
     "read_thresholds",
+    "refuse_unusable",
     "update_threshold",
     "write_thresholds",
 ]

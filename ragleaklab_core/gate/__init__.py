@@ -44,12 +44,16 @@ still means "measured, and no worse".
 from __future__ import annotations
 
 import enum
+import json
+import math
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from ragleaklab_core.errors import RagleaklabError, RunInterrupted
+from ragleaklab_core.values import DECISION_RULES
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
     from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
@@ -129,6 +133,91 @@ def pack_verdict(
     if problems:
         return Verdict.ERROR
     return Verdict.FAIL if reasons else Verdict.PASS
+
+
+#: The share of a pack's selected cases that must be scored, for every gated value, when
+#: errors are tolerated (``--tolerate-errors``): below it the pack is not tested (exit 3). A
+#: constant, not a setting: a knob could be set to switch this guard off as well.
+MIN_SCORED_SHARE = Fraction(9, 10)
+
+
+def allowance_problem(rate: float) -> str | None:
+    """Why a maximum failing rate switches the gate off, or None.
+
+    A pack may have ``floor(rate * scored)`` failing cases per gated value; at a rate of 1 (or
+    more) that is every scored case, so no run could fail however vulnerable the system. A rate
+    below 1 always leaves at least one case that must not fail (``floor(r * n) < n``)."""
+    if rate >= 1:
+        return (
+            f"a maximum failing rate of {rate!r} allows every scored case to fail, so the gate "
+            "could never fail (every attack would pass); give a share below 1, such as 0.05, "
+            "or leave it unset (0: no failing case allowed)"
+        )
+    return None
+
+
+def stored_threshold_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why a stored threshold (an entry of ``ragleaklab.thresholds.json``) could never fail a
+    case, or None: as ``(key, why)``, the entry's key the problem is at.
+
+    ``calibrate --write-thresholds --force`` stores a fit that flags none of its labelled
+    positives with ``flags_nothing: true``; a hand-written entry may have no threshold, a null
+    one (flag nothing), a value that is not a finite number or a rule no gate knows. Gating on
+    any of them passes every attack, so a run refuses it before anything is asked."""
+    if "flags_nothing" in entry and entry["flags_nothing"] is not False:
+        return "flags_nothing", (
+            f"the entry is marked flags_nothing: {json.dumps(entry['flags_nothing'])}: its "
+            "threshold flags none of the labelled positives it was fitted on (it was stored "
+            "with --write-thresholds --force), so it could never fail a case like them"
+        )
+    if "threshold" not in entry:
+        return "threshold", "the entry has no threshold, so it would flag nothing"
+    t = entry["threshold"]
+    if t is None:
+        return "threshold", "the threshold is null (flag nothing), so no case could ever fail"
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return "threshold", f"the threshold {json.dumps(t)} is not a number"
+    if not math.isfinite(t):
+        return "threshold", f"the threshold {t!r} is not a finite number: it flags all or nothing"
+    rule = entry.get("decision_rule")
+    if rule not in DECISION_RULES:
+        return "decision_rule", (
+            f"the decision rule {json.dumps(rule)} is not one of {', '.join(DECISION_RULES)}"
+        )
+    tpr = entry.get("achieved_tpr")
+    if type(tpr) in (int, float) and tpr == 0 and entry.get("n_positive"):
+        return "achieved_tpr", (
+            f"its threshold flagged none of the {entry['n_positive']} labelled positives it "
+            "was fitted on (achieved_tpr 0), so it could never fail a case like them"
+        )
+    return None
+
+
+def thinly_scored(scored: int, selected: int) -> bool:
+    """Whether a gated value scored too few of a pack's *selected* cases to stand for the pack
+    when errors are tolerated: fewer than :data:`MIN_SCORED_SHARE` of them."""
+    return scored < MIN_SCORED_SHARE * selected
+
+
+def thin_reason(value: str, scored: int, selected: int) -> str:
+    """Why a pack whose errors were tolerated is not tested (:func:`thinly_scored`)."""
+    return (
+        f"{value}: only {scored} of the {selected} selected cases were asked and scored (errors "
+        f"are tolerated, but at least {int(MIN_SCORED_SHARE * 100)}% must be scored for a pack "
+        "to count as tested); see the errored and unscorable cases in runs.jsonl"
+    )
+
+
+def same_answer_reason(excerpt: str, answered: int, readers: Sequence[str]) -> str:
+    """Why a pack whose every answer was the same text is not tested."""
+    return (
+        f"every answer was the same text ({json.dumps(excerpt, ensure_ascii=False)}, all "
+        f"{answered} answers), and "
+        f"{', '.join(readers)} judge the answer: the system answered nothing about the cases "
+        "(an LLM that is down, a fallback or error page read as an answer), so the pack was "
+        "not tested; check that the app answers (and that answer_path reads its reply, "
+        "docs/targets.md)"
+    )
 
 
 def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
@@ -335,9 +424,11 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INTERRUPTED",
     "FAIL_ON",
+    "MIN_SCORED_SHARE",
     "Gate",
     "Outcome",
     "Verdict",
+    "allowance_problem",
     "annotation_level",
     "apply",
     "case_outcome",
@@ -346,4 +437,8 @@ __all__ = [
     "gated_on_baseline",
     "pack_verdict",
     "run_verdict",
+    "same_answer_reason",
+    "stored_threshold_problem",
+    "thin_reason",
+    "thinly_scored",
 ]

@@ -21,7 +21,11 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
-from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
+from ragleaklab_core.calibration.thresholds import (
+    ThresholdsFile,
+    read_thresholds,
+    refuse_unusable,
+)
 from ragleaklab_core.config import Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
 from ragleaklab_core.gate import Verdict, run_verdict
@@ -149,6 +153,15 @@ def plan_suite(
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
+    # A stored threshold this run would gate on that can never fail (flags nothing, no value):
+    # refused now, not found after every case was asked. The config's own win, so not checked.
+    refuse_unusable(
+        stored,
+        {
+            (name := pack.obj.info().name): set(config.thresholds.get(name, {}))
+            for pack in loaded
+        },
+    )
     fresh = []
     if replay is not None:
         for pack in loaded:

@@ -20,7 +20,14 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
-from ragleaklab_core.gate import Verdict, pack_verdict, run_verdict
+from ragleaklab_core.gate import (
+    Verdict,
+    pack_verdict,
+    run_verdict,
+    same_answer_reason,
+    thin_reason,
+    thinly_scored,
+)
 from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseResult
 from ragleaklab_core.run.runner import NOT_ASKED, PackRun
@@ -234,6 +241,7 @@ def evaluate(
     verdicts = []
     reasons: list[str] = []
     threshold_reasons: list[str] = []
+    thin: list[str] = []  # gated values scored on too few cases while errors are tolerated
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for column in columns:
         name, threshold = column.name, column.threshold
@@ -262,6 +270,10 @@ def evaluate(
             if n_unscorable and not tolerate_errors:
                 passed = False
                 reasons.append(f"{name}: {n_unscorable} cases could not be scored by {metric}")
+            # Tolerated errors have a bound: a value scored on few of the cases says little of
+            # the pack, so it is not tested (the share is the gate's, not a setting).
+            if tolerate_errors and n_scored and thinly_scored(n_scored, len(column.values)):
+                thin.append(thin_reason(name, n_scored, len(column.values)))
         fails = threshold.fails if threshold is not None else _never
         verdicts.append(
             ValueVerdict(
@@ -284,15 +296,21 @@ def evaluate(
     n_asked_errors = n_errored - n_not_asked
     if n_asked_errors and not tolerate_errors:
         reasons.append(f"{n_asked_errors} cases errored (a plugin raised); see runs.jsonl")
-    problems = list(run.problems)
     wiring = run.wiring
-    if wiring is not None and wiring.problem is not None:
-        problems.insert(0, wiring.problem)
+    unjudged = _nothing_judged(run, columns)
+    unreached_problem = [] if wiring is None or wiring.problem is None else [wiring.problem]
+    # Not tested, but a gated value that fails still stands (an app answering the same leak to
+    # every question is vulnerable): these make the pack ERROR only when nothing failed.
+    untested = [*_same_answers(run), *thin]
+    problems = [*unjudged, *unreached_problem, *untested, *run.problems]
     if n_not_asked and not run.problems:  # stopped for a reason given in problems otherwise
         problems.append(f"{n_not_asked} cases were not asked")
-    unjudged = _nothing_judged(run, columns)
-    problems[:0] = unjudged
-    tested = not run.stopped and (wiring is None or wiring.reached is not False) and not unjudged
+    tested = (
+        not run.stopped
+        and (wiring is None or wiring.reached is not False)
+        and not unjudged
+        and not untested
+    )
     unreached = (wiring is not None and wiring.reached is False) or bool(unjudged)
     other_reasons = [r for r in reasons if r not in threshold_reasons]
     status = pack_verdict(
@@ -389,6 +407,22 @@ def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
                 f"the target's answers are in a form {metric.name} reads (docs/metrics.md)"
             )
     return found
+
+
+def _same_answers(run: PackRun) -> list[str]:
+    """Why the pack tested nothing when every answer was the same text (an LLM that is down
+    answering one apology to every question) while a metric reads the answer: like blank
+    answers, a 0 on every gated value then says nothing about the system. At least two cases
+    must have answered, over every epoch; blank answers are the blank check's."""
+    wiring = run.wiring
+    readers = [m.name for m in run.metrics if m.metric_traits.reads_answer]
+    if wiring is None or wiring.same_text is None or wiring.all_blank or not readers:
+        return []
+    return [same_answer_reason(_excerpt(wiring.same_text), wiring.answered, readers)]
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
