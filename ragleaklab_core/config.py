@@ -502,6 +502,63 @@ def apply_overrides(raw: dict[str, Any], overrides: Overrides) -> dict[str, Any]
     return raw
 
 
+#: Where an allowance left at its default comes from.
+DEFAULT_SOURCE = "default"
+
+
+@frozen
+class AllowanceSources:
+    """Where each allowance of a run (``max_fail_rate``, its per-pack ``max_fail_rates``,
+    ``tolerate_errors``) was set: a flag (``--max-fail-rate``), a config file's key
+    (``ci.toml [run] max_fail_rate``), an API argument, or :data:`DEFAULT_SOURCE`. Printed with
+    every verdict and written in report.json, so no allowance is in force unseen."""
+
+    max_fail_rate: str = DEFAULT_SOURCE
+    max_fail_rates: Mapping[str, str] = field(factory=dict)
+    tolerate_errors: str = DEFAULT_SOURCE
+
+    def fail_rate(self, pack: str) -> str:
+        """Where pack *pack*'s maximum failing rate was set."""
+        return self.max_fail_rates.get(pack, self.max_fail_rate)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_fail_rate": self.max_fail_rate,
+            "max_fail_rates": dict(sorted(self.max_fail_rates.items())),
+            "tolerate_errors": self.tolerate_errors,
+        }
+
+    @classmethod
+    def of(
+        cls,
+        file_run: Any,
+        file: str | None,
+        overrides: Overrides = Overrides(),
+        *,
+        given: str = "--max-fail-rate",
+        tolerate: str = "--tolerate-errors",
+    ) -> AllowanceSources:
+        """The sources of a configuration made of a file's ``[run]`` table *file_run* (as
+        read, before overrides) at *file*, and *overrides* (flags: *given*, *tolerate*)."""
+        table = file_run if isinstance(file_run, Mapping) else {}
+        on_line = overrides.run
+        where = file or "the configuration"
+
+        def source(key: str, flag: str) -> str:
+            if key in on_line:
+                return flag
+            return f"{where} [run] {key}" if key in table else DEFAULT_SOURCE
+
+        per_pack = table.get("max_fail_rates")
+        rates = {
+            str(k): f"{where} [run.max_fail_rates] {k}"
+            for k in (per_pack if isinstance(per_pack, Mapping) else {})
+        }
+        for k in on_line.get("max_fail_rates") or {}:
+            rates[str(k)] = f"{given} {k}=RATE" if given.startswith("--") else given
+        return cls(source("max_fail_rate", given), rates, source("tolerate_errors", tolerate))
+
+
 def command_line_source(path: Path | None) -> str:
     """How errors name a configuration made of the file at *path* and command-line options."""
     return f"{path} (with command-line options)" if path else "command-line options"

@@ -26,7 +26,7 @@ from ragleaklab_core.calibration.thresholds import (
     read_thresholds,
     refuse_unusable,
 )
-from ragleaklab_core.config import Config, unstructure
+from ragleaklab_core.config import AllowanceSources, Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
 from ragleaklab_core.gate import Verdict, run_verdict
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
@@ -121,6 +121,8 @@ class RunPlan:
     explicit_thresholds: bool
     replay: Replay | None
     asks: Mapping[str, int] = attrs.field(factory=dict)
+    #: Where each allowance in force was set (shown with every verdict, written in report.json).
+    sources: AllowanceSources = attrs.field(factory=AllowanceSources)
     # The target built to check the options, never used: the first pack runs against it, so a
     # run builds one target per pack. A list, emptied when taken, so that it is used only once.
     _fresh: list[LoadedPlugin] = attrs.field(factory=list, alias="fresh")
@@ -137,9 +139,14 @@ def plan_suite(
     tags: Sequence[str] = (),
     thresholds_file: Path | None = None,
     replay: Replay | None = None,
+    sources: AllowanceSources | None = None,
 ) -> RunPlan:
     """Check every input of a run before it starts: packs, tags, thresholds, the target's
     options (it is built once and closed), the recording, and pack isolation.
+
+    Args:
+        sources: Where the allowances were set; default: "the configuration" for each one
+            not at its default (a caller that knows the flags and the file says which).
 
     Raises:
         ConfigError, InputError, PluginError: What a run would otherwise find half-way.
@@ -173,7 +180,19 @@ def plan_suite(
             # cannot carry must not stop a run half-way, its earlier packs' results lost.
             refuse_principals(pack, settings.tags, target)
         fresh.append(target)
-    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, fresh=fresh)
+    chosen = sources if sources is not None else configured_sources(config)
+    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, chosen, fresh=fresh)
+
+
+def configured_sources(config: Config, where: str = "the configuration") -> AllowanceSources:
+    """Sources of a configuration whose origin is unknown: *where* for every allowance not at
+    its default."""
+    run = config.run
+    return AllowanceSources(
+        where if run.max_fail_rate else "default",
+        {pack: where for pack in run.max_fail_rates},
+        where if run.tolerate_errors else "default",
+    )
 
 
 def _check_fail_rates(config: Config) -> None:
@@ -250,6 +269,7 @@ def run_suite(
     replay: Replay | None = None,
     plan: RunPlan | None = None,
     executor: Executor | None = None,
+    sources: AllowanceSources | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -267,10 +287,16 @@ def run_suite(
             *thresholds_file* and *replay* are taken from it); checked here when not given.
         executor: Who answers (one for every pack); default: the one ``[run] executor``
             names, built here and closed at the end (a caller that passes one closes it).
+        sources: Where the allowances were set (see :func:`plan_suite`), without *plan*.
     """
     if plan is None:
         plan = plan_suite(
-            config, packs=packs, tags=tags, thresholds_file=thresholds_file, replay=replay
+            config,
+            packs=packs,
+            tags=tags,
+            thresholds_file=thresholds_file,
+            replay=replay,
+            sources=sources,
         )
     path, stored, settings, replay = plan.thresholds_path, plan.stored, plan.settings, plan.replay
     verdicts = []
@@ -302,6 +328,7 @@ def run_suite(
                     resolve_thresholds(run.info, config, stored),
                     max_fail_rate=config.run.fail_rate_for(name),
                     tolerate_errors=config.run.tolerate_errors,
+                    sources=(plan.sources.fail_rate(name), plan.sources.tolerate_errors),
                 )
             )
     finally:
@@ -317,6 +344,8 @@ def run_suite(
     run_settings.pop("executor", None)
     run_settings.pop("ray", None)
     run_settings["replay"] = None if replay is None else replay.directory.as_posix()
+    # Where each allowance in force was set (each pack's own are in its "allowances").
+    run_settings["allowance_sources"] = plan.sources.to_dict()
     return SuiteOutcome(tuple(verdicts), run_settings, inputs)
 
 
@@ -338,6 +367,7 @@ __all__ = [
     "RunPlan",
     "SuiteOutcome",
     "close_executor",
+    "configured_sources",
     "executor_for",
     "isolation_of",
     "pack_names",

@@ -90,6 +90,27 @@ class ValueVerdict:
         }
 
 
+@frozen
+class Allowances:
+    """What a pack's gate allows, and where each allowance was set: the share of a gated
+    value's scored cases that may fail, and whether errored and unscorable cases are tolerated
+    (within :data:`~ragleaklab_core.gate.MIN_SCORED_SHARE`)."""
+
+    max_fail_rate: float = 0.0
+    max_fail_rate_source: str = "default"
+    tolerate_errors: bool = False
+    tolerate_errors_source: str = "default"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_fail_rate": {"value": self.max_fail_rate, "source": self.max_fail_rate_source},
+            "tolerate_errors": {
+                "value": self.tolerate_errors,
+                "source": self.tolerate_errors_source,
+            },
+        }
+
+
 #: The verdicts, by their names before :class:`~ragleaklab_core.gate.Verdict` (kept for imports).
 PASS, FAIL, ERROR = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
 
@@ -119,6 +140,7 @@ class PackVerdict:
     not_tested: str | None = None
     warnings: tuple[str, ...] = ()
     max_fail_rate: float = 0.0
+    allowances: Allowances = Allowances()
     # The status had no gated value failed its threshold: what a run gated on a baseline
     # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
     status_without_thresholds: Verdict = Verdict.PASS
@@ -207,8 +229,12 @@ def evaluate(
     *,
     max_fail_rate: float = 0.0,
     tolerate_errors: bool = False,
+    sources: tuple[str, str] = ("default", "default"),
 ) -> PackVerdict:
-    """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results."""
+    """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results.
+
+    *sources* says where *max_fail_rate* and *tolerate_errors* were set (the verdict shows
+    every allowance in force, PASS included)."""
     names = sorted(set(run.value_metric) | set(thresholds))
     columns = [_Column(name, thresholds.get(name)) for name in names]
     n_errored = n_not_asked = n_triaged = n_failing_cases = 0
@@ -341,6 +367,7 @@ def evaluate(
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
         max_fail_rate=max_fail_rate,
+        allowances=Allowances(max_fail_rate, sources[0], tolerate_errors, sources[1]),
         status_without_thresholds=pack_verdict(
             unreached=unreached, vulnerable=False, problems=problems, reasons=other_reasons
         ),
@@ -463,4 +490,4 @@ def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
     return verdict, verdict.exit_code
 
 
-__all__ = ["ERROR", "FAIL", "PASS", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]
+__all__ = ["ERROR", "FAIL", "PASS", "Allowances", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]
