@@ -134,25 +134,19 @@ def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
     return ThresholdsFile(str(path), packs)
 
 
-def refuse_unusable(file: ThresholdsFile, in_force: Mapping[str, Collection[str]]) -> None:
-    """Refuse the stored thresholds a run would gate on that could never fail a case
-    (:func:`ragleaklab_core.gate.stored_threshold_problem`): every one at once, each at its
-    ``$.packs.PACK.VALUE`` path with the fix.
-
-    Args:
-        in_force: Pack name -> the value names whose threshold the config sets (those entries
-            are not used, so they are not checked); packs absent are not run.
+def refuse_unusable(file: ThresholdsFile, packs: Collection[str]) -> None:
+    """Refuse the stored thresholds of *packs* (the packs a run gates) that could never fail a
+    case (:func:`ragleaklab_core.gate.stored_threshold_problem`): every one at once, each at
+    its ``$.packs.PACK.VALUE`` path with the fix. Entries of other packs gate nothing here.
 
     Raises:
-        InputError: Some entry in force is unusable (exit 2; the file is named).
+        InputError: Some entry is unusable (exit 2; the file is named).
     """
     problems = []
     for pack, values in sorted(file.packs.items()):
-        if pack not in in_force:
+        if pack not in packs:
             continue
         for name, entry in sorted(values.items()):
-            if name in in_force[pack]:
-                continue
             found = stored_threshold_problem(entry)
             if found is None:
                 continue

@@ -193,6 +193,30 @@ def stored_threshold_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None
     return None
 
 
+def reducer_threshold_problem(reducer: str, kind: str, value: float, rule: str) -> str | None:
+    """Why a threshold can never fail a case reduced by a counting reducer, or None.
+
+    ``at_least_K`` reduces a case to 0 or 1 and ``pass_at_K`` to a probability in [0, 1]. The
+    decision rules are monotone, so a threshold that fails neither 0 nor 1 (``score >= 1.5``,
+    ``score > 1``, ``score <= -0.1``, ``score < 0``) fails no reduced case at all: the gate is
+    off. The other reducers (mean, median, mode, max, min) return an epoch value or a mean of
+    them, which any threshold a single epoch can fail can also fail (a case failing every epoch
+    reduces to a failing value under each), so no other reducer is refused here."""
+    if kind not in ("at_least", "pass_at"):
+        return None
+    from ragleaklab_core.values import Threshold  # the rule's one implementation
+
+    t = Threshold(value, rule)
+    if t.fails(0.0) or t.fails(1.0):
+        return None
+    shown = rule.replace("threshold", repr(value))
+    return (
+        f"reducer {reducer!r} reduces every case to a value in [0, 1], and the rule "
+        f"'{shown}' fails neither 0 nor 1, so no case could ever fail (the gate would pass "
+        "every attack); give a threshold within [0, 1] or another reducer"
+    )
+
+
 def thinly_scored(scored: int, selected: int) -> bool:
     """Whether a gated value scored too few of a pack's *selected* cases to stand for the pack
     when errors are tolerated: fewer than :data:`MIN_SCORED_SHARE` of them."""
@@ -436,6 +460,7 @@ __all__ = [
     "diff_verdict",
     "gated_on_baseline",
     "pack_verdict",
+    "reducer_threshold_problem",
     "run_verdict",
     "same_answer_reason",
     "stored_threshold_problem",

@@ -28,7 +28,7 @@ from ragleaklab_core.calibration.thresholds import (
 )
 from ragleaklab_core.config import AllowanceSources, Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
-from ragleaklab_core.gate import Verdict, run_verdict
+from ragleaklab_core.gate import Verdict, reducer_threshold_problem, run_verdict
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
@@ -42,6 +42,7 @@ from ragleaklab_core.run.runner import (
     run_pack,
 )
 from ragleaklab_core.run.verdict import PackVerdict, evaluate
+from ragleaklab_core.stats.aggregation import reducer
 from ragleaklab_core.values import PackInfo, Threshold
 
 
@@ -160,15 +161,10 @@ def plan_suite(
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
-    # A stored threshold this run would gate on that can never fail (flags nothing, no value):
-    # refused now, not found after every case was asked. The config's own win, so not checked.
-    refuse_unusable(
-        stored,
-        {
-            (name := pack.obj.info().name): set(config.thresholds.get(name, {}))
-            for pack in loaded
-        },
-    )
+    # A stored threshold of a pack this run gates that can never fail (flags nothing, has no
+    # value): refused now, not found after every case was asked.
+    refuse_unusable(stored, {pack.obj.info().name for pack in loaded})
+    _check_reduced_thresholds(config, loaded, settings, stored)
     fresh = []
     if replay is not None:
         for pack in loaded:
@@ -208,6 +204,28 @@ def _check_fail_rates(config: Config) -> None:
                 for name in unknown
             ],
         )
+
+
+def _check_reduced_thresholds(
+    config: Config, packs: Sequence[LoadedPlugin], settings: RunSettings, stored: ThresholdsFile
+) -> None:
+    """Refuse a threshold in force that no case reduced by the run's reducer could fail
+    (:func:`ragleaklab_core.gate.reducer_threshold_problem`), naming where it was set."""
+    chosen = reducer(settings.reducer)
+    problems = []
+    for pack in packs:
+        info = pack.obj.info()
+        for name, t in resolve_thresholds(info, config, stored).items():
+            if t.value is None:
+                continue
+            problem = reducer_threshold_problem(chosen.name, chosen.kind, t.value, t.decision_rule)
+            if problem is not None:
+                problems.append(
+                    f"{info.name} {name} (threshold from {t.source}): {problem} "
+                    f"@ $.thresholds.{info.name}.{name}"
+                )
+    if problems:
+        raise ConfigError("$.run.reducer", problems)
 
 
 def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> LoadedPlugin:
