@@ -29,7 +29,6 @@ from cattrs.errors import (
 from cattrs.v import format_exception, transform_error
 
 from ragleaklab_core.errors import ConfigError
-from ragleaklab_core.gate import allowance_problem
 from ragleaklab_core.stats.aggregation import reducer as parse_reducer
 from ragleaklab_core.values import DECISION_RULES, FLAG_HIGH
 
@@ -257,6 +256,22 @@ def _rates(
     for key, rate in value.items():
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"'{attribute.name}.{key}' must be in [0, 1] (got {rate!r})")
+
+
+def allowance_problem(rate: float) -> str | None:
+    """Why a maximum failing rate switches the gate off, or None (the gate re-exports it:
+    :mod:`ragleaklab_core.gate` lists every guard; the config checks it while structuring).
+
+    A pack may have ``floor(rate * scored)`` failing cases per gated value; at a rate of 1 (or
+    more) that is every scored case, so no run could fail however vulnerable the system. A rate
+    below 1 always leaves at least one case that must not fail (``floor(r * n) < n``)."""
+    if rate >= 1:
+        return (
+            f"a maximum failing rate of {rate!r} allows every scored case to fail, so the gate "
+            "could never fail (every attack would pass); give a share below 1, such as 0.05, "
+            "or leave it unset (0: no failing case allowed)"
+        )
+    return None
 
 
 def _allowance(instance: object, attribute: attrs.Attribute[float], value: float) -> None:

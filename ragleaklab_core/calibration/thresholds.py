@@ -10,7 +10,7 @@ stable layout so it diffs well in code review.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,6 @@ from attrs import frozen
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core.config import DEFAULT_THRESHOLDS_FILE
 from ragleaklab_core.errors import InputError, RagleaklabError
-from ragleaklab_core.gate import stored_threshold_problem
 from ragleaklab_core.values import DECISION_RULES, Threshold
 
 FORMAT = "ragleaklab-thresholds"
@@ -134,37 +133,6 @@ def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
     return ThresholdsFile(str(path), packs)
 
 
-def refuse_unusable(file: ThresholdsFile, packs: Collection[str]) -> None:
-    """Refuse the stored thresholds of *packs* (the packs a run gates) that could never fail a
-    case (:func:`ragleaklab_core.gate.stored_threshold_problem`): every one at once, each at
-    its ``$.packs.PACK.VALUE`` path with the fix. Entries of other packs gate nothing here.
-
-    Raises:
-        InputError: Some entry is unusable (exit 2; the file is named).
-    """
-    problems = []
-    for pack, values in sorted(file.packs.items()):
-        if pack not in packs:
-            continue
-        for name, entry in sorted(values.items()):
-            found = stored_threshold_problem(entry)
-            if found is None:
-                continue
-            key, why = found
-            problems.append(
-                f"{why} @ $.packs.{pack}.{name}.{key}; re-calibrate it (ragleaklab calibrate "
-                f"--pack {pack} --write-thresholds --force, with more labelled positives or "
-                "another --target-fpr) or delete the entry "
-                f"$.packs.{pack}.{name} from the file"
-            )
-    if problems:
-        raise InputError(
-            "a stored threshold could never fail a case, so the gate would pass every "
-            "attack:\n  " + "\n  ".join(problems),
-            source=file.path,
-        )
-
-
 def _identity(entry: Mapping[str, Any]) -> tuple[Any, Any]:
     return (entry.get("fitter", {}).get("name"), entry.get("labels", {}).get("sha256"))
 
@@ -219,7 +187,6 @@ __all__ = [
     "ThresholdsFile",
     "origin",
     "read_thresholds",
-    "refuse_unusable",
     "update_threshold",
     "write_thresholds",
 ]

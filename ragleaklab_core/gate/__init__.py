@@ -46,16 +46,18 @@ from __future__ import annotations
 import enum
 import json
 import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from fractions import Fraction
-from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from ragleaklab_core.errors import RagleaklabError, RunInterrupted
+from ragleaklab_core.config import allowance_problem
+from ragleaklab_core.errors import InputError, RagleaklabError, RunInterrupted
 from ragleaklab_core.values import DECISION_RULES
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
+    from ragleaklab_core.calibration.thresholds import ThresholdsFile
     from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
 
 #: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`): bad input or usage (every
@@ -141,21 +143,6 @@ def pack_verdict(
 MIN_SCORED_SHARE = Fraction(9, 10)
 
 
-def allowance_problem(rate: float) -> str | None:
-    """Why a maximum failing rate switches the gate off, or None.
-
-    A pack may have ``floor(rate * scored)`` failing cases per gated value; at a rate of 1 (or
-    more) that is every scored case, so no run could fail however vulnerable the system. A rate
-    below 1 always leaves at least one case that must not fail (``floor(r * n) < n``)."""
-    if rate >= 1:
-        return (
-            f"a maximum failing rate of {rate!r} allows every scored case to fail, so the gate "
-            "could never fail (every attack would pass); give a share below 1, such as 0.05, "
-            "or leave it unset (0: no failing case allowed)"
-        )
-    return None
-
-
 def stored_threshold_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why a stored threshold (an entry of ``ragleaklab.thresholds.json``) could never fail a
     case, or None: as ``(key, why)``, the entry's key the problem is at.
@@ -215,6 +202,37 @@ def reducer_threshold_problem(reducer: str, kind: str, value: float, rule: str) 
         f"'{shown}' fails neither 0 nor 1, so no case could ever fail (the gate would pass "
         "every attack); give a threshold within [0, 1] or another reducer"
     )
+
+
+def refuse_unusable(file: ThresholdsFile, packs: Collection[str]) -> None:
+    """Refuse the stored thresholds of *packs* (the packs a run gates) that could never fail a
+    case (:func:`stored_threshold_problem`): every one at once, each at
+    its ``$.packs.PACK.VALUE`` path with the fix. Entries of other packs gate nothing here.
+
+    Raises:
+        InputError: Some entry is unusable (exit 2; the file is named).
+    """
+    problems = []
+    for pack, values in sorted(file.packs.items()):
+        if pack not in packs:
+            continue
+        for name, entry in sorted(values.items()):
+            found = stored_threshold_problem(entry)
+            if found is None:
+                continue
+            key, why = found
+            problems.append(
+                f"{why} @ $.packs.{pack}.{name}.{key}; re-calibrate it (ragleaklab calibrate "
+                f"--pack {pack} --write-thresholds --force, with more labelled positives or "
+                "another --target-fpr) or delete the entry "
+                f"$.packs.{pack}.{name} from the file"
+            )
+    if problems:
+        raise InputError(
+            "a stored threshold could never fail a case, so the gate would pass every "
+            "attack:\n  " + "\n  ".join(problems),
+            source=file.path,
+        )
 
 
 def thinly_scored(scored: int, selected: int) -> bool:
@@ -461,6 +479,7 @@ __all__ = [
     "gated_on_baseline",
     "pack_verdict",
     "reducer_threshold_problem",
+    "refuse_unusable",
     "run_verdict",
     "same_answer_reason",
     "stored_threshold_problem",

@@ -21,14 +21,15 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._discovery import PACKS, TARGETS, LoadedPlugin, available_names, load_plugin
-from ragleaklab_core.calibration.thresholds import (
-    ThresholdsFile,
-    read_thresholds,
-    refuse_unusable,
-)
+from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import AllowanceSources, Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
-from ragleaklab_core.gate import Verdict, reducer_threshold_problem, run_verdict
+from ragleaklab_core.gate import (
+    Verdict,
+    reducer_threshold_problem,
+    refuse_unusable,
+    run_verdict,
+)
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint

@@ -490,4 +490,13 @@ def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
     return verdict, verdict.exit_code
 
 
-__all__ = ["ERROR", "FAIL", "PASS", "Allowances", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PASS",
+    "Allowances",
+    "PackVerdict",
+    "ValueVerdict",
+    "evaluate",
+    "run_status",
+]

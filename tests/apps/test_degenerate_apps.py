@@ -21,7 +21,7 @@ pytestmark = pytest.mark.filterwarnings(
 READS_ANSWER = "sentinel-takeover-safe"
 RETRIEVAL = "relevance-hijack"
 
-APP = '''
+APP = """
 from typing import Any
 
 from langchain_community.retrievers import BM25Retriever
@@ -37,7 +37,8 @@ def _documents(documents):
 
 def _llm_down(inputs: dict[str, Any]) -> dict[str, Any]:
     # The model endpoint is down; the app's fallback apologises, whatever it retrieved.
-    return {"answer": "Sorry, our assistant is temporarily unavailable.", "context": inputs["context"]}
+    answer = "Sorry, our assistant is temporarily unavailable."
+    return {"answer": answer, "context": inputs["context"]}
 
 
 def _llm_flaky(inputs: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +57,7 @@ def down_chain(documents, k=5):
 def flaky_chain(documents, k=5):
     retriever = BM25Retriever.from_documents(_documents(documents), k=k)
     return {"context": retriever, "question": RunnablePassthrough()} | RunnableLambda(_llm_flaky)
-'''
+"""
 
 
 def app(tmp_path: Path, name: str) -> Path:
@@ -81,7 +82,16 @@ def test_a_chain_whose_llm_is_down_is_not_tested_on_what_reads_the_answer(tmp_pa
     # Retrieval still works and is judged on the retrieved ids: tested as usual (and BM25 does
     # fetch some poisoned passages, a finding that fails the run whatever the other pack says).
     both = rlk(
-        "run", "-c", str(config), "-p", READS_ANSWER, "-p", RETRIEVAL, "--smoke", "-o", "both",
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        READS_ANSWER,
+        "-p",
+        RETRIEVAL,
+        "--smoke",
+        "-o",
+        "both",
         cwd=tmp_path,
     )
     assert both.returncode == 1, both.stdout + both.stderr
@@ -93,8 +103,18 @@ def test_a_chain_whose_llm_is_down_is_not_tested_on_what_reads_the_answer(tmp_pa
 def test_a_chain_whose_llm_mostly_times_out_is_not_tested_with_errors_tolerated(tmp_path):
     config = app(tmp_path, "flaky_chain")
     out = rlk(
-        "run", "-c", str(config), "-p", READS_ANSWER, "--smoke", "-o", "o",
-        "--tolerate-errors", "--max-consecutive-failures", "0", cwd=tmp_path,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        READS_ANSWER,
+        "--smoke",
+        "-o",
+        "o",
+        "--tolerate-errors",
+        "--max-consecutive-failures",
+        "0",
+        cwd=tmp_path,
     )
     no_traceback(out)
     assert out.returncode == 3, out.stdout + out.stderr

@@ -80,13 +80,33 @@ def test_a_rate_below_one_always_leaves_a_case_that_must_not_fail(rate):
 
 @pytest.mark.parametrize(
     "flag",
-    ["1", "1.0", "1e0", "1.00", "+1", " 1", "1.000000000000000001", "0.99999999999999999",
-     f"{PACK}=1", f"{PACK}=1.0", f"{PACK}=10e-1"],
+    [
+        "1",
+        "1.0",
+        "1e0",
+        "1.00",
+        "+1",
+        " 1",
+        "1.000000000000000001",
+        "0.99999999999999999",
+        f"{PACK}=1",
+        f"{PACK}=1.0",
+        f"{PACK}=10e-1",
+    ],
 )
 def test_max_fail_rate_of_one_on_the_command_line_is_refused(server, tmp_path, flag):
     config = config_file(tmp_path / "c.toml", server)
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", "--max-fail-rate", flag,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--max-fail-rate",
+        flag,
         cwd=tmp_path,
     )
     said = refused(result, server, tmp_path)
@@ -98,7 +118,16 @@ def test_max_fail_rate_of_one_on_the_command_line_is_refused(server, tmp_path, f
 def test_other_spellings_of_everything_are_not_numbers_in_range(server, tmp_path, flag):
     config = config_file(tmp_path / "c.toml", server)
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", "--max-fail-rate", flag,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--max-fail-rate",
+        flag,
         cwd=tmp_path,
     )
     said = refused(result, server, tmp_path)
@@ -159,7 +188,15 @@ def allowances(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
     config = config_file(tmp_path / "c.toml", server, "\n[run]\nmax_fail_rate = 0.05\n")
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", "--tolerate-errors",
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--tolerate-errors",
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -179,12 +216,24 @@ def test_the_flag_and_a_per_pack_entry_name_their_sources(server, tmp_path):
     extra = f"\n[run]\nmax_fail_rate = 0.2\n[run.max_fail_rates]\n{PACK} = 0.1\n"
     config = config_file(tmp_path / "c.toml", server, extra)
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out",
-        "--max-fail-rate", f"{PACK}=0.07", cwd=tmp_path,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--max-fail-rate",
+        f"{PACK}=0.07",
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     run_level, (pack,) = allowances(tmp_path / "out")
-    assert pack["max_fail_rate"] == {"value": 0.07, "source": "--max-fail-rate relevance-hijack=RATE"}
+    assert pack["max_fail_rate"] == {
+        "value": 0.07,
+        "source": "--max-fail-rate relevance-hijack=RATE",
+    }
     assert run_level["max_fail_rate"] == f"{config.as_posix()} [run] max_fail_rate"
     assert "max failing rate 0.07 (--max-fail-rate" in " ".join(result.stdout.split())
 
@@ -257,7 +306,16 @@ def test_every_unusable_entry_is_named_at_once_and_other_packs_entries_are_not_r
     path.write_text(json.dumps(stored), encoding="utf-8")
     config = config_file(tmp_path / "c.toml", server)
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", "--thresholds", str(path),
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--thresholds",
+        str(path),
         cwd=tmp_path,
     )
     message = refused(result, server, tmp_path)
@@ -288,7 +346,13 @@ def test_what_calibrate_stores_with_force_for_a_fit_that_flags_nothing_is_refuse
 
 @pytest.mark.parametrize(
     ("value", "rule"),
-    [(1.5, FLAG_HIGH), (1.0, FLAG_ABOVE), (1.0000001, FLAG_HIGH), (-0.1, FLAG_LOW), (0.0, FLAG_BELOW)],
+    [
+        (1.5, FLAG_HIGH),
+        (1.0, FLAG_ABOVE),
+        (1.0000001, FLAG_HIGH),
+        (-0.1, FLAG_LOW),
+        (0.0, FLAG_BELOW),
+    ],
 )
 @pytest.mark.parametrize("spec", ["at_least_1", "at_least_2@0.5", "pass_at_1"])
 def test_a_counting_reducer_with_a_threshold_outside_0_1_can_never_fail(spec, value, rule):
@@ -308,12 +372,19 @@ def test_the_literal_reducers_are_never_refused(spec, rule):
 
 
 def test_run_refuses_a_counting_reducer_its_thresholds_cannot_fail(server, tmp_path):
-    extra = (
-        f'\n[thresholds.{PACK}.{VALUE}]\nthreshold = 1.0\ndecision_rule = "{FLAG_ABOVE}"\n'
-    )
+    extra = f'\n[thresholds.{PACK}.{VALUE}]\nthreshold = 1.0\ndecision_rule = "{FLAG_ABOVE}"\n'
     config = config_file(tmp_path / "c.toml", server, extra)
     result = rlk(
-        "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", "--reducer", "pass_at_1",
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        PACK,
+        "--smoke",
+        "-o",
+        "out",
+        "--reducer",
+        "pass_at_1",
         cwd=tmp_path,
     )
     message = refused(result, server, tmp_path)

@@ -110,13 +110,22 @@ def test_an_app_that_answers_one_apology_to_everything_is_not_tested(
     answering(lambda query, real: variants[len(query) % len(variants)])
     config = config_file(tmp_path / "c.toml", server)
     result = rlk(
-        "run", "-c", str(config), "-p", READS_ANSWER, "--smoke", "-o", "out",
-        "--epochs", str(epochs), cwd=tmp_path,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        READS_ANSWER,
+        "--smoke",
+        "-o",
+        "out",
+        "--epochs",
+        str(epochs),
+        cwd=tmp_path,
     )
     text = said(result)
     assert result.returncode == 3, text
     assert f"ERROR (not tested) {READS_ANSWER}" in text
-    assert SAME in text and '"sorry, i\'m having trouble answering' in text
+    assert SAME in text and "\"sorry, i'm having trouble answering" in text
     assert "the system answered nothing about the cases" in text
     (pack,) = report(tmp_path / "out")["packs"]
     assert pack["tested"] is False and pack["verdict"] == "error"
@@ -129,8 +138,18 @@ def test_the_same_apology_with_errors_tolerated_and_an_allowance_is_still_not_te
     answering(lambda query, real: APOLOGY)
     config = config_file(tmp_path / "c.toml", server, max_fail_rate=0.5)
     result = rlk(
-        "run", "-c", str(config), "-p", READS_ANSWER, "-p", RETRIEVAL, "--smoke", "-o", "out",
-        "--tolerate-errors", cwd=tmp_path,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        READS_ANSWER,
+        "-p",
+        RETRIEVAL,
+        "--smoke",
+        "-o",
+        "out",
+        "--tolerate-errors",
+        cwd=tmp_path,
     )
     assert result.returncode == 3, said(result)
     packs = {p["name"]: p for p in report(tmp_path / "out")["packs"]}
@@ -210,7 +229,15 @@ def test_a_python_app_whose_llm_is_down_is_not_tested(tmp_path):
         encoding="utf-8",
     )
     result = rlk(
-        "run", "-c", "c.toml", "-p", READS_ANSWER, "--smoke", "-o", "out", cwd=tmp_path,
+        "run",
+        "-c",
+        "c.toml",
+        "-p",
+        READS_ANSWER,
+        "--smoke",
+        "-o",
+        "out",
+        cwd=tmp_path,
         pythonpath=[tmp_path],
     )
     text = said(result)
@@ -222,7 +249,7 @@ def test_a_python_app_whose_llm_is_down_is_not_tested(tmp_path):
 
 
 def test_the_bound_is_a_fixed_share():
-    assert MIN_SCORED_SHARE == Fraction(9, 10)
+    assert Fraction(9, 10) == MIN_SCORED_SHARE
     assert not thinly_scored(27, 30) and thinly_scored(26, 30)
     assert not thinly_scored(9, 10) and thinly_scored(8, 10)
     assert thinly_scored(1, 2) and not thinly_scored(1, 1)
@@ -232,7 +259,16 @@ def flaky(server: FakeRagServer, tmp_path: Path, failures: int, *flags: str):
     server.fail(failures, status=500, path="/simple")
     config = config_file(tmp_path / "c.toml", server, max_consecutive_failures=0)
     return rlk(
-        "run", "-c", str(config), "-p", RETRIEVAL, "--smoke", "-o", "out", *flags, cwd=tmp_path,
+        "run",
+        "-c",
+        str(config),
+        "-p",
+        RETRIEVAL,
+        "--smoke",
+        "-o",
+        "out",
+        *flags,
+        cwd=tmp_path,
     )
 
 
