@@ -12,8 +12,14 @@ written (``"pass"``, ``"fail"``, ``"error"``):
   allowed), or cases errored or could not be scored (unless errors are tolerated): a finding or
   a measurement that cannot be trusted is never a pass;
 - ``ERROR`` (exit 3): not tested, or not fully: the attack never reached the system, ingest or
-  reset failed, the target became unreachable, every answer was empty, or a plugin could not be
-  used; no gate failed on what was measured.
+  reset failed, the target became unreachable, every answer was empty or the same text
+  (:func:`same_answer_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a plugin
+  could not be used; no gate failed on what was measured.
+
+**A gate that could never fail** is refused before anything is asked (exit 2): a maximum failing
+rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate is given), a
+stored threshold that flags nothing or has no value (:func:`refuse_unusable`), a threshold no case
+reduced by a counting reducer can fail (:func:`reducer_threshold_problem`).
 
 Exit code 2 (:data:`EXIT_BAD_INPUT`) is bad input or usage, refused before anything runs.
 A run is ``FAIL`` when any pack failed (a finding is true whatever an untested pack would have
