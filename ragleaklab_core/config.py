@@ -271,6 +271,47 @@ def _rates(
             raise ValueError(f"'{attribute.name}.{key}' must be in [0, 1] (got {rate!r})")
 
 
+def allowance_problem(rate: float) -> str | None:
+    """Why a maximum failing rate switches the gate off, or None (the gate re-exports it:
+    :mod:`ragleaklab_core.gate` lists every guard; the config checks it while structuring).
+
+    A pack may have ``floor(rate * scored)`` failing cases per gated value; at a rate of 1 (or
+    more) that is every scored case, so no run could fail however vulnerable the system. A rate
+    below 1 always leaves at least one case that must not fail (``floor(r * n) < n``)."""
+    if rate >= 1:
+        return (
+            f"a maximum failing rate of {rate!r} allows every scored case to fail, so the gate "
+            "could never fail (every attack would pass); give a share below 1, such as 0.05, "
+            "or leave it unset (0: no failing case allowed)"
+        )
+    return None
+
+
+def _allowance(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    """A maximum failing rate: a share in [0, 1), refused at 1, which switches the gate off
+    (:func:`ragleaklab_core.gate.allowance_problem` decides, for every way a rate is given)."""
+    _rate(instance, attribute, value)
+    problem = allowance_problem(value)
+    if problem is not None:
+        raise ValueError(
+            f"'{attribute.name}': {problem}; it is set by [run] {attribute.name} or "
+            "--max-fail-rate RATE"
+        )
+
+
+def _allowances(
+    instance: object, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
+) -> None:
+    _rates(instance, attribute, value)
+    for key, rate in value.items():
+        problem = allowance_problem(rate)
+        if problem is not None:
+            raise ValueError(
+                f"'{attribute.name}.{key}' ($.run.{attribute.name}.{key}): {problem}; it is "
+                f"set by [run.{attribute.name}] {key} or --max-fail-rate {key}=RATE"
+            )
+
+
 @frozen
 class CalibrateConfig:
     """The ``[calibrate]`` table: how thresholds are fitted."""
@@ -368,9 +409,10 @@ class RunConfig:
     reducer: str = field(default="mean", validator=_reducer_fits_epochs)
     tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
-    max_fail_rate: float = field(default=0.0, validator=_rate)
+    # A share below 1 (1 would allow every case: refused, see _allowance).
+    max_fail_rate: float = field(default=0.0, validator=_allowance)
     # Per pack name, overriding max_fail_rate for that pack.
-    max_fail_rates: dict[str, float] = field(factory=dict, validator=_rates)
+    max_fail_rates: dict[str, float] = field(factory=dict, validator=_allowances)
     concurrency: int = field(default=8, validator=v.ge(1))
     rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"
@@ -486,6 +528,63 @@ def apply_overrides(raw: dict[str, Any], overrides: Overrides) -> dict[str, Any]
             if isinstance(table, dict) and isinstance(table.get("options", {}), dict):
                 table["options"] = {**table.get("options", {}), **options}
     return raw
+
+
+#: Where an allowance left at its default comes from.
+DEFAULT_SOURCE = "default"
+
+
+@frozen
+class AllowanceSources:
+    """Where each allowance of a run (``max_fail_rate``, its per-pack ``max_fail_rates``,
+    ``tolerate_errors``) was set: a flag (``--max-fail-rate``), a config file's key
+    (``ci.toml [run] max_fail_rate``), an API argument, or :data:`DEFAULT_SOURCE`. Printed with
+    every verdict and written in report.json, so no allowance is in force unseen."""
+
+    max_fail_rate: str = DEFAULT_SOURCE
+    max_fail_rates: Mapping[str, str] = field(factory=dict)
+    tolerate_errors: str = DEFAULT_SOURCE
+
+    def fail_rate(self, pack: str) -> str:
+        """Where pack *pack*'s maximum failing rate was set."""
+        return self.max_fail_rates.get(pack, self.max_fail_rate)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_fail_rate": self.max_fail_rate,
+            "max_fail_rates": dict(sorted(self.max_fail_rates.items())),
+            "tolerate_errors": self.tolerate_errors,
+        }
+
+    @classmethod
+    def of(
+        cls,
+        file_run: Any,
+        file: str | None,
+        overrides: Overrides = Overrides(),
+        *,
+        given: str = "--max-fail-rate",
+        tolerate: str = "--tolerate-errors",
+    ) -> AllowanceSources:
+        """The sources of a configuration made of a file's ``[run]`` table *file_run* (as
+        read, before overrides) at *file*, and *overrides* (flags: *given*, *tolerate*)."""
+        table = file_run if isinstance(file_run, Mapping) else {}
+        on_line = overrides.run
+        where = file or "the configuration"
+
+        def source(key: str, flag: str) -> str:
+            if key in on_line:
+                return flag
+            return f"{where} [run] {key}" if key in table else DEFAULT_SOURCE
+
+        per_pack = table.get("max_fail_rates")
+        rates = {
+            str(k): f"{where} [run.max_fail_rates] {k}"
+            for k in (per_pack if isinstance(per_pack, Mapping) else {})
+        }
+        for k in on_line.get("max_fail_rates") or {}:
+            rates[str(k)] = f"{given} {k}=RATE" if given.startswith("--") else given
+        return cls(source("max_fail_rate", given), rates, source("tolerate_errors", tolerate))
 
 
 def command_line_source(path: Path | None) -> str:

@@ -39,6 +39,7 @@ from attrs import field, frozen
 
 from ragleaklab_core._atomic import output_problem, same_file, write_all
 from ragleaklab_core.config import (
+    AllowanceSources,
     Config,
     Overrides,
     apply_overrides,
@@ -310,6 +311,13 @@ class RunSession:
         # The file's own [target], before the overrides are merged into it (in place).
         table = raw.get("target")
         configured_target = dict(table) if isinstance(table, dict) else None
+        # Where each allowance is set (a flag, or the file's own [run] key, before the merge).
+        file_run = raw.get("run")
+        sources = AllowanceSources.of(
+            dict(file_run) if isinstance(file_run, dict) else None,
+            None if request.config_path is None else request.config_path.as_posix(),
+            request.overrides(),
+        )
         try:
             config = load_config(apply_overrides(raw, request.overrides()), source=source)
         except ConfigError as exc:
@@ -335,6 +343,7 @@ class RunSession:
             thresholds_file=request.thresholds_path,
             replay=replay,
             source=source,
+            sources=sources,
         )
         if baseline is not None and not request.force_baseline:
             versions = {p.obj.info().name: p.obj.info().version for p in plan.packs}

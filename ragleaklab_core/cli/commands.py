@@ -31,7 +31,7 @@ from ragleaklab_core.cli.reports import (
     step_summary,
 )
 from ragleaklab_core.config import DEFAULT_TARGET
-from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON
+from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, allowance_problem
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -358,6 +358,11 @@ def _fail_rates(_ctx: click.Context, _param: click.Parameter, items: tuple[str, 
             raise click.BadParameter(
                 f"expected RATE or PACK=RATE with RATE in [0, 1], got {item!r}"
             )
+        # The check the config applies to [run] max_fail_rate(s), so every spelling of one
+        # ("1", "1e0", "1.00", "0.99999999999999999") is refused here as there.
+        problem = allowance_problem(rate)
+        if problem is not None:
+            raise click.BadParameter(f"{item!r}: {problem}")
         rates[pack] = rate
     return rates
 

@@ -12,8 +12,14 @@ written (``"pass"``, ``"fail"``, ``"error"``):
   allowed), or cases errored or could not be scored (unless errors are tolerated): a finding or
   a measurement that cannot be trusted is never a pass;
 - ``ERROR`` (exit 3): not tested, or not fully: the attack never reached the system, ingest or
-  reset failed, the target became unreachable, every answer was empty, or a plugin could not be
-  used; no gate failed on what was measured.
+  reset failed, the target became unreachable, every answer was empty or the same text
+  (:func:`same_answer_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a plugin
+  could not be used; no gate failed on what was measured.
+
+**A gate that could never fail** is refused before anything is asked (exit 2): a maximum failing
+rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate is given), a
+stored threshold that flags nothing or has no value (:func:`refuse_unusable`), a threshold no case
+reduced by a counting reducer can fail (:func:`reducer_threshold_problem`).
 
 Exit code 2 (:data:`EXIT_BAD_INPUT`) is bad input or usage, refused before anything runs.
 A run is ``FAIL`` when any pack failed (a finding is true whatever an untested pack would have
@@ -44,14 +50,20 @@ still means "measured, and no worse".
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+import json
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from ragleaklab_core.errors import RagleaklabError, RunInterrupted
+from ragleaklab_core.config import allowance_problem
+from ragleaklab_core.errors import InputError, RagleaklabError, RunInterrupted
+from ragleaklab_core.values import DECISION_RULES
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
+    from ragleaklab_core.calibration.thresholds import ThresholdsFile
     from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
 
 #: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`): bad input or usage (every
@@ -129,6 +141,131 @@ def pack_verdict(
     if problems:
         return Verdict.ERROR
     return Verdict.FAIL if reasons else Verdict.PASS
+
+
+#: The share of a pack's selected cases that must be scored, for every gated value, when
+#: errors are tolerated (``--tolerate-errors``): below it the pack is not tested (exit 3). A
+#: constant, not a setting: a knob could be set to switch this guard off as well.
+MIN_SCORED_SHARE = Fraction(9, 10)
+
+
+def stored_threshold_problem(entry: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why a stored threshold (an entry of ``ragleaklab.thresholds.json``) could never fail a
+    case, or None: as ``(key, why)``, the entry's key the problem is at.
+
+    ``calibrate --write-thresholds --force`` stores a fit that flags none of its labelled
+    positives with ``flags_nothing: true``; a hand-written entry may have no threshold, a null
+    one (flag nothing), a value that is not a finite number or a rule no gate knows. Gating on
+    any of them passes every attack, so a run refuses it before anything is asked."""
+    if "flags_nothing" in entry and entry["flags_nothing"] is not False:
+        return "flags_nothing", (
+            f"the entry is marked flags_nothing: {json.dumps(entry['flags_nothing'])}: its "
+            "threshold flags none of the labelled positives it was fitted on (it was stored "
+            "with --write-thresholds --force), so it could never fail a case like them"
+        )
+    if "threshold" not in entry:
+        return "threshold", "the entry has no threshold, so it would flag nothing"
+    t = entry["threshold"]
+    if t is None:
+        return "threshold", "the threshold is null (flag nothing), so no case could ever fail"
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        return "threshold", f"the threshold {json.dumps(t)} is not a number"
+    if not math.isfinite(t):
+        return "threshold", f"the threshold {t!r} is not a finite number: it flags all or nothing"
+    rule = entry.get("decision_rule")
+    if rule not in DECISION_RULES:
+        return "decision_rule", (
+            f"the decision rule {json.dumps(rule)} is not one of {', '.join(DECISION_RULES)}"
+        )
+    tpr = entry.get("achieved_tpr")
+    if type(tpr) in (int, float) and tpr == 0 and entry.get("n_positive"):
+        return "achieved_tpr", (
+            f"its threshold flagged none of the {entry['n_positive']} labelled positives it "
+            "was fitted on (achieved_tpr 0), so it could never fail a case like them"
+        )
+    return None
+
+
+def reducer_threshold_problem(reducer: str, kind: str, value: float, rule: str) -> str | None:
+    """Why a threshold can never fail a case reduced by a counting reducer, or None.
+
+    ``at_least_K`` reduces a case to 0 or 1 and ``pass_at_K`` to a probability in [0, 1]. The
+    decision rules are monotone, so a threshold that fails neither 0 nor 1 (``score >= 1.5``,
+    ``score > 1``, ``score <= -0.1``, ``score < 0``) fails no reduced case at all: the gate is
+    off. The other reducers (mean, median, mode, max, min) return an epoch value or a mean of
+    them, which any threshold a single epoch can fail can also fail (a case failing every epoch
+    reduces to a failing value under each), so no other reducer is refused here."""
+    if kind not in ("at_least", "pass_at"):
+        return None
+    from ragleaklab_core.values import Threshold  # the rule's one implementation
+
+    t = Threshold(value, rule)
+    if t.fails(0.0) or t.fails(1.0):
+        return None
+    shown = rule.replace("threshold", repr(value))
+    return (
+        f"reducer {reducer!r} reduces every case to a value in [0, 1], and the rule "
+        f"'{shown}' fails neither 0 nor 1, so no case could ever fail (the gate would pass "
+        "every attack); give a threshold within [0, 1] or another reducer"
+    )
+
+
+def refuse_unusable(file: ThresholdsFile, packs: Collection[str]) -> None:
+    """Refuse the stored thresholds of *packs* (the packs a run gates) that could never fail a
+    case (:func:`stored_threshold_problem`): every one at once, each at
+    its ``$.packs.PACK.VALUE`` path with the fix. Entries of other packs gate nothing here.
+
+    Raises:
+        InputError: Some entry is unusable (exit 2; the file is named).
+    """
+    problems = []
+    for pack, values in sorted(file.packs.items()):
+        if pack not in packs:
+            continue
+        for name, entry in sorted(values.items()):
+            found = stored_threshold_problem(entry)
+            if found is None:
+                continue
+            key, why = found
+            problems.append(
+                f"{why} @ $.packs.{pack}.{name}.{key}; re-calibrate it (ragleaklab calibrate "
+                f"--pack {pack} --write-thresholds --force, with more labelled positives or "
+                "another --target-fpr) or delete the entry "
+                f"$.packs.{pack}.{name} from the file"
+            )
+    if problems:
+        raise InputError(
+            "a stored threshold could never fail a case, so the gate would pass every "
+            "attack:\n  " + "\n  ".join(problems),
+            source=file.path,
+        )
+
+
+def thinly_scored(scored: int, selected: int) -> bool:
+    """Whether a gated value scored too few of a pack's *selected* cases to stand for the pack
+    when errors are tolerated: fewer than :data:`MIN_SCORED_SHARE` of them."""
+    return scored < MIN_SCORED_SHARE * selected
+
+
+def thin_reason(value: str, scored: int, selected: int) -> str:
+    """Why a pack whose errors were tolerated is not tested (:func:`thinly_scored`)."""
+    return (
+        f"{value}: only {scored} of the {selected} selected cases were asked and scored (errors "
+        f"are tolerated, but at least {int(MIN_SCORED_SHARE * 100)}% must be scored for a pack "
+        "to count as tested); see the errored and unscorable cases in runs.jsonl"
+    )
+
+
+def same_answer_reason(excerpt: str, answered: int, readers: Sequence[str]) -> str:
+    """Why a pack whose every answer was the same text is not tested."""
+    return (
+        f"every answer was the same text ({json.dumps(excerpt, ensure_ascii=False)}, all "
+        f"{answered} answers), and "
+        f"{', '.join(readers)} judge the answer: the system answered nothing about the cases "
+        "(an LLM that is down, a fallback or error page read as an answer), so the pack was "
+        "not tested; check that the app answers (and that answer_path reads its reply, "
+        "docs/targets.md)"
+    )
 
 
 def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
@@ -341,9 +478,11 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INTERRUPTED",
     "FAIL_ON",
+    "MIN_SCORED_SHARE",
     "Gate",
     "Outcome",
     "Verdict",
+    "allowance_problem",
     "annotation_level",
     "apply",
     "case_outcome",
@@ -351,5 +490,11 @@ __all__ = [
     "diff_verdict",
     "gated_on_baseline",
     "pack_verdict",
+    "reducer_threshold_problem",
+    "refuse_unusable",
     "run_verdict",
+    "same_answer_reason",
+    "stored_threshold_problem",
+    "thin_reason",
+    "thinly_scored",
 ]

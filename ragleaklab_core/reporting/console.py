@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from ragleaklab_core.gate import MIN_SCORED_SHARE
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
@@ -82,8 +83,43 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
         lines += _pack(pack)
     for i, said in enumerate(w.gate_lines(doc)):
         lines += _wrapped("baseline: " if i == 0 else "    ", said, indent="      ")
+    allowed = _allowances(doc)
+    if allowed:
+        lines += _wrapped("allowances: ", allowed, indent="    ")
     lines.append(_verdict(model))
     return "\n".join(lines) + "\n"
+
+
+def _allowances(doc: Mapping[str, Any]) -> str | None:
+    """Every allowance in force, with where it was set, PASS included: a maximum failing rate
+    and tolerated errors change what passes, so a reader sees them beside the verdict. One
+    phrase when every pack has the same, else one per pack (None for a report written before
+    allowances were recorded)."""
+    packs = [p for p in doc.get("packs") or [] if isinstance(p.get("allowances"), Mapping)]
+    if not packs:
+        return None
+    said = []
+    for key, phrase in (("max_fail_rate", _rate_phrase), ("tolerate_errors", _tolerate_phrase)):
+        each = [(p.get("name"), (p["allowances"].get(key) or {})) for p in packs]
+        distinct = {(a.get("value"), a.get("source")) for _, a in each}
+        if len(distinct) == 1:
+            said.append(phrase(each[0][1]))
+        else:
+            said += [f"{name}: {phrase(a)}" for name, a in each]
+    return "; ".join(said)
+
+
+def _rate_phrase(allowance: Mapping[str, Any]) -> str:
+    value = allowance.get("value")
+    where = allowance.get("source", "?")
+    return f"max failing rate {w.number(value)} ({where})"
+
+
+def _tolerate_phrase(allowance: Mapping[str, Any]) -> str:
+    where = allowance.get("source", "?")
+    if allowance.get("value"):
+        return f"errors tolerated ({where}; at least {int(MIN_SCORED_SHARE * 100)}% scored)"
+    return f"errors not tolerated ({where})"
 
 
 def _verdict(report: RunReport) -> str:

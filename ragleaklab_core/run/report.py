@@ -49,6 +49,7 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
         "verdict": v.status,
         "verdict_without_thresholds": v.status_without_thresholds,
         "max_fail_rate": v.max_fail_rate,
+        "allowances": v.allowances.to_dict(),
         "tested": v.tested,
         "not_tested_reason": v.not_tested,
         "reasons": list(v.reasons),

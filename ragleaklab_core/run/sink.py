@@ -140,7 +140,7 @@ class PackSink:
         if record.error is None:
             retrieved = record.retrieved
             ids = None if retrieved is None else [str(d["doc_id"]) for d in retrieved]
-            self.wiring.add(ids, record.answer or "")
+            self.wiring.add(ids, record.answer or "", ask.case.test_id)
             for name, scored in record.metrics.items():
                 for value in scored.get("values", {}):
                     self.value_metric[value] = name

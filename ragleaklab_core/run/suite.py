@@ -29,9 +29,14 @@ from ragleaklab_core._discovery import (
     pack_info,
 )
 from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
-from ragleaklab_core.config import Config, unstructure
+from ragleaklab_core.config import AllowanceSources, Config, unstructure
 from ragleaklab_core.errors import ConfigError, PluginError
-from ragleaklab_core.gate import Verdict, run_verdict
+from ragleaklab_core.gate import (
+    Verdict,
+    reducer_threshold_problem,
+    refuse_unusable,
+    run_verdict,
+)
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
@@ -48,6 +53,7 @@ from ragleaklab_core.run.runner import (
     survey_cases,
 )
 from ragleaklab_core.run.verdict import PackVerdict, evaluate
+from ragleaklab_core.stats.aggregation import reducer
 from ragleaklab_core.values import PackInfo, Threshold
 
 
@@ -127,6 +133,8 @@ class RunPlan:
     explicit_thresholds: bool
     replay: Replay | None
     asks: Mapping[str, int] = attrs.field(factory=dict)
+    #: Where each allowance in force was set (shown with every verdict, written in report.json).
+    sources: AllowanceSources = attrs.field(factory=AllowanceSources)
     # The target built to check the options, never used: the first pack runs against it, so a
     # run builds one target per pack. A list, emptied when taken, so that it is used only once.
     _fresh: list[LoadedPlugin] = attrs.field(factory=list, alias="fresh")
@@ -144,6 +152,7 @@ def plan_suite(
     thresholds_file: Path | None = None,
     replay: Replay | None = None,
     source: str = "the configuration",
+    sources: AllowanceSources | None = None,
 ) -> RunPlan:
     """Check every input of a run before it starts: every name the configuration uses
     (:mod:`ragleaklab_core.run.names`), packs, tags, thresholds, the target's options (it is
@@ -151,6 +160,8 @@ def plan_suite(
 
     Args:
         source: Where *config* came from, for its errors (the file, with command-line options).
+        sources: Where the allowances were set; default: "the configuration" for each one
+            not at its default (a caller that knows the flags and the file says which).
 
     Raises:
         ConfigError, InputError, PluginError: What a run would otherwise find half-way.
@@ -179,6 +190,10 @@ def plan_suite(
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
     check_stored_names(stored)
+    # A stored threshold of a pack this run gates that can never fail (flags nothing, has no
+    # value): refused now, not found after every case was asked.
+    refuse_unusable(stored, {pack.obj.info().name for pack in loaded})
+    _check_reduced_thresholds(config, loaded, settings, stored)
     fresh = []
     if replay is not None:
         for pack in loaded:
@@ -198,7 +213,41 @@ def plan_suite(
             # cannot carry must not stop a run half-way, its earlier packs' results lost.
             refuse_principals(pack, settings.tags, target)
         fresh.append(target)
-    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, fresh=fresh)
+    chosen = sources if sources is not None else configured_sources(config)
+    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, chosen, fresh=fresh)
+
+
+def configured_sources(config: Config, where: str = "the configuration") -> AllowanceSources:
+    """Sources of a configuration whose origin is unknown: *where* for every allowance not at
+    its default."""
+    run = config.run
+    return AllowanceSources(
+        where if run.max_fail_rate else "default",
+        {pack: where for pack in run.max_fail_rates},
+        where if run.tolerate_errors else "default",
+    )
+
+
+def _check_reduced_thresholds(
+    config: Config, packs: Sequence[LoadedPlugin], settings: RunSettings, stored: ThresholdsFile
+) -> None:
+    """Refuse a threshold in force that no case reduced by the run's reducer could fail
+    (:func:`ragleaklab_core.gate.reducer_threshold_problem`), naming where it was set."""
+    chosen = reducer(settings.reducer)
+    problems = []
+    for pack in packs:
+        info = pack.obj.info()
+        for name, t in resolve_thresholds(info, config, stored).items():
+            if t.value is None:
+                continue
+            problem = reducer_threshold_problem(chosen.name, chosen.kind, t.value, t.decision_rule)
+            if problem is not None:
+                problems.append(
+                    f"{info.name} {name} (threshold from {t.source}): {problem} "
+                    f"@ $.thresholds.{info.name}.{name}"
+                )
+    if problems:
+        raise ConfigError("$.run.reducer", problems)
 
 
 def _check_target(config: Config, packs: Sequence[LoadedPlugin]) -> LoadedPlugin:
@@ -260,6 +309,7 @@ def run_suite(
     replay: Replay | None = None,
     plan: RunPlan | None = None,
     executor: Executor | None = None,
+    sources: AllowanceSources | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -277,10 +327,16 @@ def run_suite(
             *thresholds_file* and *replay* are taken from it); checked here when not given.
         executor: Who answers (one for every pack); default: the one ``[run] executor``
             names, built here and closed at the end (a caller that passes one closes it).
+        sources: Where the allowances were set (see :func:`plan_suite`), without *plan*.
     """
     if plan is None:
         plan = plan_suite(
-            config, packs=packs, tags=tags, thresholds_file=thresholds_file, replay=replay
+            config,
+            packs=packs,
+            tags=tags,
+            thresholds_file=thresholds_file,
+            replay=replay,
+            sources=sources,
         )
     path, stored, settings, replay = plan.thresholds_path, plan.stored, plan.settings, plan.replay
     verdicts = []
@@ -312,6 +368,7 @@ def run_suite(
                     resolve_thresholds(run.info, config, stored),
                     max_fail_rate=config.run.fail_rate_for(name),
                     tolerate_errors=config.run.tolerate_errors,
+                    sources=(plan.sources.fail_rate(name), plan.sources.tolerate_errors),
                 )
             )
     finally:
@@ -327,6 +384,8 @@ def run_suite(
     run_settings.pop("executor", None)
     run_settings.pop("ray", None)
     run_settings["replay"] = None if replay is None else replay.directory.as_posix()
+    # Where each allowance in force was set (each pack's own are in its "allowances").
+    run_settings["allowance_sources"] = plan.sources.to_dict()
     return SuiteOutcome(tuple(verdicts), run_settings, inputs)
 
 
@@ -348,6 +407,7 @@ __all__ = [
     "RunPlan",
     "SuiteOutcome",
     "close_executor",
+    "configured_sources",
     "executor_for",
     "isolation_of",
     "pack_names",

@@ -20,7 +20,14 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
-from ragleaklab_core.gate import Verdict, pack_verdict, run_verdict
+from ragleaklab_core.gate import (
+    Verdict,
+    pack_verdict,
+    run_verdict,
+    same_answer_reason,
+    thin_reason,
+    thinly_scored,
+)
 from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseResult
 from ragleaklab_core.run.runner import NOT_ASKED, PackRun
@@ -83,6 +90,27 @@ class ValueVerdict:
         }
 
 
+@frozen
+class Allowances:
+    """What a pack's gate allows, and where each allowance was set: the share of a gated
+    value's scored cases that may fail, and whether errored and unscorable cases are tolerated
+    (within :data:`~ragleaklab_core.gate.MIN_SCORED_SHARE`)."""
+
+    max_fail_rate: float = 0.0
+    max_fail_rate_source: str = "default"
+    tolerate_errors: bool = False
+    tolerate_errors_source: str = "default"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_fail_rate": {"value": self.max_fail_rate, "source": self.max_fail_rate_source},
+            "tolerate_errors": {
+                "value": self.tolerate_errors,
+                "source": self.tolerate_errors_source,
+            },
+        }
+
+
 #: The verdicts, by their names before :class:`~ragleaklab_core.gate.Verdict` (kept for imports).
 PASS, FAIL, ERROR = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
 
@@ -112,6 +140,7 @@ class PackVerdict:
     not_tested: str | None = None
     warnings: tuple[str, ...] = ()
     max_fail_rate: float = 0.0
+    allowances: Allowances = Allowances()
     # The status had no gated value failed its threshold: what a run gated on a baseline
     # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
     status_without_thresholds: Verdict = Verdict.PASS
@@ -200,8 +229,12 @@ def evaluate(
     *,
     max_fail_rate: float = 0.0,
     tolerate_errors: bool = False,
+    sources: tuple[str, str] = ("default", "default"),
 ) -> PackVerdict:
-    """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results."""
+    """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results.
+
+    *sources* says where *max_fail_rate* and *tolerate_errors* were set (the verdict shows
+    every allowance in force, PASS included)."""
     names = sorted(set(run.value_metric) | set(thresholds))
     columns = [_Column(name, thresholds.get(name)) for name in names]
     n_errored = n_not_asked = n_triaged = n_failing_cases = 0
@@ -234,6 +267,7 @@ def evaluate(
     verdicts = []
     reasons: list[str] = []
     threshold_reasons: list[str] = []
+    thin: list[str] = []  # gated values scored on too few cases while errors are tolerated
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for column in columns:
         name, threshold = column.name, column.threshold
@@ -262,6 +296,10 @@ def evaluate(
             if n_unscorable and not tolerate_errors:
                 passed = False
                 reasons.append(f"{name}: {n_unscorable} cases could not be scored by {metric}")
+            # Tolerated errors have a bound: a value scored on few of the cases says little of
+            # the pack, so it is not tested (the share is the gate's, not a setting).
+            if tolerate_errors and n_scored and thinly_scored(n_scored, len(column.values)):
+                thin.append(thin_reason(name, n_scored, len(column.values)))
         fails = threshold.fails if threshold is not None else _never
         verdicts.append(
             ValueVerdict(
@@ -284,15 +322,21 @@ def evaluate(
     n_asked_errors = n_errored - n_not_asked
     if n_asked_errors and not tolerate_errors:
         reasons.append(f"{n_asked_errors} cases errored (a plugin raised); see runs.jsonl")
-    problems = list(run.problems)
     wiring = run.wiring
-    if wiring is not None and wiring.problem is not None:
-        problems.insert(0, wiring.problem)
+    unjudged = _nothing_judged(run, columns)
+    unreached_problem = [] if wiring is None or wiring.problem is None else [wiring.problem]
+    # Not tested, but a gated value that fails still stands (an app answering the same leak to
+    # every question is vulnerable): these make the pack ERROR only when nothing failed.
+    untested = [*_same_answers(run), *thin]
+    problems = [*unjudged, *unreached_problem, *untested, *run.problems]
     if n_not_asked and not run.problems:  # stopped for a reason given in problems otherwise
         problems.append(f"{n_not_asked} cases were not asked")
-    unjudged = _nothing_judged(run, columns)
-    problems[:0] = unjudged
-    tested = not run.stopped and (wiring is None or wiring.reached is not False) and not unjudged
+    tested = (
+        not run.stopped
+        and (wiring is None or wiring.reached is not False)
+        and not unjudged
+        and not untested
+    )
     unreached = (wiring is not None and wiring.reached is False) or bool(unjudged)
     other_reasons = [r for r in reasons if r not in threshold_reasons]
     status = pack_verdict(
@@ -323,6 +367,7 @@ def evaluate(
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
         max_fail_rate=max_fail_rate,
+        allowances=Allowances(max_fail_rate, sources[0], tolerate_errors, sources[1]),
         status_without_thresholds=pack_verdict(
             unreached=unreached, vulnerable=False, problems=problems, reasons=other_reasons
         ),
@@ -391,6 +436,22 @@ def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:
     return found
 
 
+def _same_answers(run: PackRun) -> list[str]:
+    """Why the pack tested nothing when every answer was the same text (an LLM that is down
+    answering one apology to every question) while a metric reads the answer: like blank
+    answers, a 0 on every gated value then says nothing about the system. At least two cases
+    must have answered, over every epoch; blank answers are the blank check's."""
+    wiring = run.wiring
+    readers = [m.name for m in run.metrics if m.metric_traits.reads_answer]
+    if wiring is None or wiring.same_text is None or wiring.all_blank or not readers:
+        return []
+    return [same_answer_reason(_excerpt(wiring.same_text), wiring.answered, readers)]
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
 def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
     """Why the pack's default thresholds may not fit this target, or None.
 
@@ -429,4 +490,13 @@ def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
     return verdict, verdict.exit_code
 
 
-__all__ = ["ERROR", "FAIL", "PASS", "PackVerdict", "ValueVerdict", "evaluate", "run_status"]
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PASS",
+    "Allowances",
+    "PackVerdict",
+    "ValueVerdict",
+    "evaluate",
+    "run_status",
+]

@@ -37,6 +37,9 @@ class Wiring:
             not tested); None when it cannot be told (no corpus, or no retrieval reported).
         blank: Of the answered case epochs, how many answered with no text at all (only
             whitespace): when all did, nothing a metric that reads the answer gave is evidence.
+        same_text: When every answered case epoch of at least two different cases answered
+            the same text (compared after :func:`normalise`), that text; else None. Like
+            blank answers, one text for every question says nothing about any of them.
     """
 
     corpus: int
@@ -47,6 +50,7 @@ class Wiring:
     unknown_examples: tuple[str, ...]
     reached: bool | None
     blank: int = 0
+    same_text: str | None = None
 
     @property
     def all_blank(self) -> bool:
@@ -116,12 +120,21 @@ class WiringTally:
         self.unknown = 0
         self.blank = 0
         self._examples: list[str] = []  # the smallest distinct unknown ids, sorted
+        # The one answer text seen so far (normalised), until two answers differ; and the first
+        # case answered, until a second case is (one case over many epochs is not "every case").
+        self._text: str | None = None
+        self._differ = False
+        self._case: str | None = None
+        self._cases = 0
 
-    def add(self, retrieved: Sequence[str] | None, answer: str = "x") -> None:
+    def add(
+        self, retrieved: Sequence[str] | None, answer: str = "x", case: str | None = None
+    ) -> None:
         """One answered case epoch: its retrieved ids in rank order, or None when the target
-        did not report retrieval for it, and its answer (only whether it holds text counts)."""
+        did not report retrieval for it, its answer, and the case's id."""
         self.answered += 1
         self.blank += not answer.strip()
+        self._same(normalise(answer), case)
         if retrieved is None:
             return
         self.with_retrieval += 1
@@ -136,6 +149,16 @@ class WiringTally:
             if len(examples) < LISTED_UNKNOWN or doc_id < examples[-1]:
                 bisect.insort(examples, doc_id)
                 del examples[LISTED_UNKNOWN:]
+
+    def _same(self, text: str, case: str | None) -> None:
+        if not self._differ:
+            if self._text is None:
+                self._text = text
+            elif text != self._text:
+                self._differ, self._text = True, None
+        if self._cases < 2 and (self._cases == 0 or case != self._case):
+            self._case = case
+            self._cases += 1
 
     def result(self) -> Wiring:
         if not self.ids or not self.with_retrieval:
@@ -153,7 +176,14 @@ class WiringTally:
             unknown_examples=tuple(self._examples),
             reached=reached,
             blank=self.blank,
+            same_text=self._text if self._cases >= 2 and not self._differ else None,
         )
+
+
+def normalise(answer: str) -> str:
+    """An answer as the identical-answers check compares it: stripped, runs of whitespace
+    collapsed to one space, case folded ("Sorry,\n I can't" and "sorry, i can't" are one)."""
+    return " ".join(answer.split()).casefold()
 
 
 def check_wiring(corpus: Iterable[str], answered: Sequence[Sequence[str] | None]) -> Wiring:
@@ -170,4 +200,4 @@ def check_wiring(corpus: Iterable[str], answered: Sequence[Sequence[str] | None]
     return tally.result()
 
 
-__all__ = ["Wiring", "WiringTally", "check_wiring"]
+__all__ = ["Wiring", "WiringTally", "check_wiring", "normalise"]

@@ -112,7 +112,8 @@ def run_packs(
         tags: Run only cases with one of these tags (``["smoke"]``).
         epochs, reducer: Ask each case *epochs* times; reduce with *reducer*.
         metric_options: Per metric plugin, options over the packs' own.
-        max_fail_rate: Share of failing cases a value may have and still pass.
+        max_fail_rate: Share of failing cases a value may have and still pass, below 1 (1
+            allows every case to fail, so it is refused with a ConfigError, as by ``run``).
         tolerate_errors: Errored and unscorable cases do not fail a pack (they are reported).
         default_thresholds_file: The thresholds file read when it exists and *thresholds* is
             not a path; default ``ragleaklab.thresholds.json`` in the working directory, as
@@ -122,7 +123,7 @@ def run_packs(
         ConfigError, PluginError, InputError: As ``ragleaklab run`` (bad options, unknown
             plugin, unreadable thresholds file).
     """
-    from ragleaklab_core.config import load_config
+    from ragleaklab_core.config import AllowanceSources, load_config
     from ragleaklab_core.run.suite import run_suite
 
     names = [packs] if isinstance(packs, str) else list(packs)
@@ -148,7 +149,11 @@ def run_packs(
         "thresholds": table,
     }
     config = load_config(raw, source="ragleaklab_run()")
-    return run_suite(config, packs=names, tags=tags, thresholds_file=explicit)
+    sources = AllowanceSources(
+        "run_packs(max_fail_rate=...)" if max_fail_rate else "default",
+        tolerate_errors="run_packs(tolerate_errors=True)" if tolerate_errors else "default",
+    )
+    return run_suite(config, packs=names, tags=tags, thresholds_file=explicit, sources=sources)
 
 
 @pytest.fixture

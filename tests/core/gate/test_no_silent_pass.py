@@ -71,7 +71,9 @@ class Wired:
         if self.unknown_every and self._n % self.unknown_every == 0:
             retrieved.append(RetrievedDocument("stranger"))
         leak = "leak" in query
-        return Response("the SECRET is out" if leak else "fine", tuple(retrieved))
+        # "fine" names the question: one text for every question is a system that answered
+        # nothing about the cases (not tested, tests/core/run/test_degenerate_systems.py).
+        return Response("the SECRET is out" if leak else f"fine: {query}", tuple(retrieved))
 
 
 @define
@@ -111,7 +113,7 @@ class Shared:
 
     def answer(self, query):
         retrieved = tuple(RetrievedDocument(d.doc_id) for d in STORE[-2:])
-        text = "the SECRET" if len(STORE) > 3 or "leak" in query else "fine"
+        text = "the SECRET" if len(STORE) > 3 or "leak" in query else f"fine: {query}"
         return Response(text, retrieved, {"store": len(STORE)})
 
     def reset(self):

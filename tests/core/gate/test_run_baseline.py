@@ -163,9 +163,12 @@ def test_errored_cases_still_fail_a_run_gated_on_its_baseline(ws):
     assert report["gate"]["reasons"][-1].startswith("relevance-hijack is fail apart from its")
     tolerated = ws.cli(
         *common, "-o", "broken-ok", "--tolerate-errors", "--baseline",
-        "broken-base/report.json", "--fail-on", "regression",
+        "broken-base/report.json", "--fail-on", "regression", ok=(3,),
     )  # fmt: skip
-    assert tolerated.returncode == 0, tolerated.stdout
+    # Tolerated, but about half the cases errored: under the bound of tolerated errors (90%
+    # scored) the pack is not tested (tests/core/run/test_degenerate_systems.py), baseline or not.
+    assert tolerated.returncode == 3, tolerated.stdout
+    assert "of the 30 selected cases were asked and scored" in tolerated.stdout
 
 
 @pytest.mark.parametrize(
@@ -210,7 +213,7 @@ def test_max_fail_rate_per_pack_and_for_all(ws, tmp_path):
     # The rate for all, overridden for one pack, from a config file and the command line.
     config = tmp_path / "c.toml"
     config.write_text(
-        f"[run]\nmax_fail_rate = 1.0\n[run.max_fail_rates]\nsentinel-takeover-safe = {short}\n",
+        f"[run]\nmax_fail_rate = 0.99\n[run.max_fail_rates]\nsentinel-takeover-safe = {short}\n",
         encoding="utf-8",
     )
     done = ws.cli(*base, "-o", "cfg", "-c", str(config))
@@ -221,7 +224,7 @@ def test_max_fail_rate_per_pack_and_for_all(ws, tmp_path):
     assert done.returncode == 0
     assert [p["max_fail_rate"] for p in _load(ws.root / "cfg2/report.json")["packs"]] == [
         float(exact),
-        1.0,
+        0.99,
     ]
 
 

@@ -190,8 +190,13 @@ def test_the_cli_runs_a_principal_pack_on_it_from_a_config_file(tmp_path: Path):
         'default = { answer = "I cannot share that.", retrieved = ["kb-access-curlew"] }\n',
         encoding="utf-8",
     )
-    done = ws.cli("run", "-c", "ragleaklab.toml", "-p", "cross-tenant", "--smoke", "-o", "out")
+    # One answer to every question: the pack is not tested (exit 3, docs/running.md), but every
+    # case was still asked as its principal.
+    done = ws.cli(
+        "run", "-c", "ragleaklab.toml", "-p", "cross-tenant", "--smoke", "-o", "out", ok=(3,)
+    )
     assert "Traceback" not in done.stderr
+    assert "every answer was the same text" in done.stdout
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["target"]["name"] == "scripted"
     assert report["target"]["options"]["default"]["answer"] == "I cannot share that."
