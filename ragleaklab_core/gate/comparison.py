@@ -428,23 +428,38 @@ def _first(ids: Sequence[str], shown: int = 3) -> str:
     return ", ".join(ids[:shown]) + more
 
 
-def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
-    b_metrics, n_metrics = _metric_options(b), _metric_options(n)
-    found = []
-    for metric in sorted(set(b_metrics) | set(n_metrics)):
-        if metric not in n_metrics:
-            found.append(f"pack {name} is scored by metric {metric} in the base only")
-        elif metric not in b_metrics:
-            found.append(f"pack {name} is scored by metric {metric} in the new run only")
-        elif b_metrics[metric] != n_metrics[metric]:
-            bo, no = b_metrics[metric], n_metrics[metric]
-            changed = [
-                f"{k} {json.dumps(bo.get(k))} -> {json.dumps(no.get(k))}"
-                for k in sorted(set(bo) | set(no))
-                if bo.get(k) != no.get(k)
-            ]
-            found.append(f"pack {name} metric {metric} options differ: {', '.join(changed)}")
+def metric_option_changes(
+    old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, str | None, Any, Any]]:
+    """What differs between two sets of metric options (metric name -> its options), in name
+    order: ``(metric, None, in_old, in_new)`` for a metric on one side only, and
+    ``(metric, key, old value, new value)`` for each option of a metric both have that differs.
+    One reading for a comparison of runs and for a replay's check of its recording."""
+    found: list[tuple[str, str | None, Any, Any]] = []
+    for metric in sorted(set(old) | set(new)):
+        if metric not in old or metric not in new:
+            found.append((metric, None, metric in old, metric in new))
+            continue
+        was, now = old[metric] or {}, new[metric] or {}
+        found += [
+            (metric, k, was.get(k), now.get(k))
+            for k in sorted(set(was) | set(now))
+            if was.get(k) != now.get(k)
+        ]
     return found
+
+
+def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+    lines: dict[str, str] = {}  # one line per metric, in name order
+    for metric, key, was, now in metric_option_changes(_metric_options(b), _metric_options(n)):
+        if key is None:
+            side = "the base only" if was else "the new run only"
+            lines[metric] = f"pack {name} is scored by metric {metric} in {side}"
+            continue
+        change = f"{key} {json.dumps(was)} -> {json.dumps(now)}"
+        start = lines.get(metric) or f"pack {name} metric {metric} options differ:"
+        lines[metric] = f"{start}{',' if metric in lines else ''} {change}"
+    return list(lines.values())
 
 
 def _threshold_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:

@@ -21,7 +21,7 @@ when the configuration is read (:mod:`ragleaklab_core.config`), with the same "d
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -62,39 +62,53 @@ def check_stored_names(stored: ThresholdsFile) -> None:
 
 
 def _metric_problems(tables: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    metrics = available_names(METRICS)
-    problems = []
-    for name, options in sorted(tables.items()):
-        where = f"$.metrics.{_key(name)}"
-        if name not in metrics:
-            problems.append(_unknown("metric", name, metrics, where))
-            continue
-        known = _option_names(plugin_class(METRICS, name))
-        if known is None:  # a plugin built by a factory: its own load checks its options
-            continue
-        for key in sorted(set(options) - set(known)):
-            problems.append(
-                f"metric {name!r} has no option {key!r}{did_you_mean(key, known)} "
-                f"(its options: {', '.join(sorted(known)) or 'none'}) @ {where}.{_key(key)}"
-            )
-    return problems
+    # A metric built by a factory has no declared fields: its own load checks its options.
+    return _nested_problems(
+        tables,
+        kind="metric",
+        group=METRICS,
+        root="$.metrics",
+        inner="option",
+        known_inside=lambda name: _option_names(plugin_class(METRICS, name)),
+    )
 
 
 def _value_problems(tables: Mapping[str, Iterable[str]], root: str) -> list[str]:
-    packs = available_names(PACKS)
+    return _nested_problems(
+        tables,
+        kind="pack",
+        group=PACKS,
+        root=root,
+        inner="metric value",
+        known_inside=lambda name: declared_values(load_pack(name).obj.info()),
+    )
+
+
+def _nested_problems(
+    tables: Mapping[str, Iterable[str]],
+    *,
+    kind: str,
+    group: str,
+    root: str,
+    inner: str,
+    known_inside: Callable[[str], list[str] | None],
+) -> list[str]:
+    """Tables keyed by a plugin's name, each holding names of something the plugin has: an
+    unknown plugin, then an unknown name inside a known one (None: the plugin cannot say)."""
+    installed = available_names(group)
     problems = []
-    for pack, values in sorted(tables.items()):
-        where = f"{root}.{_key(pack)}"
-        if pack not in packs:
-            problems.append(_unknown("pack", pack, packs, where))
+    for name, keys in sorted(tables.items()):
+        where = f"{root}.{_key(name)}"
+        if name not in installed:
+            problems.append(_unknown(kind, name, installed, where))
             continue
-        declared = declared_values(load_pack(pack).obj.info())
-        if declared is None:
+        known = known_inside(name)
+        if known is None:
             continue
-        for value in sorted(set(values) - set(declared)):
+        for key in sorted(set(keys) - set(known)):
             problems.append(
-                f"pack {pack!r} has no metric value {value!r}{did_you_mean(value, declared)} "
-                f"(its values: {', '.join(declared)}) @ {where}.{_key(value)}"
+                f"{kind} {name!r} has no {inner} {key!r}{did_you_mean(key, known)} "
+                f"(its {inner}s: {', '.join(sorted(known)) or 'none'}) @ {where}.{_key(key)}"
             )
     return problems
 

@@ -474,21 +474,19 @@ def _shown(value: Any) -> str:
 
 def _metric_change(kept: Any, metrics: Mapping[str, Any]) -> str:
     """What differs between the recorded metric options *kept* and the run's *metrics*."""
+    from ragleaklab_core.gate.comparison import metric_option_changes  # only on a refusal
+
     if not isinstance(kept, Mapping):
         return "the recording holds none: it was made before recordings stored them"
     found = []
-    for name in sorted(set(kept) | set(metrics)):
-        if name not in metrics:
-            found.append(f"metric {name} recorded, not scored now")
-        elif name not in kept:
-            found.append(f"metric {name} scored now, not recorded")
+    for name, key, was, now in metric_option_changes(kept, metrics):
+        if key is None:
+            found.append(
+                f"metric {name} "
+                + ("recorded, not scored now" if was else "scored now, not recorded")
+            )
         else:
-            old, new = kept[name] or {}, metrics[name]
-            found += [
-                f"{name}.{k} {json.dumps(old.get(k))} recorded, {json.dumps(new.get(k))} now"
-                for k in sorted(set(old) | set(new))
-                if old.get(k) != new.get(k)
-            ]
+            found.append(f"{name}.{key} {json.dumps(was)} recorded, {json.dumps(now)} now")
     return "; ".join(found)
 
 
