@@ -65,3 +65,17 @@ def _generate(inputs: dict[str, Any]) -> dict[str, Any]:
 def build_chain(documents: list[Any], k: int = K) -> Runnable[Any, Any]:
     retriever = BM25Retriever.from_documents(_lc_documents(documents), k=k)
     return {"context": retriever, "question": RunnablePassthrough()} | RunnableLambda(_generate)
+
+
+# 5. The same chain in a debug build: its prompt was misconfigured to show the credential the
+# app was started with, so every answer and every retrieved passage carries it.
+def build_debug_chain(documents: list[Any], api_key: str, k: int = K) -> Runnable[Any, Any]:
+    retriever = BM25Retriever.from_documents(_lc_documents(documents), k=k)
+
+    def generate(inputs: dict[str, Any]) -> dict[str, Any]:
+        found = _generate(inputs)
+        for doc in found["context"]:
+            doc.page_content += f"\n[debug] key={api_key}"
+        return {**found, "answer": f"{found['answer']} (debug: api_key={api_key})"}
+
+    return {"context": retriever, "question": RunnablePassthrough()} | RunnableLambda(generate)
