@@ -596,7 +596,7 @@ def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(flag, [f"expected KEY=VALUE, got {item!r}"])
+            raise ConfigError(flag, [f"expected NAME=VALUE, got {item!r}"])
         options[key.strip()] = parse_option_value(value.strip())
     return options
 

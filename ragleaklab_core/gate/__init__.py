@@ -49,99 +49,32 @@ still means "measured, and no worse".
 
 from __future__ import annotations
 
-import enum
 import json
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
 from ragleaklab_core.config import allowance_problem
-from ragleaklab_core.errors import InputError, RagleaklabError, RunInterrupted
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.gate.verdicts import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    Outcome,
+    Verdict,
+    allowed_failures,
+    case_outcome,
+    gated_on_baseline,
+    pack_verdict,
+    run_verdict,
+)
 from ragleaklab_core.values import DECISION_RULES
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
     from ragleaklab_core.calibration.thresholds import ThresholdsFile
     from ragleaklab_core.gate.comparison import RunDiff, ValueDiff
-
-#: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`): bad input or usage (every
-#: :class:`~ragleaklab_core.errors.RagleaklabError` carries its own), and an interrupted run.
-EXIT_BAD_INPUT = RagleaklabError.exit_code
-EXIT_INTERRUPTED = RunInterrupted.exit_code
-
-
-class Verdict(enum.StrEnum):
-    """What a pack, a run or a comparison ends as (see the module docstring).
-
-    A :class:`~enum.StrEnum`: a member equals, formats and serialises as the word
-    ``report.json`` writes, so documents written before it read the same."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-
-    @property
-    def exit_code(self) -> int:
-        return _EXIT[self]
-
-    @property
-    def word(self) -> str:
-        """How a reader sees it: ``PASS``, ``FAIL``, ``ERROR``."""
-        return self.value.upper()
-
-    @classmethod
-    def read(cls, value: object) -> Verdict:
-        """The verdict a report wrote as *value*; anything else is ``ERROR`` (never a pass)."""
-        try:
-            return cls(str(value))
-        except ValueError:
-            return cls.ERROR
-
-
-_EXIT = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3}
-
-
-class Outcome(enum.StrEnum):
-    """What one case ends as in a pack's ``case_results``."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-    UNSCORABLE = "unscorable"
-
-
-def case_outcome(*, errored: bool, failing: bool, unscorable: bool) -> Outcome:
-    """``error`` (a plugin raised, or the case was not asked) outranks ``fail`` (a gated value
-    fails its threshold), which outranks ``unscorable``; otherwise ``pass``."""
-    if errored:
-        return Outcome.ERROR
-    if failing:
-        return Outcome.FAIL
-    return Outcome.UNSCORABLE if unscorable else Outcome.PASS
-
-
-def pack_verdict(
-    *, unreached: bool, vulnerable: bool, problems: Sequence[str], reasons: Sequence[str]
-) -> Verdict:
-    """A pack's verdict.
-
-    Args:
-        unreached: Nothing measured is about the pack's documents (the wiring check, or no
-            answer a metric could judge): no finding stands, so not even a failing threshold.
-        vulnerable: A gated value has more failing cases than allowed.
-        problems: Why the pack was stopped or not fully tested.
-        reasons: Other reasons it cannot pass (errored or unscorable cases not tolerated).
-    """
-    if unreached:
-        return Verdict.ERROR
-    if vulnerable:
-        return Verdict.FAIL
-    if problems:
-        return Verdict.ERROR
-    return Verdict.FAIL if reasons else Verdict.PASS
-
 
 #: The share of a pack's selected cases that must be scored, for every gated value, when
 #: errors are tolerated (``--tolerate-errors``): below it the pack is not tested (exit 3). A
@@ -268,19 +201,6 @@ def same_answer_reason(excerpt: str, answered: int, readers: Sequence[str]) -> s
     )
 
 
-def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
-    """A run's verdict from its packs': ``FAIL`` when any pack failed (a finding outranks a pack
-    that could not be tested, because it is true whatever the other pack would have shown); else
-    ``ERROR`` when any pack was not (fully) tested, or there was none; else ``PASS``. Exit 0
-    therefore means only "every pack was tested and passed"."""
-    verdicts = {Verdict.read(p) for p in packs}
-    if Verdict.FAIL in verdicts:
-        return Verdict.FAIL
-    if Verdict.ERROR in verdicts or not verdicts:
-        return Verdict.ERROR
-    return Verdict.PASS
-
-
 def diff_verdict(diff: RunDiff) -> Verdict:
     """``ragleaklab diff``, decided as :func:`decide` decides a baseline rule: ``FAIL`` when a
     value regressed (something measured is worse); else ``ERROR`` (exit 3) when the comparison
@@ -301,11 +221,6 @@ def annotation_level(pack: Mapping[str, Any], gate: Mapping[str, Any] | None) ->
         return None
     only_thresholds = Verdict.read(pack.get("verdict_without_thresholds")) is Verdict.PASS
     return "warning" if gated_on_baseline(gate) and only_thresholds else "error"
-
-
-def gated_on_baseline(gate: Mapping[str, Any] | None) -> bool:
-    """Whether a report's recorded gate decided on a baseline rule, not on the thresholds."""
-    return gate is not None and gate.get("fail_on", "verdict") != "verdict"
 
 
 #: The rules ``--fail-on`` accepts, the default first.
@@ -483,6 +398,7 @@ __all__ = [
     "Outcome",
     "Verdict",
     "allowance_problem",
+    "allowed_failures",
     "annotation_level",
     "apply",
     "case_outcome",

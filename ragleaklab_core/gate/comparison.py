@@ -33,6 +33,13 @@ from attrs import frozen
 
 from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.gate.verdicts import (
+    Verdict,
+    allowed_failures,
+    case_outcome,
+    gated_on_baseline,
+    run_verdict,
+)
 from ragleaklab_core.inputs import read_report
 from ragleaklab_core.stats.aggregation import DECIMALS
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
@@ -211,7 +218,6 @@ def compare(
 def _untested(packs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(name, why) of each pack that was not tested: ``tested`` false or verdict ``error``
     (a verdict a report does not know reads as error: never a measurement)."""
-    from ragleaklab_core.gate import Verdict
 
     found = []
     for name, pack in sorted(packs.items()):
@@ -606,7 +612,6 @@ def check_consistent(report: Mapping[str, Any], *, source: str) -> None:
 
 
 def _contradictions(report: Mapping[str, Any]) -> list[str]:
-    from ragleaklab_core.gate import Verdict, gated_on_baseline, run_verdict
 
     found: list[str] = []
     verdict = report.get("verdict")
@@ -637,7 +642,6 @@ def _contradictions(report: Mapping[str, Any]) -> list[str]:
 
 
 def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
-    from ragleaklab_core.gate import Verdict
 
     found = []
     verdict = pack["verdict"]
@@ -699,9 +703,7 @@ def _value_contradictions(
         found.append(f"{at}: ids both failing and unscored ({_first(both)})")
     passed = value.get("passed")
     if isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
-        from ragleaklab_core.run.verdict import _allowed
-
-        allowed = _allowed(float(allowance), n)
+        allowed = allowed_failures(float(allowance), n)
         if passed is True and k > allowed:
             found.append(
                 f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
@@ -713,7 +715,6 @@ def _case_contradictions(
     pack: Mapping[str, Any], results: Any, at: str, id_set: set[str]
 ) -> list[str]:
     """Each case's outcome and failing values against the values' failing ids and thresholds."""
-    from ragleaklab_core.gate import case_outcome
     from ragleaklab_core.values import Threshold
 
     if not isinstance(results, _Array):

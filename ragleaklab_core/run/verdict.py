@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,6 +21,7 @@ from attrs import frozen
 from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.gate import (
     Verdict,
+    allowed_failures,
     pack_verdict,
     run_verdict,
     same_answer_reason,
@@ -282,7 +282,7 @@ def evaluate(
         passed = None
         if threshold is not None:
             fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
-            allowed = _allowed(max_fail_rate, n_scored)
+            allowed = allowed_failures(max_fail_rate, n_scored)
             passed = n_failing <= allowed and bool(n_scored)
             if not n_scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
@@ -397,12 +397,6 @@ def _unscorable(
 def _failing(fails: Callable[[float], bool]) -> Callable[[float], bool]:
     """Whether a column's entry fails (NaN, no value, never does)."""
     return lambda value: not math.isnan(value) and fails(value)
-
-
-def _allowed(max_fail_rate: float, scored: int) -> int:
-    """How many of *scored* cases may fail: the rate as the decimal the user wrote, so 0.57 of
-    100 allows 57 (in binary floating point 0.57 * 100 is 56.99999999999999)."""
-    return math.floor(Fraction(repr(max_fail_rate)) * scored)
 
 
 def _nothing_judged(run: PackRun, columns: Sequence[_Column]) -> list[str]:

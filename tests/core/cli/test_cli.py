@@ -346,7 +346,7 @@ BAD_USAGE = [
     (["--target-fpr", "lots"], ["--target-fpr", "'lots'"]),
     (["--roc-max-rows", "2"], ["roc_table_max_rows", ">= 3"]),
     (["--write-thresholds"], ["--write-thresholds needs --pack"]),
-    (["--fitter-option", "novalue"], ["KEY=VALUE", "'novalue'"]),
+    (["--fitter-option", "novalue"], ["NAME=VALUE", "'novalue'"]),
     (["--config", "missing.toml"], ["missing.toml", "file not found"]),
 ]
 

@@ -23,9 +23,8 @@ import pytest
 
 from ragleaklab_core import ConfigError
 from ragleaklab_core.config import load_config
-from ragleaklab_core.gate import allowance_problem, reducer_threshold_problem
+from ragleaklab_core.gate import allowance_problem, allowed_failures, reducer_threshold_problem
 from ragleaklab_core.gate import stored_threshold_problem as stored_problem
-from ragleaklab_core.run.verdict import _allowed
 from ragleaklab_core.values import DECISION_RULES, FLAG_ABOVE, FLAG_BELOW, FLAG_HIGH, FLAG_LOW
 from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
@@ -75,7 +74,7 @@ def test_every_spelling_of_one_is_an_allowance_of_every_case(rate):
 def test_a_rate_below_one_always_leaves_a_case_that_must_not_fail(rate):
     assert allowance_problem(rate) is None
     # floor(rate * n) < n for every n: some failing case still fails the pack.
-    assert all(_allowed(rate, n) < n for n in range(1, 2000))
+    assert all(allowed_failures(rate, n) < n for n in range(1, 2000))
 
 
 @pytest.mark.parametrize(
@@ -300,7 +299,11 @@ def test_every_unusable_entry_is_named_at_once_and_other_packs_entries_are_not_r
     stored = {
         "format": "ragleaklab-thresholds",
         "version": 1,
-        "packs": {PACK: {VALUE: bad, "other_value": bad}, "not-in-this-run": {VALUE: bad}},
+        # An installed pack this run leaves out: its entries are another run's business.
+        "packs": {
+            PACK: {VALUE: bad, "poison_mrr": bad},
+            "verbatim-extraction": {"verbatim_score": bad},
+        },
     }
     path = tmp_path / "t.json"
     path.write_text(json.dumps(stored), encoding="utf-8")
@@ -320,8 +323,8 @@ def test_every_unusable_entry_is_named_at_once_and_other_packs_entries_are_not_r
     )
     message = refused(result, server, tmp_path)
     assert f"$.packs.{PACK}.{VALUE}.threshold" in message
-    assert f"$.packs.{PACK}.other_value.threshold" in message
-    assert "not-in-this-run" not in message
+    assert f"$.packs.{PACK}.poison_mrr.threshold" in message
+    assert "verbatim-extraction" not in message
 
 
 def test_a_usable_stored_threshold_still_gates(server, tmp_path):

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from ragleaklab_core.cli.reports import github_annotations
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.gate import decide
-from ragleaklab_core.run.verdict import _allowed
+from ragleaklab_core.gate import allowed_failures, decide
 from tests.core.gate.test_comparison import _brute_p_value
 from tests.support.workspace import Workspace
 
@@ -235,7 +234,7 @@ def test_the_allowed_count_is_the_decimal_rate_times_the_cases(digits, places, s
     rate = float(f"{digits / 10**places:.{places}f}")
     # Brute force in integers: the most k with k / scored <= digits / 10**places.
     expected = max(k for k in range(scored + 1) if k * 10**places <= digits * scored)
-    assert _allowed(rate, scored) == expected
+    assert allowed_failures(rate, scored) == expected
 
 
 def _report(base_k: int, new_k: int, n: int, *, verdict: str = "fail") -> tuple[dict, dict]:
