@@ -717,8 +717,8 @@ def _case_contradictions(
     """Each case's outcome and failing values against the values' failing ids and thresholds."""
     from ragleaklab_core.values import Threshold
 
-    if not isinstance(results, _Array):
-        return [f"{at}.case_results: not an array"]
+    if not isinstance(results, Sequence) or isinstance(results, str | bytes):
+        return [f"{at}.case_results: not an array"]  # as _Array reads one, typed for mypy
     gated = _gated(pack)
     failing_of = {name: set(v["all_failing_ids"]) for name, v in gated.items()}
     rules = {}
@@ -729,7 +729,8 @@ def _case_contradictions(
         except (TypeError, ValueError):
             return [f"{at}.values.{name}.threshold: not a threshold ragleaklab writes"]
     seen: set[str] = set()
-    found = []
+    found: list[str] = []
+    case: Any
     for j, case in enumerate(results):
         where = f"{at}.case_results[{j}]"
         if not isinstance(case, Mapping) or not isinstance(case.get("test_id"), str):
@@ -745,8 +746,11 @@ def _case_contradictions(
                     f"all_failing_ids (case {tid})"
                 )
             score = scores.get(name)
-            scored = isinstance(score, int | float) and score == score  # not NaN
-            if scored and rule.fails(float(score)) != (name in listed):
+            if (
+                isinstance(score, int | float)
+                and score == score  # not NaN
+                and rule.fails(float(score)) != (name in listed)
+            ):
                 found.append(
                     f"{where}.values.{name} {score} contradicts its failing list under "
                     f"{rule.decision_rule} with threshold {rule.value} (case {tid})"
