@@ -45,6 +45,11 @@ def config_file(path: Path, server: FakeRagServer, extra: str = "") -> Path:
     return path
 
 
+def smoke_run(config: Path, cwd: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    """``ragleaklab run -c CONFIG -p PACK --smoke -o out MORE...`` in *cwd*, as CI would."""
+    return rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", *more, cwd=cwd)
+
+
 def asked(server: FakeRagServer) -> int:
     """How many requests the service received (ingest included)."""
     return sum(server.hits.values())
@@ -95,19 +100,7 @@ def test_a_rate_below_one_always_leaves_a_case_that_must_not_fail(rate):
 )
 def test_max_fail_rate_of_one_on_the_command_line_is_refused(server, tmp_path, flag):
     config = config_file(tmp_path / "c.toml", server)
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--max-fail-rate",
-        flag,
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--max-fail-rate", flag)
     said = refused(result, server, tmp_path)
     assert "--max-fail-rate" in said and ONE in said
     assert "below 1" in said  # the fix
@@ -116,19 +109,7 @@ def test_max_fail_rate_of_one_on_the_command_line_is_refused(server, tmp_path, f
 @pytest.mark.parametrize("flag", ["100/100", "100%", "one", "nan", "inf", "-0.1", "2"])
 def test_other_spellings_of_everything_are_not_numbers_in_range(server, tmp_path, flag):
     config = config_file(tmp_path / "c.toml", server)
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--max-fail-rate",
-        flag,
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--max-fail-rate", flag)
     said = refused(result, server, tmp_path)
     assert "--max-fail-rate" in said
 
@@ -186,18 +167,7 @@ def allowances(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
     config = config_file(tmp_path / "c.toml", server, "\n[run]\nmax_fail_rate = 0.05\n")
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--tolerate-errors",
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--tolerate-errors")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verdict: PASS" in result.stdout
     summary = " ".join(result.stdout.split())  # the allowances line may wrap
@@ -214,19 +184,7 @@ def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
 def test_the_flag_and_a_per_pack_entry_name_their_sources(server, tmp_path):
     extra = f"\n[run]\nmax_fail_rate = 0.2\n[run.max_fail_rates]\n{PACK} = 0.1\n"
     config = config_file(tmp_path / "c.toml", server, extra)
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--max-fail-rate",
-        f"{PACK}=0.07",
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--max-fail-rate", f"{PACK}=0.07")
     assert result.returncode == 0, result.stdout + result.stderr
     run_level, (pack,) = allowances(tmp_path / "out")
     assert pack["max_fail_rate"] == {
@@ -308,19 +266,7 @@ def test_every_unusable_entry_is_named_at_once_and_other_packs_entries_are_not_r
     path = tmp_path / "t.json"
     path.write_text(json.dumps(stored), encoding="utf-8")
     config = config_file(tmp_path / "c.toml", server)
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--thresholds",
-        str(path),
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--thresholds", str(path))
     message = refused(result, server, tmp_path)
     assert f"$.packs.{PACK}.{VALUE}.threshold" in message
     assert f"$.packs.{PACK}.poison_mrr.threshold" in message
@@ -377,19 +323,7 @@ def test_the_literal_reducers_are_never_refused(spec, rule):
 def test_run_refuses_a_counting_reducer_its_thresholds_cannot_fail(server, tmp_path):
     extra = f'\n[thresholds.{PACK}.{VALUE}]\nthreshold = 1.0\ndecision_rule = "{FLAG_ABOVE}"\n'
     config = config_file(tmp_path / "c.toml", server, extra)
-    result = rlk(
-        "run",
-        "-c",
-        str(config),
-        "-p",
-        PACK,
-        "--smoke",
-        "-o",
-        "out",
-        "--reducer",
-        "pass_at_1",
-        cwd=tmp_path,
-    )
+    result = smoke_run(config, tmp_path, "--reducer", "pass_at_1")
     message = refused(result, server, tmp_path)
     assert "fails neither 0 nor 1" in message and f"$.thresholds.{PACK}.{VALUE}" in message
     # The same threshold under the mean reducer is the user's business (values may exceed 1).
