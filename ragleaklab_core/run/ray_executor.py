@@ -400,7 +400,11 @@ class RayExecutor:
         problems: list[str] = []
         stop: str | None = None
         scope = ingest_scope(work.target)
-        driver = TargetSession(work.target, work.settings) if scope == "system" else None
+        driver = (
+            TargetSession(work.target, work.settings, ledger=work.ledger, pack=pack)
+            if scope == "system"
+            else None
+        )
         pool: _Pool | None = None
         try:
             if driver is not None:
