@@ -38,12 +38,12 @@ from typing import IO, Any
 
 import attrs
 import filelock
-import structlog
 from attrs import frozen
 
+from ragleaklab_core._log import get_logger
 from ragleaklab_core.errors import InputError
 
-log = structlog.get_logger("ragleaklab_core.run.planted")
+log = get_logger(__name__)
 
 #: The ledger's file name in a run's output directory.
 LEDGER = "planted.jsonl"

@@ -285,7 +285,7 @@ def test_two_runs_at_once_on_one_store_each_measure_what_they_measure_alone(
     site: Path, tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
-    config = _config(tmp_path / "rag.toml", store, delay=0.02)
+    config = _config(tmp_path / "rag.toml", store, delay=0.15)  # long enough to overlap
     args = ("run", "-c", str(config), "-p", PACK, "--smoke", "--concurrency", "1")
     rlk(*args, "-o", "alone", cwd=tmp_path, pythonpath=[site], ok=(0, 1))
     first = _start(site, tmp_path, *args, "-o", "one")
