@@ -185,7 +185,11 @@ def clean_url(url: str) -> str:
     kept = [
         p for p in parts.query.split("&") if p and not is_secret_name(unquote(p.partition("=")[0]))
     ]
-    return urlunsplit((parts.scheme, host, parts.path, "&".join(kept), ""))
+    text = urlunsplit((parts.scheme, host, parts.path, "&".join(kept), ""))
+    if not host and parts.scheme and url.startswith(f"{parts.scheme}://"):
+        # urlunsplit drops an empty authority: postgresql:///db?host=/run/sock must keep it
+        text = f"{parts.scheme}://{text[len(parts.scheme) + 1 :]}"
+    return text
 
 
 def held_ids(found: Any, asked: Sequence[str]) -> list[str]:
