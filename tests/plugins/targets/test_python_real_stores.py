@@ -145,7 +145,9 @@ def test_qdrant_in_memory_lives_in_the_process_and_a_servers_url_has_no_credenti
     finally:
         client.close()
     # never contacted: the store is built without checking its collection
-    remote = qdrant_client.QdrantClient(url="http://bob:s3cret@qdrant.example:6333")
+    remote = qdrant_client.QdrantClient(
+        url="http://bob:s3cret@qdrant.example:6333", check_compatibility=False
+    )
     try:
         app.remote = langchain_qdrant.QdrantVectorStore(
             remote, "kb", embeddings(), validate_collection_config=False
