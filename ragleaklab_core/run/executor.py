@@ -78,6 +78,9 @@ class WorkerSpec:
         metric_options: Per metric plugin, options over the pack's own.
         settings: Epochs, concurrency, rate limit and the rest.
         replay: The recording directory to answer from instead of the target, or None.
+        run_id: The run's id: what the target plants is named after it, and a worker that
+            only answers (the driver planted) tells its target, so that it knows the
+            documents the driver planted as this run's own.
     """
 
     pack: str
@@ -86,6 +89,7 @@ class WorkerSpec:
     metric_options: Mapping[str, Mapping[str, Any]]
     settings: RunSettings
     replay: str | None = None
+    run_id: str = attrs.field(factory=new_run_id)
 
 
 @frozen
@@ -284,6 +288,7 @@ class TargetSession:
         *,
         ledger: PlantLedger | None = None,
         pack: str = "",
+        run_id: str | None = None,
     ) -> None:
         self.plugin = target
         self.obj = target.obj
@@ -292,6 +297,7 @@ class TargetSession:
         self.recorder = recorder
         self.ledger = ledger
         self.pack = pack
+        self.run_id = run_id or (ledger.run_id if ledger is not None else new_run_id())
         self.planting: Planting | None = None
         self._lock: StoreLock | None = None
 
@@ -306,6 +312,12 @@ class TargetSession:
         else:
             self.obj.ingest(documents)
 
+    def tell_run(self, documents: Sequence[Document]) -> None:
+        """For a session that answers what another process planted (a Ray worker when the
+        driver ingests): tell the target the run, so the planted documents are its own."""
+        if plants_into(self.obj, self.traits) is not None and self.traits.planted_ids:
+            self.obj.planted_ids(documents, run=run_key(self.run_id, self.pack))
+
     async def _record_planting(self, documents: Sequence[Document]) -> None:
         """Before a store that outlives the run is touched: wait for its lock, then record the
         ids about to be planted (durably) in the run's ledger."""
@@ -318,7 +330,7 @@ class TargetSession:
                 "planted_ids(documents, *, run): what it plants could not be recorded before it "
                 "is planted, so nothing is"
             )
-        run_id = self.ledger.run_id if self.ledger is not None else new_run_id()
+        run_id = self.run_id
         ids = self.obj.planted_ids(documents, run=run_key(run_id, self.pack))
         ids = tuple(ids) if isinstance(ids, Sequence) and not isinstance(ids, str) else None
         if ids is None or len(ids) != len(documents) or not all(isinstance(i, str) for i in ids):
@@ -630,7 +642,12 @@ class LocalExecutor:
     async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
         pack = work.spec.pack
         session = TargetSession(
-            work.target, work.settings, work.recorder, ledger=work.ledger, pack=pack
+            work.target,
+            work.settings,
+            work.recorder,
+            ledger=work.ledger,
+            pack=pack,
+            run_id=work.spec.run_id,
         )
         problems: list[str] = []
         stop: str | None = None

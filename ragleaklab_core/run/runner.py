@@ -42,7 +42,7 @@ from ragleaklab_core.run.executor import (
     is_transport_failure,
     principal_support,
 )
-from ragleaklab_core.run.planted import PlantLedger
+from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.recording import metric_options as requested_options
 from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings
 from ragleaklab_core.run.sink import PackSink, reduce_case
@@ -293,6 +293,7 @@ async def arun_pack(
         metric_options={k: dict(v) for k, v in overrides.items()},
         settings=settings,
         replay=None if replay is None else replay.directory.as_posix(),
+        run_id=ledger.run_id if ledger is not None else new_run_id(),
     )
     work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger)
     if recorder is not None:
