@@ -217,13 +217,22 @@ def calibrate(
 
         check_config_names(full, source=command_line_source(config_path))
 
-        report = calibrate_pack(
-            pack,
-            full,
-            labels=labels,
-            tags=("smoke",) if smoke else (),
-            progress=_progress_callbacks(),
-        )
+        from ragleaklab_core._signals import received, termination_as_interrupt
+
+        try:
+            with termination_as_interrupt():  # SIGTERM, SIGHUP: planted documents removed
+                report = calibrate_pack(
+                    pack,
+                    full,
+                    labels=labels,
+                    tags=("smoke",) if smoke else (),
+                    progress=_progress_callbacks(),
+                    out=out,
+                )
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted: nothing was written", err=True)
+            signum = received()
+            sys.exit(130 if signum is None else 128 + signum)
     else:
         if labels is None and pack is None:
             raise click.UsageError("--labels is required with --scores unless --pack is given")

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from ragleaklab_core._discovery import pack_info
+from ragleaklab_core._discovery import TARGETS, load_plugin, pack_info
 from ragleaklab_core.calibration.labelling import LabelOrigins, label_origins
 from ragleaklab_core.calibration.report import CalibrationReport, calibrate
 from ragleaklab_core.calibration.thresholds import (
@@ -22,7 +22,9 @@ from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError, did_you_mean
 from ragleaklab_core.inputs import DataFile, parse_labels, read_labels
 from ragleaklab_core.interfaces import pack_traits
+from ragleaklab_core.run.cleanup import before_planting
 from ragleaklab_core.run.names import declared_values
+from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.runner import count_asks, load_pack, run_pack
 from ragleaklab_core.run.suite import settings_of
 
@@ -62,12 +64,16 @@ def calibrate_pack(
     labels: Path | None = None,
     tags: Sequence[str] = (),
     progress: Any = None,
+    out: Path | None = None,
 ) -> CalibrationReport:
     """Run pack *name* on the config's target and calibrate its primary metric.
 
     The metric is ``config.calibrate.metric`` or the pack's primary metric; the labels are the
     file given or the pack's default labels. Cases that errored or could not be scored are not
     silently dropped: they are listed in the report's warnings (and as labelled-but-unscored).
+    With *out*, what the target plants in a store that outlives the run is recorded in
+    ``<out>/planted.jsonl`` before it is planted, as ``ragleaklab run`` does (and what an
+    earlier run there left is removed first).
     """
     pack = load_pack(name)
     info = pack_info(pack.obj)
@@ -82,6 +88,13 @@ def calibrate_pack(
     settings = settings_of(config, tags)
     if progress is not None:
         progress.start(pack, count_asks(pack, settings))
+    target = load_plugin(
+        TARGETS, config.target.name, config.target.options, path="$.target.options"
+    )
+    ledger = None
+    if out is not None:
+        before_planting(out, target)
+        ledger = PlantLedger(out, new_run_id(), config={"target": config.target.name})
     try:
         run = run_pack(
             pack,
@@ -90,8 +103,12 @@ def calibrate_pack(
             metric_options=config.metrics,
             settings=settings,
             on_record=None if progress is None else progress.advance,
+            fresh_target=target,
+            ledger=ledger,
         )
     finally:
+        if ledger is not None:
+            ledger.finish()
         if progress is not None:
             progress.finish()  # also when the run raised: no progress after the error
     scores = {r.test_id: r.values[metric] for r in run.results if metric in r.values}

@@ -132,6 +132,7 @@ class PlantLedger:
         self.run_id = run_id
         self.config = dict(config or {})
         self._file: IO[str] | None = None
+        self._made_directory = False
 
     @property
     def path(self) -> Path:
@@ -160,7 +161,9 @@ class PlantLedger:
 
     def _append(self, entry: Mapping[str, Any]) -> None:
         if self._file is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if not self.directory.exists():
+                self.directory.mkdir(parents=True)
+                self._made_directory = True
             self._file = self.path.open("a", encoding="utf-8")
         self._file.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
         self._file.flush()
@@ -175,6 +178,8 @@ class PlantLedger:
         """Remove the ledger when nothing it lists is outstanding (a finished run leaves none)."""
         self.close()
         compact(self.directory, read_outstanding(self.directory))
+        if self._made_directory and not any(self.directory.iterdir()):
+            self.directory.rmdir()  # made for the ledger alone: no empty output is left
 
 
 def compact(directory: Path, outstanding: Outstanding) -> None:

@@ -364,3 +364,27 @@ def test_a_services_planted_documents_are_recorded_and_reset_after_a_kill(
         done = rlk("cleanup", "out", cwd=tmp_path, ok=(0,))
         assert f"removed {count} planted documents from the service at" in done.stdout
         assert server.resets == 1 and not (tmp_path / "out" / LEDGER).exists()
+
+
+@POSIX
+def test_calibrate_on_a_store_records_and_removes_what_it_plants(
+    site: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    config = _config(tmp_path / "rag.toml", store, delay=0.3)
+    args = ("calibrate", "--pack", PACK, "--smoke", "-o", "cal")
+    run = _start(site, tmp_path, *args, "-c", str(config))
+    deadline = time.monotonic() + 120
+    while not ((tmp_path / "cal" / LEDGER).is_file() and _planted(store)):
+        assert time.monotonic() < deadline and run.poll() is None, run.communicate()
+        time.sleep(0.05)
+    run.send_signal(signal.SIGTERM)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 128 + signal.SIGTERM, stderr
+    assert "removed" in stderr and "nothing was written" in stderr and "Traceback" not in stderr
+    assert _planted(store) == [] and not (tmp_path / "cal").exists()
+    # Uninterrupted, it plants, removes and writes its report.
+    fast = _config(tmp_path / "rag.toml", store)
+    rlk(*args, "-c", str(fast), cwd=tmp_path, pythonpath=[site], ok=(0, 1))
+    assert _planted(store) == [] and (tmp_path / "cal" / "calibration_report.json").is_file()
+    assert not (tmp_path / "cal" / LEDGER).exists()
