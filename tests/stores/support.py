@@ -16,11 +16,14 @@ import json
 import os
 import runpy
 import subprocess
+import sys
+import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tests.support.cli import cli_env
 from tests.support.cli import rlk as run_cli
 
 STORES = Path(__file__).resolve().parent
@@ -303,3 +306,45 @@ def pack_documents(pack: str) -> list[dict[str, Any]]:
 
 def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr + result.stdout, result.stdout + result.stderr
+
+
+def start(*args: str, cwd: Path, store: Store) -> subprocess.Popen[str]:
+    """``ragleaklab ARGS`` started in the background (to be signalled), as :func:`rlk` runs it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "ragleaklab_core", *args],
+        cwd=cwd,
+        env=cli_env(rlk_env(store)),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(
+    what: str, condition: Callable[[], bool], process: subprocess.Popen[str], timeout: float = 120
+) -> None:
+    """Poll *condition* until it holds; fail if *process* ends first or *timeout* passes."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            out, err = process.communicate()
+            raise AssertionError(
+                f"the run ended before {what}: exit {process.returncode}\n{out}{err}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.05)
+
+
+def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """runs.jsonl's records without what differs between two runs measuring the same thing:
+    timings, and the ids the store gave the planted documents (each run's own)."""
+    kept = []
+    for record in records:
+        record = {k: v for k, v in record.items() if k != "elapsed_ms"}
+        record["retrieved"] = [
+            {k: v for k, v in doc.items() if k != "chunk_id"} for doc in record["retrieved"]
+        ]
+        kept.append(record)
+    return sorted(kept, key=lambda r: (r["pack"], r["test_id"], r["epoch"]))
