@@ -308,12 +308,15 @@ def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr + result.stdout, result.stdout + result.stderr
 
 
-def start(*args: str, cwd: Path, store: Store) -> subprocess.Popen[str]:
-    """``ragleaklab ARGS`` started in the background (to be signalled), as :func:`rlk` runs it."""
+def start(
+    *args: str, cwd: Path, store: Store, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``ragleaklab ARGS`` started in the background (to be signalled), as :func:`rlk` runs it;
+    *env* on top."""
     return subprocess.Popen(
         [sys.executable, "-m", "ragleaklab_core", *args],
         cwd=cwd,
-        env=cli_env(rlk_env(store)),
+        env=cli_env({**rlk_env(store), **(env or {})}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
