@@ -109,6 +109,7 @@ if TYPE_CHECKING:
     from ragleaklab_core.reporting.markdown import render as render_markdown
     from ragleaklab_core.reporting.model import PackReport, RunReport
     from ragleaklab_core.reporting.sarif import render as render_sarif
+    from ragleaklab_core.run.planted import RUN_TAG, ForeignPlanted, planted_id
     from ragleaklab_core.run.runner import load_pack
     from ragleaklab_core.session import RunRequest, RunResult, RunSession
     from ragleaklab_core.stats.aggregation import (
@@ -163,6 +164,10 @@ _LAZY = {
     "read_config": "embedding",
     "score_case": "embedding",
     "load_pack": "run.runner",
+    # What a target that plants in a store outliving the run names its documents and tags with.
+    "RUN_TAG": "run.planted",
+    "ForeignPlanted": "run.planted",
+    "planted_id": "run.planted",
     # A whole run, exactly as `ragleaklab run` performs it, and the verdict it ends with.
     "RunRequest": "session",
     "RunResult": "session",
@@ -221,6 +226,7 @@ __all__ = [
     "REDACTED",
     "REDUCERS",
     "REPORTERS",
+    "RUN_TAG",
     "TARGETS",
     "CalibrationReport",
     "Case",
@@ -228,6 +234,7 @@ __all__ = [
     "Document",
     "FitResult",
     "FitterTraits",
+    "ForeignPlanted",
     "InputError",
     "LoadedPlugin",
     "ManifestPack",
@@ -290,6 +297,7 @@ __all__ = [
     "pack_cases",
     "pack_info",
     "pack_labels",
+    "planted_id",
     "primary_metric_for",
     "rate_interval",
     "read_config",

@@ -348,6 +348,36 @@ TARGET_MEMBERS: tuple[Member, ...] = (
         "0.2",
     ),
     Member(
+        "plants_into",
+        "attribute",
+        "str | None: the identity of the store ingest plants into when what it plants outlives "
+        "the process (a directory and collection, a database without its password, a service's "
+        "URL without credentials); None: nothing outlives it. Never a secret",
+        "0.3",
+    ),
+    Member(
+        "planted_ids",
+        "method",
+        "planted_ids(documents, *, run) -> Sequence[str]: the ids the next ingest gives the "
+        "documents, as the store knows them (run is unique to the run and pack); recorded in "
+        "<out>/planted.jsonl before ingest. With plants_into, a target must define it",
+        "0.3",
+    ),
+    Member(
+        "remove_planted",
+        "method",
+        "remove_planted(ids) -> Sequence[str]: remove those ids from the store; return the ones "
+        "it still holds ([] when it cannot tell). Used by `ragleaklab cleanup` and by a later run "
+        "in the same output directory",
+        "0.3",
+    ),
+    Member(
+        "aremove_planted",
+        "async method",
+        "aremove_planted(ids): asynchronous remove_planted, used instead of it",
+        "0.3",
+    ),
+    Member(
         "transport_failure",
         "exception attribute",
         "bool on an exception the target raises: True when the system could not be reached "
@@ -549,6 +579,8 @@ class TargetTraits:
         ingest_scope: Where its documents live.
         accepts_principal: Whether the answering method takes a ``principal`` keyword.
         carries_principal: Its declaration, or None.
+        planted_ids, remove_planted, aremove_planted: Whether it has each method (what it plants
+            outlives the process when its ``plants_into``, read when it is used, names a store).
         present: The optional members it defines.
     """
 
@@ -566,6 +598,9 @@ class TargetTraits:
     ingest_scope: str = "process"
     accepts_principal: bool = False
     carries_principal: bool | None = None
+    planted_ids: bool = False
+    remove_planted: bool = False
+    aremove_planted: bool = False
     present: frozenset[str] = frozenset()
 
     @property
@@ -618,6 +653,9 @@ def target_traits(target: Any) -> TargetTraits:
         ingest_scope=scope if scope in INGEST_SCOPES else "process",
         accepts_principal=_accepts_principal(target),
         carries_principal=carries if isinstance(carries, bool) else None,
+        planted_ids=_callable(target, "planted_ids"),
+        remove_planted=_callable(target, "remove_planted"),
+        aremove_planted=_callable(target, "aremove_planted"),
         present=_present(target, "ragleaklab.targets"),
     )
 

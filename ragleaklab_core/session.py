@@ -65,8 +65,16 @@ from ragleaklab_core.gate.comparison import (
 )
 from ragleaklab_core.reporting.console import render as render_summary
 from ragleaklab_core.reporting.outputs import github_annotations, rendered_files
+from ragleaklab_core.run.cleanup import PlantedLeft, before_planting
 from ragleaklab_core.run.executor import Executor
 from ragleaklab_core.run.journal import META, PARTIAL, Journal
+from ragleaklab_core.run.planted import (
+    LEDGER,
+    PlantLedger,
+    cleanup_command,
+    new_run_id,
+    read_outstanding,
+)
 from ragleaklab_core.run.recording import Recorder, Replay
 from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
 from ragleaklab_core.run.suite import (
@@ -278,6 +286,7 @@ class _Prepared:
     journal: Journal
     executor: Executor
     recorder: Recorder | None
+    ledger: PlantLedger
 
 
 class RunSession:
@@ -365,11 +374,31 @@ class RunSession:
         start = getattr(executor, "start", None)
         if callable(start):
             start()  # a cluster that cannot be reached is refused before --out is touched
+        # What an earlier run in OUT planted and never removed (killed outright, a store that
+        # failed) goes first, with this run's target, or the run is refused: nothing is planted
+        # over it and nothing is asked.
+        ledger = PlantLedger(
+            out,
+            new_run_id(),
+            config={
+                "config": None if request.config_path is None else request.config_path.as_posix(),
+                "target": config.target.name,
+            },
+        )
+        fresh = plan.peek_fresh_target()
+        if fresh is not None:
+            before_planting(out, fresh)
+        elif read_outstanding(out):
+            raise PlantedLeft(
+                f"{(out / LEDGER).as_posix()} lists documents an earlier run planted and did not "
+                f"remove, and a replay cannot remove them: run `{cleanup_command(out)}` with "
+                "that run's target configuration first"
+            )
         recorder = (
             Recorder(request.record, resume=request.resume) if request.record is not None else None
         )
         journal.open(resume=request.resume)
-        self._prepared = _Prepared(config, plan, out, baseline, journal, executor, recorder)
+        self._prepared = _Prepared(config, plan, out, baseline, journal, executor, recorder, ledger)
 
     def run(self) -> RunResult:
         """Prepare (unless done), answer every pack, decide, write; the result says what.
@@ -392,6 +421,7 @@ class RunSession:
                 recorder=prepared.recorder,
                 plan=prepared.plan,
                 executor=prepared.executor,
+                ledger=prepared.ledger,
             )
         except KeyboardInterrupt:
             journal.close()
@@ -400,6 +430,8 @@ class RunSession:
             raise RunInterrupted(journal.partial) from None
         finally:
             journal.close()
+            # Gone when every planting was removed; else it lists what `cleanup` removes.
+            prepared.ledger.finish()
             close_executor(prepared.executor)
             if progress is not None:
                 progress.finish()

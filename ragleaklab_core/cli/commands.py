@@ -529,6 +529,7 @@ def run(
     regression or new-failures, a threshold failing as it did in --baseline no longer fails the
     run; a regression, a new failure or anything the baseline measured and this run did not does.
     """
+    from ragleaklab_core._signals import received, termination_as_interrupt
     from ragleaklab_core.errors import RunInterrupted, UsageError
     from ragleaklab_core.session import RunRequest, RunSession
 
@@ -567,12 +568,14 @@ def run(
         renderings=requested_renderings(renderings),
     )
     try:
-        result = RunSession(request, progress=_progress_callbacks()).run()
+        with termination_as_interrupt():  # SIGTERM, SIGHUP: as Ctrl-C, planted documents removed
+            result = RunSession(request, progress=_progress_callbacks()).run()
     except UsageError as exc:
         raise click.UsageError(exc.message) from None
     except RunInterrupted as exc:
         click.echo(f"\n{exc}", err=True)
-        sys.exit(exc.exit_code)
+        signum = received()
+        sys.exit(exc.exit_code if signum is None else 128 + signum)
     # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
     click.echo(result.summary, nl=False)
     click.echo(f"wrote {(result.out / 'report.json').as_posix()}, runs.jsonl")
@@ -585,6 +588,72 @@ def run(
             write_workflow_command(line)
     step_summary(result.report)
     sys.exit(result.exit_code)
+
+
+@cli.command("cleanup")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="The run's TOML config [default: the one the run in OUT was given].",
+)
+@_target_flags()
+@handle_errors
+def cleanup(
+    out: Path, config_path: Path | None, target_name: str | None, target_options: tuple[str, ...]
+) -> None:
+    """Remove the documents a run in OUT planted in a store and did not remove.
+
+    A run records the ids of what it plants in a store that outlives it in OUT/planted.jsonl
+    before planting, and removes them after each pack, on Ctrl-C, SIGTERM and SIGHUP. After a
+    run killed outright (SIGKILL, a lost machine) or a store that failed to delete, this
+    removes what is left, through a target built from the run's configuration (the same -c,
+    --target and --target-option). Exit code: 0 nothing planted by a run in OUT is left, 1 some
+    documents could not be removed (their ids are printed and stay listed), 2 bad input, 3 the
+    target cannot remove them (another store, no way to remove).
+    """
+    from ragleaklab_core._discovery import TARGETS, load_plugin
+    from ragleaklab_core._signals import termination_as_interrupt
+    from ragleaklab_core.config import Overrides, read_config
+    from ragleaklab_core.errors import UsageError
+    from ragleaklab_core.run.cleanup import remove_outstanding
+    from ragleaklab_core.run.planted import LEDGER, read_outstanding
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"OUT {out.as_posix()} is not a directory")
+    outstanding = read_outstanding(out)
+    if not outstanding:
+        click.echo(f"nothing planted by a run in {out.as_posix()} is left")
+        return
+    if config_path is None:
+        recorded = sorted(set(outstanding.configs.values()))
+        if len(recorded) == 1 and Path(recorded[0]).is_file():
+            config_path = Path(recorded[0])
+            click.echo(f"using {config_path.as_posix()}, the config the run was given", err=True)
+    overrides = Overrides(
+        target=target_name, target_options=_options(target_options, flag="--target-option")
+    )
+    config = read_config(config_path, overrides)
+    target = load_plugin(
+        TARGETS, config.target.name, config.target.options, path="$.target.options"
+    )
+    with termination_as_interrupt():
+        result = remove_outstanding(out, target)
+    for store, count in result.removed.items():
+        click.echo(f"removed {count} planted documents from {store}")
+    if result.left:
+        for store, ids in result.left.items():
+            shown = ", ".join(ids[:10]) + (f", ... ({len(ids) - 10} more)" if len(ids) > 10 else "")
+            click.echo(f"{len(ids)} planted documents are still in {store}: {shown}", err=True)
+        click.echo(
+            f"their ids stay in {(out / LEDGER).as_posix()}: run this command again once the "
+            "store can be reached",
+            err=True,
+        )
+        sys.exit(1)
+    click.echo(f"nothing planted by a run in {out.as_posix()} is left")
 
 
 def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:

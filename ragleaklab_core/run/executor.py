@@ -26,8 +26,17 @@ from attrs import frozen
 from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._redact import redact_text
-from ragleaklab_core.errors import RagleaklabError
+from ragleaklab_core._signals import notice, shielded
+from ragleaklab_core.errors import PluginContractError, RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
+from ragleaklab_core.run.planted import (
+    Planting,
+    PlantLedger,
+    StoreLock,
+    cleanup_command,
+    new_run_id,
+    run_key,
+)
 from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
@@ -69,6 +78,9 @@ class WorkerSpec:
         metric_options: Per metric plugin, options over the pack's own.
         settings: Epochs, concurrency, rate limit and the rest.
         replay: The recording directory to answer from instead of the target, or None.
+        run_id: The run's id: what the target plants is named after it, and a worker that
+            only answers (the driver planted) tells its target, so that it knows the
+            documents the driver planted as this run's own.
     """
 
     pack: str
@@ -77,6 +89,7 @@ class WorkerSpec:
     metric_options: Mapping[str, Mapping[str, Any]]
     settings: RunSettings
     replay: str | None = None
+    run_id: str = attrs.field(factory=new_run_id)
 
 
 @frozen
@@ -92,6 +105,8 @@ class PackWork:
         settings: How the pack is run.
         spec: The same, as names and options, for workers that build their own.
         recorder: Where answers are recorded for a later replay, or None.
+        ledger: Where what the target plants in a store that outlives the run is recorded
+            before it is planted, or None (a library caller's run: nothing recorded).
     """
 
     pack: LoadedPlugin
@@ -101,6 +116,7 @@ class PackWork:
     settings: RunSettings
     spec: WorkerSpec
     recorder: Recorder | None = None
+    ledger: PlantLedger | None = None
 
 
 @frozen
@@ -265,23 +281,69 @@ class TargetSession:
     """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
 
     def __init__(
-        self, target: LoadedPlugin, settings: RunSettings, recorder: Recorder | None = None
+        self,
+        target: LoadedPlugin,
+        settings: RunSettings,
+        recorder: Recorder | None = None,
+        *,
+        ledger: PlantLedger | None = None,
+        pack: str = "",
+        run_id: str | None = None,
     ) -> None:
         self.plugin = target
         self.obj = target.obj
         self.traits = target.target_traits  # read once, when the target was loaded
         self.settings = settings
         self.recorder = recorder
+        self.ledger = ledger
+        self.pack = pack
+        self.run_id = run_id or (ledger.run_id if ledger is not None else new_run_id())
+        self.planting: Planting | None = None
+        self._lock: StoreLock | None = None
 
     @property
     def accepts_principal(self) -> bool:
         return self.traits.accepts_principal
 
     async def ingest(self, documents: Sequence[Document]) -> None:
+        await self._record_planting(documents)
         if self.traits.aingest:
             await self.obj.aingest(documents)
         else:
             self.obj.ingest(documents)
+
+    def tell_run(self, documents: Sequence[Document]) -> None:
+        """For a session that answers what another process planted (a Ray worker when the
+        driver ingests): tell the target the run, so the planted documents are its own."""
+        if plants_into(self.obj, self.traits) is not None and self.traits.planted_ids:
+            self.obj.planted_ids(documents, run=run_key(self.run_id, self.pack))
+
+    async def _record_planting(self, documents: Sequence[Document]) -> None:
+        """Before a store that outlives the run is touched: wait for its lock, then record the
+        ids about to be planted (durably) in the run's ledger."""
+        store = plants_into(self.obj, self.traits)
+        if store is None or not documents:
+            return
+        if not self.traits.planted_ids:
+            raise PluginContractError(
+                f"target {self.plugin.name!r} plants into {store} (plants_into) but has no "
+                "planted_ids(documents, *, run): what it plants could not be recorded before it "
+                "is planted, so nothing is"
+            )
+        run_id = self.run_id
+        ids = self.obj.planted_ids(documents, run=run_key(run_id, self.pack))
+        ids = tuple(ids) if isinstance(ids, Sequence) and not isinstance(ids, str) else None
+        if ids is None or len(ids) != len(documents) or not all(isinstance(i, str) for i in ids):
+            raise PluginContractError(
+                f"target {self.plugin.name!r}: planted_ids must return one string id per "
+                f"document ({len(documents)})"
+            )
+        lock = StoreLock(store)
+        await lock.aacquire()
+        self._lock = lock
+        self.planting = Planting(run_id, self.pack, self.plugin.name, store, ids)
+        if self.ledger is not None:
+            self.ledger.planted(self.planting)
 
     async def answer(self, case: Case, epoch: int) -> Response:
         query = case.query
@@ -314,8 +376,68 @@ class TargetSession:
     async def close(self) -> list[str]:
         """Reset, then close; return what failed (a failure of one still runs the other).
 
-        reset removes what ingest planted (even a partial ingest); close releases clients.
+        reset removes what ingest planted (even a partial ingest); close releases clients. What
+        was planted in a store that outlives the run is then checked gone (``remove_planted``)
+        and marked removed in the ledger, and the store's lock released; an interrupt during
+        the removal is held once (see :mod:`ragleaklab_core._signals`).
         """
+        planting = self.planting
+        if planting is None:
+            return await self._reset_and_close()
+        interrupted = _cancelling()
+        doing = f"removing {len(planting.ids)} planted documents from {planting.store}"
+        if interrupted:
+            notice(f"{doing}...")
+        try:
+            with shielded(lambda: doing, interrupted=interrupted):
+                problems = await self._reset_and_close()
+                left = await self._still_planted(planting, problems)
+        except BaseException:
+            self._left_behind(planting, len(planting.ids))
+            raise
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+        if left:
+            problems.append(self._left_behind(planting, len(left)))
+        else:
+            if self.ledger is not None:
+                self.ledger.removed(planting.store, planting.ids)
+            if interrupted:
+                notice(f"removed {len(planting.ids)} planted documents from {planting.store}")
+        self.planting = None
+        return problems
+
+    async def _still_planted(self, planting: Planting, problems: list[str]) -> tuple[str, ...]:
+        """What *planting* left in its store after reset: all of it when reset failed, else
+        what ``remove_planted`` (asked to remove them again) says the store still holds."""
+        if any(p.startswith("reset failed") for p in problems):
+            return planting.ids
+        traits, ids = self.traits, list(planting.ids)
+        try:
+            if traits.aremove_planted:
+                left = await self.obj.aremove_planted(ids)
+            elif traits.remove_planted:
+                left = self.obj.remove_planted(ids)
+            else:
+                return ()
+        except Exception as exc:
+            problems.append(f"removing planted documents failed: {describe(exc)}")
+            return planting.ids
+        return tuple(str(i) for i in left or ())
+
+    def _left_behind(self, planting: Planting, count: int) -> str:
+        problem = f"{count} planted documents are still in {planting.store}"
+        if self.ledger is not None:
+            problem += (
+                f": their ids are in {self.ledger.path.as_posix()}; remove them with "
+                f"`{cleanup_command(self.ledger.directory)}`"
+            )
+        notice(problem)
+        log.error("pack.planted_left", pack=self.pack, store=planting.store, count=count)
+        return problem
+
+    async def _reset_and_close(self) -> list[str]:
         problems = []
         obj, traits = self.obj, self.traits
         # The async form wins; each hook is looked up only when the traits say it is there.
@@ -334,6 +456,23 @@ class TargetSession:
                 problems.append(f"{name} failed: {describe(exc)}")
                 log.error(f"pack.{name}_failed", plugin=self.plugin.name, reason=describe(exc))
         return problems
+
+
+def plants_into(target: Any, traits: TargetTraits) -> str | None:
+    """The store *target* plants into when what it plants outlives the process, else None."""
+    if "plants_into" not in traits.present:
+        return None
+    store = getattr(target, "plants_into", None)
+    return store if isinstance(store, str) and store else None
+
+
+def _cancelling() -> bool:
+    """Whether the running task is being cancelled (an interrupt is ending the pack)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return False
+    return task is not None and task.cancelling() > 0
 
 
 def _retrieved(response: Response) -> tuple[Mapping[str, Any], ...] | None:
@@ -501,8 +640,15 @@ class LocalExecutor:
         return settings.concurrency
 
     async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
-        session = TargetSession(work.target, work.settings, work.recorder)
         pack = work.spec.pack
+        session = TargetSession(
+            work.target,
+            work.settings,
+            work.recorder,
+            ledger=work.ledger,
+            pack=pack,
+            run_id=work.spec.run_id,
+        )
         problems: list[str] = []
         stop: str | None = None
         try:
@@ -547,6 +693,7 @@ __all__ = [
     "describe",
     "is_transport_failure",
     "not_asked",
+    "plants_into",
     "plugin_error",
     "score_case",
 ]

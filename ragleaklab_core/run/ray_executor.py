@@ -242,7 +242,15 @@ class RayWorker:
                 )
         except Exception as exc:
             return "build", str(exc) or describe(exc)
-        self._session = TargetSession(target, spec.settings, cast("Recorder", self._captured))
+        self._session = TargetSession(
+            target,
+            spec.settings,
+            cast("Recorder", self._captured),
+            pack=spec.pack,
+            run_id=spec.run_id,
+        )
+        if not self._ingest:
+            self._session.tell_run(documents)  # the driver planted them, under this run
         if self._ingest:
             try:
                 self._loop.run_until_complete(self._session.ingest(documents))
@@ -400,7 +408,13 @@ class RayExecutor:
         problems: list[str] = []
         stop: str | None = None
         scope = ingest_scope(work.target)
-        driver = TargetSession(work.target, work.settings) if scope == "system" else None
+        driver = (
+            TargetSession(
+                work.target, work.settings, ledger=work.ledger, pack=pack, run_id=work.spec.run_id
+            )
+            if scope == "system"
+            else None
+        )
         pool: _Pool | None = None
         try:
             if driver is not None:

@@ -42,6 +42,7 @@ from ragleaklab_core.run.executor import (
     is_transport_failure,
     principal_support,
 )
+from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.recording import metric_options as requested_options
 from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings
 from ragleaklab_core.run.sink import PackSink, reduce_case
@@ -168,6 +169,7 @@ def run_pack(
     journal: Callable[[str], None] | None = None,
     fresh_target: LoadedPlugin | None = None,
     checked: bool = False,
+    ledger: PlantLedger | None = None,
 ) -> PackRun:
     """Run every (selected) case of *pack* against a fresh target and score it.
 
@@ -196,6 +198,8 @@ def run_pack(
             the options), so that it is not built twice; default: built here.
         checked: The selected cases were already checked (a tag no case carries, a principal
             the target cannot carry): they are not read again for it.
+        ledger: Where the ids of documents the target plants in a store that outlives the run
+            are recorded before they are planted (``<out>/planted.jsonl``), or None.
 
     Raises:
         PluginError: A plugin could not be loaded or built (never raised for per-case errors).
@@ -215,6 +219,7 @@ def run_pack(
         journal=journal,
         fresh_target=fresh_target,
         checked=checked,
+        ledger=ledger,
     )
     try:
         asyncio.get_running_loop()
@@ -244,6 +249,7 @@ async def arun_pack(
     journal: Callable[[str], None] | None = None,
     fresh_target: LoadedPlugin | None = None,
     checked: bool = False,
+    ledger: PlantLedger | None = None,
 ) -> PackRun:
     """The asynchronous form of :func:`run_pack` (same arguments)."""
     settings = settings or RunSettings()
@@ -287,8 +293,9 @@ async def arun_pack(
         metric_options={k: dict(v) for k, v in overrides.items()},
         settings=settings,
         replay=None if replay is None else replay.directory.as_posix(),
+        run_id=ledger.run_id if ledger is not None else new_run_id(),
     )
-    work = PackWork(pack, documents, target, metrics, settings, spec, recorder)
+    work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger)
     if recorder is not None:
         recorder.start_pack(info.name)
     execution = await chosen.execute(

@@ -41,6 +41,7 @@ from ragleaklab_core.interfaces import ISOLATIONS, target_traits
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.names import check_config_names, check_stored_names
+from ragleaklab_core.run.planted import PlantLedger
 from ragleaklab_core.run.recording import Recorder, Replay, metric_options
 from ragleaklab_core.run.runner import (
     CaseRecord,
@@ -142,6 +143,11 @@ class RunPlan:
     def take_fresh_target(self) -> LoadedPlugin | None:
         """The checked, never-used target (once; None after, or when replaying)."""
         return self._fresh.pop() if self._fresh else None
+
+    def peek_fresh_target(self) -> LoadedPlugin | None:
+        """The same target, left in place (it removes what an earlier run left planted before
+        the first pack plants with it)."""
+        return self._fresh[-1] if self._fresh else None
 
 
 def plan_suite(
@@ -310,6 +316,7 @@ def run_suite(
     plan: RunPlan | None = None,
     executor: Executor | None = None,
     sources: AllowanceSources | None = None,
+    ledger: PlantLedger | None = None,
 ) -> SuiteOutcome:
     """Run the packs against the config's target and gate each on its thresholds.
 
@@ -328,6 +335,8 @@ def run_suite(
         executor: Who answers (one for every pack); default: the one ``[run] executor``
             names, built here and closed at the end (a caller that passes one closes it).
         sources: Where the allowances were set (see :func:`plan_suite`), without *plan*.
+        ledger: Where the ids of documents planted in a store that outlives the run are
+            recorded before each pack plants them (``<out>/planted.jsonl``).
     """
     if plan is None:
         plan = plan_suite(
@@ -361,6 +370,7 @@ def run_suite(
                 executor=chosen,
                 fresh_target=plan.take_fresh_target(),
                 checked=True,
+                ledger=ledger,
             )
             verdicts.append(
                 evaluate(

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from ragleaklab_plugins.targets.python import PythonTarget
 
+from ragleaklab_core import RUN_TAG
 from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from tests.apps.support import no_traceback, report, retrieved_ids, rlk, runs, write_config
 
@@ -116,21 +117,25 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
     assert value["failing_ids"] == hijacked[: len(value["failing_ids"])]
 
 
-# -- a vector store: the pack's ids in, deleted at reset, packs isolated --------------------------
+# -- a vector store: the run's ids in, deleted at reset, packs isolated ----------------------------
 
 
 def test_a_vector_store_gets_the_pack_with_its_ids_and_is_empty_after_reset(empty_store):
     documents, cases = pack_data(HIJACK)
     target = PythonTarget(callable=f"{APP}:store_retriever")
     assert (target.ingests, target.isolation) == (True, "reset")
+    planted = target.planted_ids(documents, run="run-1:relevance-hijack")
     target.ingest(documents)
     held = empty_store.store
-    assert sorted(held) == sorted(d.doc_id for d in documents)
-    assert all(held[d.doc_id]["metadata"] == {"doc_id": d.doc_id} for d in documents)
-    assert all(held[d.doc_id]["text"] == d.text for d in documents)
+    assert sorted(held) == sorted(planted)
+    tag = {RUN_TAG: "run-1:relevance-hijack"}
+    assert all(
+        held[i]["metadata"] == {"doc_id": d.doc_id, **tag} and held[i]["text"] == d.text
+        for i, d in zip(planted, documents, strict=True)
+    )
     response = target.answer(cases[0].query)
-    ids = [r.doc_id for r in response.retrieved or ()]
-    assert len(ids) == 5 and set(ids) <= set(held)
+    ids = [r.doc_id for r in response.retrieved or ()]  # the pack's ids, never the run's
+    assert len(ids) == 5 and set(ids) <= {d.doc_id for d in documents}
     target.reset()
     assert empty_store.store == {}
 

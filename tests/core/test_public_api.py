@@ -118,6 +118,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "_log",
             "_walked",
             "_safe_text",
+            "_signals",
         }
     ),
     frozenset({"inputs", "_moved", "stats"}),

@@ -16,7 +16,7 @@ import pytest
 from ragleaklab_plugins.targets.python import PythonTarget, to_response
 from ragleaklab_plugins.targets.reference import ReferenceTarget
 
-from ragleaklab_core import ConfigError, Document, Response, RetrievedDocument
+from ragleaklab_core import RUN_TAG, ConfigError, Document, Response, RetrievedDocument, planted_id
 from ragleaklab_core import load_plugin as load
 
 TARGETS = "ragleaklab.targets"
@@ -576,29 +576,34 @@ def test_a_vector_store_retriever_gets_the_documents_with_their_ids_and_loses_th
     store = FakeStore()
     t = target(app, {"retriever": StoreRetriever(store)}, callable=f"{APP}:retriever")
     assert (t.isolation, t.ingests) == ("reset", True)
+    ids = t.planted_ids(PACK, run="run-1:pack")
+    assert ids == [planted_id("run-1:pack", d.doc_id) for d in PACK]
     run(t.aingest(PACK))
-    # only the id goes in: the pack's metadata (kind, sentinels) must never reach the app
+    # only the id (and the run's tag) goes in: the pack's metadata (kind, sentinels) must never
+    # reach the app
+    tag = {RUN_TAG: "run-1:pack"}
     assert store.added == [
-        (["alpha", "beta", "gamma"], [{"doc_id": "a1"}, {"doc_id": "a2"}, {"doc_id": "a3"}],
-         ["a1", "a2", "a3"]),
+        (["alpha", "beta", "gamma"],
+         [{"doc_id": "a1", **tag}, {"doc_id": "a2", **tag}, {"doc_id": "a3", **tag}], ids),
     ]  # fmt: skip
     response = run(t.aanswer("q"))
     assert response.retrieved == (RetrievedDocument("a1", "alpha"), RetrievedDocument("a2", "beta"))
     assert response.answer == "alpha\n\nbeta"
     run(t.areset())
-    assert store.deleted == [["a1", "a2", "a3"]] and store.docs == {}
+    assert store.deleted == [ids] and store.docs == {}
     run(t.areset())  # nothing left to delete
-    assert store.deleted == [["a1", "a2", "a3"]]
+    assert store.deleted == [ids]
 
 
 def test_a_store_that_picks_its_own_ids_is_emptied_and_mapped_by_metadata(app):
     store = FakeStore(own_ids=True)
     t = target(app, {"r": StoreRetriever(store)}, callable=f"{APP}:r", doc_id_field="pack_id")
+    ids = t.planted_ids(PACK, run="r")
     t.ingest(PACK)
-    assert store.added[0][1][0] == {"doc_id": "a1", "pack_id": "a1"}
+    assert store.added[0][1][0] == {"doc_id": "a1", "pack_id": "a1", RUN_TAG: "r"}
     assert [r.doc_id for r in t.answer("q").retrieved or ()] == ["a1", "a2"]
     t.reset()
-    assert store.deleted == [["a1", "a2", "a3", "uuid-0", "uuid-1", "uuid-2"]]
+    assert store.deleted == [[*ids, "uuid-0", "uuid-1", "uuid-2"]]
     assert store.docs == {}
 
 

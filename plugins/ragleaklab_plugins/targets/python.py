@@ -34,8 +34,9 @@ ingested, to check the options before the run), then calls ``ingest``, asks the 
       returns is this pack's app. A fresh target per pack therefore means a fresh app per pack;
    c. unless a. or b. took the documents, the app's own route: a target's ``aingest``/``ingest``,
       or, for a LangChain vector store or a retriever over one (``.vectorstore``),
-      ``add_texts(texts, metadatas=[{"doc_id": id}], ids=[id, ...])`` (only the id goes into the
-      metadata: the pack's own metadata names poisons and sentinels, and must not reach the app);
+      ``add_texts(texts, metadatas=[{"doc_id": id, RUN_TAG: run}], ids=[planted id, ...])``
+      (only the pack's id and the run's tag go into the metadata: the pack's own metadata names
+      poisons and sentinels, and must not reach the app). See *Planted documents* below;
    d. when none of these took the documents, a warning says so (the runner's wiring check then
       marks the pack not tested if no retrieved id is the pack's).
 
@@ -49,6 +50,21 @@ ingested, to check the options before the run), then calls ``ingest``, asks the 
 A hook that raises (``ingest_callable``, ``reset_callable``, the factory, the app's own hooks,
 the vector store) raises :class:`RuntimeError` naming the hook and the original message; the
 runner reports it on the pack.
+
+**Planted documents** (step 2c). A document goes into the store under an id of the run's own,
+``planted_id(run, doc_id)`` (a UUID, which every store takes), tagged ``RUN_TAG = run`` in its
+metadata: ``run`` is the string the core passes to ``planted_ids`` before ingest (unique to the
+run and the pack), else one drawn once per target. So two runs never touch each other's
+documents, and a team document that has a pack's ``doc_id`` as its id is never overwritten or
+deleted; an id the store already holds (``get_by_ids``) is refused before anything is added.
+``reset`` and ``remove_planted`` delete exactly the ids planted. What is retrieved is mapped
+back to the pack's ``doc_id`` (metadata, or the planted id itself), so the run's ids never reach
+a response; a retrieved document tagged by *another* run raises
+:class:`~ragleaklab_core.ForeignPlanted`. ``plants_into`` names the store when its documents
+outlive the process (then ``ingest_scope`` is ``"system"``); ids planted through
+``ingest_callable``, a factory or the app's own ``ingest`` are the app's to choose, and
+``plants_into`` is None. An app whose async form raises before it ever answered (LangChain's
+PGVector on a sync engine) is asked through its sync form from then on, when that answers.
 
 ``isolation`` tells the runner how packs are kept apart: ``"fresh"`` with a factory (a new app
 per pack) or when nothing ingests; ``"reset"`` when what is ingested is removed again (the
@@ -68,6 +84,7 @@ import logging
 import math
 import os
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -76,8 +93,15 @@ import structlog
 from attrs import define, field
 from attrs import validators as v
 
-from ragleaklab_core import Document, Response, RetrievedDocument
+from ragleaklab_core import RUN_TAG, Document, Response, RetrievedDocument, planted_id
 from ragleaklab_plugins.targets._ids import IdPattern, check_id_pattern
+from ragleaklab_plugins.targets._stores import (
+    SyncFallback,
+    check_run,
+    delete,
+    held,
+    store_identity,
+)
 
 __all__ = ["SHAPES", "AppImportError", "PythonTarget", "to_response", "to_retrieved"]
 
@@ -405,6 +429,11 @@ class PythonTarget:
     _store: Any = field(default=None, init=False, repr=False)
     _planted: list[str] = field(factory=list, init=False, repr=False)
     _warned: bool = field(default=False, init=False, repr=False)
+    # The run the documents are planted for (planted_ids sets it; else one of this instance's)
+    # and each planted id's pack doc_id.
+    _run: str = field(factory=lambda: uuid.uuid4().hex, init=False, repr=False)
+    _pack_ids: dict[str, str] = field(factory=dict, init=False, repr=False)
+    _answers: SyncFallback = field(factory=SyncFallback, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         obj = resolve(self.callable)
@@ -504,6 +533,27 @@ class PythonTarget:
             return name is not None and _takes_keyword(getattr(self._app, name), "principal")
         return False
 
+    @property
+    def plants_into(self) -> str | None:
+        """The store ``add_texts`` plants into, when what it plants outlives the process: its
+        class and what names its data (collection, directory, url without credentials). None
+        for a store in the process, a factory, an ``ingest_callable`` (your code picks the ids)
+        and an app that ingests nothing."""
+        store = self._planting_store()
+        return None if store is None else store_identity(store)
+
+    @property
+    def ingest_scope(self) -> str:
+        """``"system"`` when ingest plants into a store every process reaches (``plants_into``
+        is set: the Ray driver ingests once), else ``"process"``."""
+        return "system" if self.plants_into is not None else "process"
+
+    def _planting_store(self) -> Any:
+        """The vector store ingest plants into with ``add_texts``, or None."""
+        if self._factory is not None or self._ingest_fn is not None:
+            return None
+        return _vector_store(self._app, self._shape)
+
     # ---- the Target protocol ---------------------------------------------------------------------
 
     async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
@@ -515,17 +565,31 @@ class PythonTarget:
         a case with a principal raises (the case is errored, never asked anonymously).
         """
         app = self._app if self._app is not None else await self._abuild([])
-        name = self._method(asynchronous=True)
-        if name is not None:
-            args, kwargs = self._arguments(query, getattr(app, name), principal)
-            value = await getattr(app, name)(*args, **kwargs)
-        elif self.thread_safe:
+        name = None if self._answers.sync else self._method(asynchronous=True)
+        if name is None:
+            return self._convert(await self._acall(query, principal))
+        args, kwargs = self._arguments(query, getattr(app, name), principal)
+        sync = self._method(asynchronous=False)
+        value = await self._answers.ask(
+            lambda: getattr(app, name)(*args, **kwargs),
+            None if sync is None else lambda: self._acall(query, principal),
+            lambda failure: log.info(
+                "python_target.answering_synchronously",
+                callable=self.callable,
+                failed=name,
+                reason=f"{type(failure).__name__}: {failure}",
+                using=sync,
+            ),
+        )
+        return self._convert(value)
+
+    async def _acall(self, query: str, principal: str | None) -> Any:
+        """The app's synchronous form (on a worker thread when ``thread_safe``), awaited."""
+        if self.thread_safe:
             value = await asyncio.to_thread(self._call, query, principal)
         else:
             value = self._call(query, principal)
-        if inspect.isawaitable(value):
-            value = await value
-        return self._convert(value)
+        return await value if inspect.isawaitable(value) else value
 
     def answer(self, query: str, *, principal: str | None = None) -> Response:
         """The synchronous form of :meth:`aanswer` (an async app runs in a fresh event loop)."""
@@ -551,6 +615,25 @@ class PythonTarget:
     def reset(self) -> None:
         """The synchronous form of :meth:`areset`."""
         _run(self._reset(sync_first=True))
+
+    def planted_ids(self, documents: Iterable[Document], *, run: str) -> list[str]:
+        """The ids the next ``add_texts`` ingest gives *documents*, in order: ``planted_id(run,
+        doc_id)``, UUIDs unique to *run* (opaque: unique to the run and the pack). Their metadata
+        is tagged ``RUN_TAG = run``; a retrieved document tagged by another run raises
+        :class:`ForeignPlanted`."""
+        if not isinstance(run, str) or not run:
+            raise ValueError(f"planted_ids: 'run' must be a non-empty string, not {run!r}")
+        self._run = run
+        return self._ids_for(list(documents))
+
+    async def aremove_planted(self, ids: Sequence[str]) -> list[str]:
+        """Delete *ids* from the vector store; the ids it still holds afterwards ([] when it
+        cannot tell). Raises when the store fails or there is no vector store."""
+        return await self._remove_planted([str(i) for i in ids])
+
+    def remove_planted(self, ids: Sequence[str]) -> list[str]:
+        """The synchronous form of :meth:`aremove_planted`."""
+        return list(_run(self._remove_planted([str(i) for i in ids])))
 
     async def aclose(self) -> None:
         """The app's ``aclose``/``close``, when it has one."""
@@ -603,14 +686,29 @@ class PythonTarget:
         await self._add_texts(_vector_store(app, shape), docs)
         return True
 
+    def _ids_for(self, docs: list[Document]) -> list[str]:
+        ids = [planted_id(self._run, d.doc_id) for d in docs]
+        self._pack_ids.update(zip(ids, (d.doc_id for d in docs), strict=True))
+        return ids
+
     async def _add_texts(self, store: Any, docs: list[Document]) -> None:
         if not docs:
             return
         self._store = store
-        ids = [d.doc_id for d in docs]
-        self._planted.extend(ids)  # what reset deletes, even when add_texts fails part-way
+        ids = self._ids_for(docs)
+        ours = set(self._planted)  # planted again by this target: replacing its own is fine
+        taken = await held(store, [i for i in dict.fromkeys(ids) if i not in ours])
+        if taken:
+            raise RuntimeError(
+                f"the vector store ({type(store).__name__}) already holds {len(taken)} of the "
+                f"{len(ids)} ids this pack would plant (e.g. {taken[0]!r}, for the pack's "
+                f"{self._pack_ids[taken[0]]!r}): nothing was added, so nothing of the store's "
+                "is overwritten or deleted"
+            )
+        # what reset deletes, even when add_texts fails part-way
+        self._planted.extend(i for i in dict.fromkeys(ids) if i not in ours)
         keys = dict.fromkeys(("doc_id", self.doc_id_field or "doc_id"))  # in order, once each
-        metadatas = [dict.fromkeys(keys, d.doc_id) for d in docs]
+        metadatas = [{**dict.fromkeys(keys, d.doc_id), RUN_TAG: self._run} for d in docs]
         label = f"the vector store's add_texts ({type(store).__name__})"
         added = await _guarded(
             label, lambda: store.add_texts([d.text for d in docs], metadatas=metadatas, ids=ids)
@@ -657,14 +755,26 @@ class PythonTarget:
         args = (list(self._ingested),) if _takes_an_argument(fn) else ()
         await _guarded(f"reset_callable {self.reset_callable!r}", lambda: fn(*args))
 
+    async def _remove_planted(self, ids: list[str]) -> list[str]:
+        store = self._store if self._store is not None else self._planting_store()
+        if not ids:
+            return []  # never delete(ids=[]): some stores read it as "everything"
+        if store is None:
+            raise RuntimeError(
+                f"cannot remove planted documents: the python target's app {self.callable!r} "
+                "has no vector store to remove them from"
+            )
+        await delete(store, ids)
+        left = await held(store, ids)
+        gone = set(ids) - set(left)
+        self._planted = [i for i in self._planted if i not in gone]
+        return left
+
     async def _delete_planted(self, sync_first: bool) -> None:
         store, ids = self._store, list(self._planted)
         if store is None or not ids:
             return
-        label = f"the vector store's delete ({type(store).__name__})"
-        result = await _guarded(label, lambda: store.delete(ids=ids))
-        if result is False:
-            raise RuntimeError(f"{label} failed: it returned False for {len(ids)} ids")
+        await delete(store, ids)
         self._planted.clear()
 
     async def _reset_app(self, sync_first: bool) -> None:
@@ -735,6 +845,7 @@ class PythonTarget:
         return method(*args, **kwargs)
 
     def _convert(self, value: Any) -> Response:
+        check_run(value, self._run)
         keys = ID_KEYS if self.doc_id_field is None else (self.doc_id_field, *ID_KEYS)
         if self._shape in _DOCUMENT_SHAPES:
             response = _retriever_response(value, self._shape, keys)
@@ -743,13 +854,19 @@ class PythonTarget:
         return self._mapped(response)
 
     def _mapped(self, response: Response) -> Response:
-        """Apply ``doc_id_pattern`` to every retrieved id."""
-        if self._ids is None or response.retrieved is None:
+        """The pack's id for an id this target planted under (a store that keeps no metadata
+        returns its own), then ``doc_id_pattern`` on every retrieved id: the planted ids are
+        the run's, and must not reach a report."""
+        if response.retrieved is None or (self._ids is None and not self._pack_ids):
             return response
         return attrs.evolve(response, retrieved=tuple(self._map(r) for r in response.retrieved))
 
     def _map(self, item: RetrievedDocument) -> RetrievedDocument:
-        assert self._ids is not None
+        planted = self._pack_ids
+        if item.doc_id in planted or item.chunk_id in planted:
+            item = attrs.evolve(item, doc_id=planted.get(item.doc_id, item.doc_id), chunk_id=None)
+        if self._ids is None:
+            return item
         doc_id, chunk_id = self._ids.split(item.doc_id)
         return attrs.evolve(item, doc_id=doc_id, chunk_id=item.chunk_id or chunk_id)
 
