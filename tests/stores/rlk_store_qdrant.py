@@ -6,6 +6,7 @@ say where. The collection is created when missing, as a team's own setup would. 
 its directory: one process at a time.
 """
 
+import atexit
 import os
 
 from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -16,6 +17,9 @@ from qdrant_client.http.models import Distance, VectorParams
 COLLECTION = os.environ.get("RLK_STORE_COLLECTION", "team")
 
 client = QdrantClient(path=os.environ["RLK_QDRANT_PATH"])
+# Closed before the interpreter tears its modules down: a local-mode client left to its __del__
+# prints "Exception ignored ... import of portalocker halted" at the exit of any script.
+atexit.register(client.close)
 if not client.collection_exists(COLLECTION):
     client.create_collection(COLLECTION, VectorParams(size=32, distance=Distance.COSINE))
 store = QdrantVectorStore(

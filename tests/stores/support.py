@@ -346,8 +346,9 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kept = []
     for record in records:
         record = {k: v for k, v in record.items() if k != "elapsed_ms"}
-        record["retrieved"] = [
-            {k: v for k, v in doc.items() if k != "chunk_id"} for doc in record["retrieved"]
-        ]
+        if record["retrieved"] is not None:  # None: an errored case
+            record["retrieved"] = [
+                {k: v for k, v in doc.items() if k != "chunk_id"} for doc in record["retrieved"]
+            ]
         kept.append(record)
     return sorted(kept, key=lambda r: (r["pack"], r["test_id"], r["epoch"]))
