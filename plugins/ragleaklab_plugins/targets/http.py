@@ -9,7 +9,7 @@ them. See docs/targets.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -174,6 +174,9 @@ class HttpTarget:
     _texts: JsonPath | None = field(default=None, init=False, repr=False)
     _scores: JsonPath | None = field(default=None, init=False, repr=False)
     _id_pattern: IdPattern | None = field(default=None, init=False, repr=False)
+    # Sent to ingest_url (by this instance), and not yet followed by a reset that succeeded.
+    _ingested: bool = field(default=False, init=False, repr=False)
+    _unreset: bool = field(default=False, init=False, repr=False)
     _sends_principal: bool = field(default=False, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -302,6 +305,48 @@ class HttpTarget:
             return "fresh"
         return "reset" if self._reset is not None else "shared"
 
+    @property
+    def plants_into(self) -> str | None:
+        """The service ``ingest_url`` plants into (its URL without credentials) when
+        ``reset_url`` can remove what it planted; None otherwise.
+
+        A service keeps what it ingested after ragleaklab exits, so the pack's document ids are
+        recorded in the run's ``planted.jsonl`` before they are sent, and ``ragleaklab cleanup``
+        calls ``reset_url`` after a run that was killed. The ids are the pack's own: a service
+        chooses how it stores them, so they cannot be made the run's (see docs/targets.md).
+        Without ``reset_url`` nothing can remove them: the target is ``"shared"`` and what it
+        sends stays in the service, as configured.
+        """
+        if self._ingest is None or self._reset is None:
+            return None
+        return f"the service at {self._ingest.shown}"
+
+    def planted_ids(self, documents: Iterable[Document], *, run: str) -> list[str]:
+        """The ids the documents are sent with: the pack's ``doc_id`` s."""
+        return [d.doc_id for d in documents]
+
+    async def aremove_planted(self, ids: Sequence[str]) -> list[str]:
+        """Call ``reset_url``, unless this target's own reset already did since its ingest; a
+        service cannot be asked which ids it still holds, so none are reported."""
+        request = self._removal(ids)
+        if request is not None:
+            await self._caller.send(request)
+            self._unreset = False
+        return []
+
+    def remove_planted(self, ids: Sequence[str]) -> list[str]:
+        """The synchronous form of :meth:`aremove_planted`."""
+        request = self._removal(ids)
+        if request is not None:
+            self._caller.send_sync(request)
+            self._unreset = False
+        return []
+
+    def _removal(self, ids: Sequence[str]) -> Request | None:
+        if not ids or (self._ingested and not self._unreset):
+            return None  # this target's reset removed them already
+        return self._reset_request()
+
     # ---- the Target protocol ----------------------------------------------------------------
 
     async def aanswer(self, query: str, *, principal: str | None = None) -> Response:
@@ -319,11 +364,13 @@ class HttpTarget:
     async def aingest(self, documents: Iterable[Document]) -> None:
         """POST *documents* to ``ingest_url`` in batches (nothing when it is not set)."""
         for request in self._ingest_requests(documents):
+            self._ingested = self._unreset = True  # before sending: a failed batch may land
             await self._caller.send(request)
 
     def ingest(self, documents: Iterable[Document]) -> None:
         """The synchronous form of :meth:`aingest`."""
         for request in self._ingest_requests(documents):
+            self._ingested = self._unreset = True
             self._caller.send_sync(request)
 
     async def areset(self) -> None:
@@ -331,12 +378,14 @@ class HttpTarget:
         request = self._reset_request()
         if request is not None:
             await self._caller.send(request)
+            self._unreset = False
 
     def reset(self) -> None:
         """The synchronous form of :meth:`areset`."""
         request = self._reset_request()
         if request is not None:
             self._caller.send_sync(request)
+            self._unreset = False
 
     async def aclose(self) -> None:
         """Close the HTTP clients."""

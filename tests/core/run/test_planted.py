@@ -30,6 +30,7 @@ from ragleaklab_core.run.planted import (
 )
 from ragleaklab_core.run.runner import load_pack
 from tests.support.cli import cli_env, rlk
+from tests.support.fake_rag_server import FakeRagServer
 
 HERE = Path(__file__).resolve().parent / "planting"
 PACK = "context-extraction"
@@ -318,3 +319,48 @@ def test_nothing_planted_means_no_ledger(tmp_path: Path) -> None:
     rlk("run", "-p", PACK, "--smoke", "-o", "out", cwd=tmp_path, ok=(0, 1))
     assert not (tmp_path / "out" / LEDGER).exists()
     assert os.listdir(tmp_path / "out")
+
+
+# ---- a service behind ingest_url and reset_url ---------------------------------------------------
+
+
+def _http_config(path: Path, server: FakeRagServer) -> Path:
+    path.write_text(
+        "[target]\n"
+        'name = "http"\n'
+        "[target.options]\n"
+        f'url = "{server.url("/simple")}"\n'
+        f'ingest_url = "{server.url("/ingest")}"\n'
+        f'reset_url = "{server.url("/reset")}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@POSIX
+@pytest.mark.parametrize("kill", [signal.SIGTERM, signal.SIGKILL])
+def test_a_services_planted_documents_are_recorded_and_reset_after_a_kill(
+    tmp_path: Path, kill: signal.Signals
+) -> None:
+    _, count = _pack_doc()
+    with FakeRagServer(latency=0.2) as server:
+        config = _http_config(tmp_path / "rag.toml", server)
+        run = _start(
+            tmp_path, tmp_path, "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out"
+        )
+        _wait_mid_pack(tmp_path / "out", run)
+        listed = read_outstanding(tmp_path / "out")
+        assert listed.count == count  # the pack's ids, recorded before they were sent
+        assert list(listed.by_store) == [f"the service at {server.url('/ingest')}"]
+        assert server.resets == 0
+        run.send_signal(kill)
+        _, stderr = run.communicate(timeout=120)
+        if kill == signal.SIGTERM:
+            assert run.returncode == 128 + signal.SIGTERM
+            assert f"removing {count} planted documents" in stderr
+            assert server.resets == 1 and not (tmp_path / "out" / LEDGER).exists()
+            return
+        assert server.resets == 0 and read_outstanding(tmp_path / "out").count == count
+        done = rlk("cleanup", "out", cwd=tmp_path, ok=(0,))
+        assert f"removed {count} planted documents from the service at" in done.stdout
+        assert server.resets == 1 and not (tmp_path / "out" / LEDGER).exists()
