@@ -204,6 +204,7 @@ def test_after_sigkill_cleanup_removes_what_was_planted(
     assert first.returncode == 0, first.stdout + first.stderr
     no_traceback(first)
     assert f"removed {N} planted documents from" in first.stdout
+    assert f"nothing planted by a run in {out.as_posix()} is left" in first.stdout
     assert store.documents() == team
     assert not outstanding(out)
 
