@@ -369,7 +369,10 @@ class RunSession:
         description = run_fingerprint(config, plan.packs, tags)
         replayed = f":replay={request.replay}" if request.replay is not None else ""
         journal = Journal(out, description + replayed)
-        journal.check(resume=request.resume, restart=request.restart)
+        try:
+            journal.check(resume=request.resume, restart=request.restart)
+        except InputError as exc:
+            raise _naming_planted(exc, out) from None
         executor = executor_for(config)
         start = getattr(executor, "start", None)
         if callable(start):
@@ -526,6 +529,20 @@ def _check_outputs(request: RunRequest, out: Path) -> None:
     record = request.record
     if record is not None and (problem := output_problem(record / "index.json")) is not None:
         raise UsageError(f"--record {record.as_posix()}: {problem}")
+
+
+def _naming_planted(error: InputError, out: Path) -> InputError:
+    """*error* (a run refused in OUT), saying what an interrupted run there left planted."""
+    left = read_outstanding(out)
+    if not left:
+        return error
+    stores = ", ".join(left.by_store)
+    return InputError(
+        f"{error.message.rstrip('.')}; the interrupted run also left {left.count} planted "
+        f"documents in {stores} (listed in {LEDGER}): --resume and --restart remove them "
+        f"first, and so does `{cleanup_command(out)}`",
+        source=error.source,
+    )
 
 
 def _answers_kept(error: RagleaklabError, journal: Journal) -> RagleaklabError:

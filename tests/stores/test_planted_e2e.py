@@ -242,6 +242,8 @@ def test_after_sigkill_at_any_point_a_later_run_removes_it_first(
         plain = rlk(*args, cwd=tmp_path, store=store)
         assert plain.returncode == 2, plain.stdout + plain.stderr
         assert "--resume" in plain.stderr and "--restart" in plain.stderr
+        assert f"left {N} planted documents in" in plain.stderr
+        assert f"ragleaklab cleanup {out.as_posix()}" in plain.stderr
         assert store.documents() == before
 
     # Continued or started again, it first removes what the killed run left.

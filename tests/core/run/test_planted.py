@@ -252,6 +252,12 @@ def test_a_later_run_in_out_removes_what_a_killed_run_left_first(
     run.kill()
     run.communicate(timeout=60)
     fast = _config(tmp_path / "rag.toml", store)
+    plain = rlk(
+        "run", "-c", str(fast), "-p", PACK, "--smoke", "-o", "out",
+        cwd=tmp_path, pythonpath=[site], ok=(2,),
+    )  # fmt: skip
+    assert f"left {count} planted documents in dirstore" in plain.stderr
+    assert "ragleaklab cleanup out" in plain.stderr and len(_planted(store)) == count
     done = rlk(
         "run", "-c", str(fast), "-p", PACK, "--smoke", "-o", "out", "--restart",
         cwd=tmp_path, pythonpath=[site], ok=(0, 1),
