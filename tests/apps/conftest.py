@@ -9,43 +9,19 @@ in a subprocess, with this directory on the path.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.support.optional import require, skip_folder
+
 APPS = Path(__file__).resolve().parent
 NEEDED = ("langchain_core", "langchain_community", "rank_bm25", "llama_index.core")
-
-
-def _missing() -> list[str]:
-    missing = []
-    for name in NEEDED:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except ModuleNotFoundError:  # the parent package of a dotted name is missing
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
-
-
-MISSING = _missing()
-if MISSING and os.environ.get("RLK_APPS") == "1":
-    raise ImportError(
-        f"RLK_APPS=1 but {', '.join(MISSING)} cannot be imported: install the 'apps' dependency "
-        "group (tox -e apps does), or unset RLK_APPS to skip these tests"
-    )
+MISSING = require(NEEDED, flag="RLK_APPS", group="apps")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not MISSING:
-        return
-    skip = pytest.mark.skip(reason=f"needs {', '.join(MISSING)} (tox -e apps)")
-    for item in items:
-        if APPS in item.path.parents:
-            item.add_marker(skip)
+    skip_folder(APPS, MISSING, "apps", items)
 
 
 @pytest.fixture(autouse=True)

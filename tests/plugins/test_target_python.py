@@ -18,6 +18,7 @@ from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import RUN_TAG, ConfigError, Document, Response, RetrievedDocument, planted_id
 from ragleaklab_core import load_plugin as load
+from tests.support.python_apps import app_module, build
 
 TARGETS = "ragleaklab.targets"
 APP = "rlk_fake_app"
@@ -27,25 +28,13 @@ DOCS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _restore_sys_path(monkeypatch):
-    """The target puts the current directory on sys.path; keep that from leaking."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-
 @pytest.fixture
 def app(monkeypatch):
-    """A module ``rlk_fake_app`` the test fills with apps; callable = "rlk_fake_app:NAME"."""
-    module = types.ModuleType(APP)
-    monkeypatch.setitem(sys.modules, APP, module)
-    return module
+    """A module the test fills with apps; callable = "<APP>:NAME"."""
+    return app_module(monkeypatch, APP)
 
 
-def target(module: types.ModuleType, apps: dict[str, Any], **options: Any) -> PythonTarget:
-    """Put *apps* into *module* as attributes, then build the target from *options*."""
-    for name, value in apps.items():
-        setattr(module, name, value)
-    return PythonTarget(**options)
+target = build
 
 
 def run(coro):

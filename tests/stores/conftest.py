@@ -12,7 +12,6 @@ directory on the path; each test points them at a fresh store through environmen
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import signal
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.optional import require, skip_folder
 
 STORES = Path(__file__).resolve().parent
 NEEDED = (
@@ -38,33 +39,11 @@ NEEDED = (
 )
 
 
-def _missing() -> list[str]:
-    missing = []
-    for name in NEEDED:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except ModuleNotFoundError:  # the parent package of a dotted name is missing
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
-
-
-MISSING = _missing()
-if MISSING and os.environ.get("RLK_STORES") == "1":
-    raise ImportError(
-        f"RLK_STORES=1 but {', '.join(MISSING)} cannot be imported: install the 'stores' "
-        "dependency group (tox -e stores does), or unset RLK_STORES to skip these tests"
-    )
+MISSING = require(NEEDED, flag="RLK_STORES", group="stores")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not MISSING:
-        return
-    skip = pytest.mark.skip(reason=f"needs {', '.join(MISSING)} (tox -e stores)")
-    for item in items:
-        if STORES in item.path.parents:
-            item.add_marker(skip)
+    skip_folder(STORES, MISSING, "stores", items)
 
 
 def _start_postgres(pgdata: Path) -> Any:

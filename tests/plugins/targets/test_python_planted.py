@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 import types
 import uuid
 from typing import Any
@@ -22,6 +21,7 @@ from ragleaklab_plugins.targets._stores import clean_url, store_identity
 from ragleaklab_plugins.targets.python import PythonTarget
 
 from ragleaklab_core import RUN_TAG, Document, ForeignPlanted, RetrievedDocument, planted_id
+from tests.support.python_apps import app_module, build
 
 APP = "rlk_planted_app"
 PACK = [
@@ -36,25 +36,13 @@ FOREIGN = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _restore_sys_path(monkeypatch):
-    """The target puts the current directory on sys.path; keep that from leaking."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-
 @pytest.fixture
 def app(monkeypatch):
-    """A module ``rlk_planted_app`` the test fills with apps; callable = "rlk_planted_app:NAME"."""
-    module = types.ModuleType(APP)
-    monkeypatch.setitem(sys.modules, APP, module)
-    return module
+    """A module the test fills with apps; callable = "<APP>:NAME"."""
+    return app_module(monkeypatch, APP)
 
 
-def target(module: types.ModuleType, apps: dict[str, Any], **options: Any) -> PythonTarget:
-    """Put *apps* into *module* as attributes, then build the target from *options*."""
-    for name, value in apps.items():
-        setattr(module, name, value)
-    return PythonTarget(**options)
+target = build
 
 
 def run(coro):

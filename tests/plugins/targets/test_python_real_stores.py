@@ -10,7 +10,6 @@ remove_planted leaves nothing."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from ragleaklab_plugins.targets.python import PythonTarget
 
 from ragleaklab_core import RUN_TAG, Document, ForeignPlanted
+from tests.support.python_apps import app_module
 
 APP = "rlk_real_store_app"
 PACK = [
@@ -30,16 +30,10 @@ PACK = [
 TEAM_TEXT = "the team's own handbook page"
 
 
-@pytest.fixture(autouse=True)
-def _restore_sys_path(monkeypatch):
-    monkeypatch.setattr(sys, "path", list(sys.path))
-
-
 @pytest.fixture
 def app(monkeypatch):
-    module = types.ModuleType(APP)
-    monkeypatch.setitem(sys.modules, APP, module)
-    return module
+    """A module the test fills with apps; callable = "<APP>:NAME"."""
+    return app_module(monkeypatch, APP)
 
 
 def embeddings() -> Any:
