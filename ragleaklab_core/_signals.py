@@ -50,21 +50,34 @@ def termination_as_interrupt() -> Iterator[None]:
     if not _main_thread():
         yield
         return
+    _received.clear()  # what an earlier run in this process received is not this one's
 
     def interrupt(signum: int, frame: Any) -> None:
         _received.append(signum)
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, frame)  # asyncio's: cancel the pack (its reset still runs)
-        else:
-            raise KeyboardInterrupt
+        _as_sigint(frame)
 
-    previous = {s: signal.signal(s, interrupt) for s in TERMINATING}
+    with _handling(TERMINATING, interrupt):
+        yield
+
+
+def _as_sigint(frame: Any) -> None:
+    """Do what SIGINT's handler does now (asyncio's cancels the pack, whose reset still runs)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _handling(signals: tuple[signal.Signals, ...], handler: Any) -> Iterator[None]:
+    """*handler* for *signals* while the block runs; the previous handlers after it."""
+    previous = {s: signal.signal(s, handler) for s in signals}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, before in previous.items():
+            signal.signal(s, before)
 
 
 @contextlib.contextmanager
@@ -91,21 +104,14 @@ def shielded(doing: Callable[[], str], *, interrupted: bool = False) -> Iterator
             return
         raise KeyboardInterrupt
 
-    handled = (signal.SIGINT, *TERMINATING)
-    previous = {s: signal.signal(s, hold) for s in handled}
     try:
-        yield
+        with _handling((signal.SIGINT, *TERMINATING), hold):
+            yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
         if caught and caught[0] != signal.SIGINT:
             _received.append(caught[0])
     if caught and not interrupted:
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, None)
-        else:
-            raise KeyboardInterrupt
+        _as_sigint(None)
 
 
 __all__ = ["TERMINATING", "notice", "received", "shielded", "termination_as_interrupt"]

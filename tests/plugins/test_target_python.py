@@ -18,7 +18,7 @@ from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 from ragleaklab_core import RUN_TAG, ConfigError, Document, Response, RetrievedDocument, planted_id
 from ragleaklab_core import load_plugin as load
-from tests.support.python_apps import app_module, build
+from tests.support.python_apps import FakeDoc, app_module, build
 
 TARGETS = "ragleaklab.targets"
 APP = "rlk_fake_app"
@@ -42,15 +42,6 @@ def run(coro):
 
 
 # ---- LangChain-style duck types (no langchain import) -------------------------------------------
-
-
-class FakeDoc:
-    """What a LangChain Document looks like: page_content, metadata and maybe an id."""
-
-    def __init__(self, text: str, metadata: dict[str, Any], id: str | None = None) -> None:
-        self.page_content = text
-        self.metadata = metadata
-        self.id = id
 
 
 LC_DOCS = [

@@ -22,3 +22,12 @@ def build(module: types.ModuleType, apps: dict[str, Any], **options: Any) -> Pyt
     for name, value in apps.items():
         setattr(module, name, value)
     return PythonTarget(**options)
+
+
+class FakeDoc:
+    """What a LangChain Document looks like: page_content, metadata and maybe an id."""
+
+    def __init__(self, text: str, metadata: dict[str, Any], id: str | None = None) -> None:
+        self.page_content = text
+        self.metadata = metadata
+        self.id = id

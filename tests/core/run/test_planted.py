@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ragleaklab_core._signals import received, shielded, termination_as_interrupt
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.run.planted import (
     LEDGER,
@@ -394,3 +395,28 @@ def test_calibrate_on_a_store_records_and_removes_what_it_plants(
     rlk(*args, "-c", str(fast), cwd=tmp_path, pythonpath=[site], ok=(0, 1))
     assert _planted(store) == [] and (tmp_path / "cal" / "calibration_report.json").is_file()
     assert not (tmp_path / "cal" / LEDGER).exists()
+
+
+# ---- signals, in this process --------------------------------------------------------------------
+
+
+@POSIX
+def test_a_signal_held_during_a_removal_lets_it_finish_then_still_ends_the_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    finished = False
+    holding = shielded(lambda: "removing 3 planted documents")
+    with pytest.raises(KeyboardInterrupt), termination_as_interrupt(), holding:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler runs between these lines, and returns
+        finished = True
+    assert finished and received() == signal.SIGTERM
+    assert "still removing 3 planted documents" in capsys.readouterr().err
+    # A second signal stops the removal itself.
+    with pytest.raises(KeyboardInterrupt), shielded(lambda: "removing", interrupted=True):
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        finished = False
+    assert finished  # never reached the end of the block

@@ -21,6 +21,7 @@ from ragleaklab_plugins.targets._stores import clean_url, store_identity
 from ragleaklab_plugins.targets.python import PythonTarget
 
 from ragleaklab_core import RUN_TAG, Document, ForeignPlanted, RetrievedDocument, planted_id
+from tests.support.python_apps import FakeDoc as Doc
 from tests.support.python_apps import app_module, build
 
 APP = "rlk_planted_app"
@@ -50,15 +51,6 @@ def run(coro):
 
 
 # ---- fakes --------------------------------------------------------------------------------------
-
-
-class Doc:
-    """What a LangChain Document looks like."""
-
-    def __init__(self, text: str, metadata: dict[str, Any], id: str | None = None) -> None:
-        self.page_content = text
-        self.metadata = metadata
-        self.id = id
 
 
 class Store:
