@@ -968,3 +968,17 @@ def test_an_app_that_does_not_import_is_a_config_error_naming_the_fix(
     assert message in str(raised.value)
     for name in files:
         sys.modules.pop(name.removesuffix(".py"), None)
+
+
+def test_a_document_a_store_names_only_in_its_metadata_is_named_by_that_id():
+    """Qdrant's LangChain store returns a team document with no id but metadata ``_id``: it is
+    the team's page, named by the store's id, never an error; a pack's ``doc_id`` still wins."""
+    from ragleaklab_plugins.targets.python import to_retrieved
+
+    team = FakeDoc("the team's page", {"owner": "team", "_id": "3f2b6c1e-0000-5000-8000-1"})
+    planted = FakeDoc("a pack page", {"doc_id": "p-01", "_id": "9a9a9a9a-0000-5000-8000-2"})
+    bare = FakeDoc("no id anywhere", {"owner": "team"})
+    got = to_retrieved([team, planted], "the retriever's result")
+    assert [d.doc_id for d in got] == ["3f2b6c1e-0000-5000-8000-1", "p-01"]
+    with pytest.raises(TypeError, match="has no document id"):
+        to_retrieved([bare], "the retriever's result")

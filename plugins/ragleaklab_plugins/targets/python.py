@@ -130,6 +130,9 @@ ANSWER_KEYS = ("answer", "result", "output", "output_text", "text", "response")
 RETRIEVED_KEYS = ("retrieved", "sources", "source_documents", "documents", "context", "docs")
 #: Metadata keys that hold a document's id, tried in order.
 ID_KEYS = ("doc_id", "id", "source")
+#: Metadata keys where a store puts its own id when its documents carry none (Qdrant's
+#: ``_id``), tried last: a team's own document retrieved from such a store is still named.
+STORE_ID_KEYS = ("_id",)
 #: Metadata keys that hold a retrieval score, tried in order.
 SCORE_KEYS = ("score", "relevance_score", "similarity")
 
@@ -996,7 +999,7 @@ def _one(item: Any, where: str, id_keys: Sequence[str]) -> RetrievedDocument:
     else:
         meta = getattr(item, "metadata", None)
         meta = meta if isinstance(meta, Mapping) else {}
-        doc_id = _first(meta, id_keys) or _attr_id(item)
+        doc_id = _first(meta, id_keys) or _attr_id(item) or _first(meta, STORE_ID_KEYS)
         text = _text_of(item)
         score = _score({}, meta) if score is None else score
     if doc_id is None:
