@@ -585,6 +585,10 @@ def run(
         click.echo(f"\n{exc}", err=True)
         signum = received()
         sys.exit(exc.exit_code if signum is None else 128 + signum)
+    except KeyboardInterrupt:  # before any case was asked (removing an earlier run's plants)
+        click.echo("\ninterrupted before any case was asked: nothing was written", err=True)
+        signum = received()
+        sys.exit(130 if signum is None else 128 + signum)
     # The summary is report.json's text rendering: `ragleaklab report --format text` prints it.
     click.echo(result.summary, nl=False)
     click.echo(f"wrote {(result.out / 'report.json').as_posix()}, runs.jsonl")
@@ -624,7 +628,7 @@ def cleanup(
     target cannot remove them (another store, no way to remove).
     """
     from ragleaklab_core._discovery import TARGETS, load_plugin
-    from ragleaklab_core._signals import termination_as_interrupt
+    from ragleaklab_core._signals import received, termination_as_interrupt
     from ragleaklab_core.config import Overrides, read_config
     from ragleaklab_core.errors import UsageError
     from ragleaklab_core.run.cleanup import remove_outstanding
@@ -648,8 +652,16 @@ def cleanup(
     target = load_plugin(
         TARGETS, config.target.name, config.target.options, path="$.target.options"
     )
-    with termination_as_interrupt():
-        result = remove_outstanding(out, target)
+    try:
+        with termination_as_interrupt():
+            result = remove_outstanding(out, target)
+    except KeyboardInterrupt:
+        click.echo(
+            f"\ninterrupted: what was not removed stays listed in {(out / LEDGER).as_posix()}",
+            err=True,
+        )
+        signum = received()
+        sys.exit(130 if signum is None else 128 + signum)
     for store, count in result.removed.items():
         click.echo(f"removed {count} planted documents from {store}")
     if result.left:

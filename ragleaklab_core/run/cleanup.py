@@ -94,10 +94,11 @@ def remove_outstanding(directory: Path, target: LoadedPlugin) -> Cleanup:
         for planted_in, ids in outstanding.by_store.items():
             doing = f"removing {len(ids)} planted documents from {planted_in}"
             notice(f"{doing}...")
-            with shielded(lambda d=doing: d, interrupted=True):  # type: ignore[misc]
+            # A signal held here ends the command (or the run about to start) after it.
+            with shielded(lambda d=doing: d):  # type: ignore[misc]
                 still = _remove(target, ids)
-            gone = [i for i in ids if i not in set(still)]
-            record.removed(planted_in, gone)
+                gone = [i for i in ids if i not in set(still)]
+                record.removed(planted_in, gone)  # recorded before a held signal is delivered
             removed[planted_in] = len(gone)
             if still:
                 left[planted_in] = tuple(still)

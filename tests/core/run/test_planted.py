@@ -110,8 +110,8 @@ def _planted(store: Path) -> list[dict[str, str]]:
     for path in store.glob("*.json"):
         try:
             body = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            continue  # removed while the store was listed
+        except (FileNotFoundError, ValueError):
+            continue  # removed, or still being written, while the store was listed
         if "ragleaklab_run" in body:
             found.append(body)
     return found
