@@ -40,6 +40,9 @@ DEFAULT_TARGET = "reference"
 DEFAULT_FITTER = "exact"
 #: Where `calibrate --write-thresholds` stores thresholds and `run` reads them.
 DEFAULT_THRESHOLDS_FILE = "ragleaklab.thresholds.json"
+#: The config file ``ragleaklab run`` and ``calibrate`` read from the working directory when
+#: ``--config`` is not given (as the thresholds file is read from there).
+DEFAULT_CONFIG_FILE = "ragleaklab.toml"
 
 T = TypeVar("T")
 
@@ -405,6 +408,8 @@ class RunConfig:
     """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
 
     packs: list[str] = field(factory=list)  # empty: every installed pack
+    # Packs left out of the run (of `packs`, or of every installed pack).
+    exclude: list[str] = field(factory=list)
     epochs: int = field(default=1, validator=v.ge(1))
     reducer: str = field(default="mean", validator=_reducer_fits_epochs)
     tags: list[str] = field(factory=list)
@@ -590,6 +595,16 @@ class AllowanceSources:
 def command_line_source(path: Path | None) -> str:
     """How errors name a configuration made of the file at *path* and command-line options."""
     return f"{path} (with command-line options)" if path else "command-line options"
+
+
+def find_config(given: Path | None) -> Path | None:
+    """The config file a command reads: *given* (``--config``), else :data:`DEFAULT_CONFIG_FILE`
+    in the working directory when there is one (an app's folder holds its config, and a run
+    there that ignored it would test another system), else None (the defaults)."""
+    if given is not None:
+        return given
+    found = Path(DEFAULT_CONFIG_FILE)
+    return found if found.is_file() else None
 
 
 def read_config(

@@ -104,6 +104,7 @@ def _paths(value: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
 
 #: The flag of ``ragleaklab run`` that sets each ``$.run`` key (``ray.*``: a ``[run.ray]`` key).
 _RUN_FLAGS = {
+    "exclude": "--exclude",
     "epochs": "--epochs",
     "reducer": "--reducer",
     "concurrency": "--concurrency",
@@ -153,6 +154,8 @@ class RunRequest:
 
     config_path: Path | None = None
     packs: tuple[str, ...] = ()
+    #: ``--exclude``: packs left out (replaces ``[run] exclude`` when given).
+    exclude: tuple[str, ...] = ()
     out: Path | None = None
     target: str | None = None
     target_options: Mapping[str, Any] = field(factory=dict)
@@ -189,6 +192,7 @@ class RunRequest:
     def overrides(self) -> Overrides:
         """What this request sets over the config file (:func:`apply_overrides` merges it)."""
         run: dict[str, Any] = {
+            "exclude": list(self.exclude) or None,
             "epochs": self.epochs,
             "reducer": self.reducer,
             "tolerate_errors": True if self.tolerate_errors else None,
@@ -441,7 +445,12 @@ class RunSession:
         # report.json as `ragleaklab report` reads it back: what the gate and every rendering
         # read. Its per-case lists are produced as they are walked, from the run's files.
         document = plain(
-            build_report(outcome.verdicts, settings=outcome.settings, inputs=outcome.inputs)
+            build_report(
+                outcome.verdicts,
+                settings=outcome.settings,
+                inputs=outcome.inputs,
+                config=None if request.config_path is None else request.config_path.as_posix(),
+            )
         )
         gate = self._gate(document, prepared)
         document = apply_gate(document, gate)

@@ -30,7 +30,7 @@ from ragleaklab_core.cli.reports import (
     requested_renderings,
     step_summary,
 )
-from ragleaklab_core.config import DEFAULT_TARGET
+from ragleaklab_core.config import DEFAULT_TARGET, find_config
 from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, allowance_problem
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
@@ -123,7 +123,7 @@ def cli(verbose: int, log_format: str) -> None:
     "--config",
     "config_path",
     type=click.Path(path_type=Path),
-    help="TOML config file; flags override it.",
+    help="TOML config file; flags override it [default: ./ragleaklab.toml if there is one].",
 )
 @click.option(
     "--write-thresholds",
@@ -207,6 +207,7 @@ def calibrate(
         fitter=fitter,
         fitter_options=_options(fitter_options, flag="--fitter-option"),
     )
+    config_path = find_config(config_path)
     full = read_config(config_path, overrides)
     config = full.calibrate
     if scores is None:
@@ -385,9 +386,22 @@ def _progress_callbacks() -> Any:
 
 
 @cli.command()
-@click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), help="TOML config.")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="TOML config [default: ./ragleaklab.toml if there is one].",
+)
 @click.option(
     "-p", "--pack", "packs", multiple=True, help="Pack to run (repeatable) [default: all]."
+)
+@click.option(
+    "--exclude",
+    "exclude",
+    multiple=True,
+    metavar="PACK",
+    help="Leave this pack out (repeatable; replaces [run] exclude).",
 )
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
 @_target_flags()
@@ -499,6 +513,7 @@ def _progress_callbacks() -> Any:
 def run(
     config_path: Path | None,
     packs: tuple[str, ...],
+    exclude: tuple[str, ...],
     out: Path | None,
     target_name: str | None,
     target_options: tuple[str, ...],
@@ -543,8 +558,9 @@ def run(
     from ragleaklab_core.session import RunRequest, RunSession
 
     request = RunRequest(
-        config_path=config_path,
+        config_path=find_config(config_path),
         packs=packs,
+        exclude=exclude,
         out=out,
         target=target_name,
         target_options=_options(target_options, flag="--target-option"),

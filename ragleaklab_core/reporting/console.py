@@ -79,6 +79,9 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
     doc = model.document
     require_case_results(doc, DETAIL_FIELDS)
     lines: list[str] = []
+    system = w.system_line(doc)
+    if system is not None:
+        lines += _wrapped("", system, indent="    ")
     for pack in model.packs:
         lines += _pack(pack)
     for i, said in enumerate(w.gate_lines(doc)):

@@ -128,6 +128,7 @@ def render(
         "<body>",
         f'<header class="verdict {status.value}">',
         f"<h1>ragleaklab: {escape(status.word)}</h1>",
+        *[f'<p class="system">{escape(line)}</p>' for line in [w.system_line(doc)] if line],
         f"<p>{escape(w.run_line(doc))}</p>",
         f"<p>{escape(_tool_line(doc))}</p>",
         *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(doc)],

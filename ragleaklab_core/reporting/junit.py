@@ -98,7 +98,9 @@ def _aggregate(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> 
     return element
 
 
-def _suite(report: PackReport, settings: Mapping[str, Any]) -> ET.Element:
+def _suite(
+    report: PackReport, settings: Mapping[str, Any], system: Mapping[str, Any]
+) -> ET.Element:
     pack = report.document  # the cases' and values' detail
     cases = [_case(pack, c) for c in report.case_results]
     gated = {k: v for k, v in report.values.items() if v["threshold"] is not None}
@@ -132,6 +134,8 @@ def _suite(report: PackReport, settings: Mapping[str, Any]) -> ET.Element:
         "reducer": pack["cases"]["reducer"],
         "cases.in_pack": pack["cases"]["in_pack"],
         "max_fail_rate": pack.get("max_fail_rate", settings.get("max_fail_rate")),
+        # Which system was tested (the same on every suite: the schema has no run-level place).
+        **{f"system.{key}": value for key, value in system.items()},
     }
     for key, value in shown.items():
         if value is not None:
@@ -150,7 +154,8 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
     model = run_report(report)
     doc = model.document
     require_case_results(doc, OUTCOME_FIELDS)
-    suites = [_suite(pack, model.settings) for pack in model.packs]
+    system = doc.get("system") if isinstance(doc.get("system"), Mapping) else {}
+    suites = [_suite(pack, model.settings, system) for pack in model.packs]
     root = ET.Element(
         "testsuites",
         {

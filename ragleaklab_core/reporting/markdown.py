@@ -108,11 +108,17 @@ def _head(report: RunReport) -> list[str]:
     return [
         f"## {_ICON[report.verdict]} ragleaklab: {report.verdict.word}",
         "",
+        *_system(report),
         f"**{text(w.run_line(report.document), 400)}**",
         "",
         *[f"- {text(line, 400)}" for line in gate],
         *([""] if gate else []),
     ]
+
+
+def _system(report: RunReport) -> list[str]:
+    system = w.system_line(report.document)
+    return [] if system is None else [text(system, 400), ""]
 
 
 def _pack(report: PackReport) -> list[str]:

@@ -191,6 +191,7 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
         "properties": {
             "verdict": model.verdict.value,
             "generated_at": doc.get("generated_at"),
+            **({"system": doc["system"]} if isinstance(doc.get("system"), Mapping) else {}),
         },
     }
     if isinstance(doc.get("exit_code"), int):

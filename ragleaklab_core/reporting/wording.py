@@ -99,6 +99,26 @@ def pack_counts(report: Mapping[str, Any]) -> list[str]:
     return parts
 
 
+def system_line(report: Mapping[str, Any]) -> str | None:
+    """``tested: python (callable app:answer, python@a31895bf96bb), config ragleaklab.toml``:
+    which system the run tested and the config file it read, first in every rendering (a
+    passing run of the embedded reference RAG must not read as a pass of the user's app). None
+    for a report written before it was recorded."""
+    system = report.get("system")
+    if not isinstance(system, Mapping) or not system.get("target"):
+        return None
+    name = str(system["target"])
+    said = [str(x) for x in (system.get("where"), system.get("identity")) if x]
+    if name == "reference":
+        said.insert(0, "the embedded reference RAG")
+    config = system.get("config")
+    return (
+        f"tested: {name}"
+        + (f" ({', '.join(said)})" if said else "")
+        + (f", config {config}" if config else ", no config file")
+    )
+
+
 def run_line(report: Mapping[str, Any]) -> str:
     """``4 of 4 packs failed; 2595 cases, 0 errored; target reference``."""
     totals = report.get("totals") or {}

@@ -107,6 +107,7 @@ class PackWork:
         recorder: Where answers are recorded for a later replay, or None.
         ledger: Where what the target plants in a store that outlives the run is recorded
             before it is planted, or None (a library caller's run: nothing recorded).
+        recheck_principal: See below.
     """
 
     pack: LoadedPlugin
@@ -117,6 +118,9 @@ class PackWork:
     spec: WorkerSpec
     recorder: Recorder | None = None
     ledger: PlantLedger | None = None
+    #: The target could not say before it was built whether it can ask as a principal (a
+    #: python factory's app): it is asked again after ingest, before any case.
+    recheck_principal: bool = False
 
 
 @frozen
@@ -275,6 +279,34 @@ def principal_support(target: Any) -> bool | None:
     http target without ``{principal}`` in a template); ``True`` when it declares
     ``carries_principal = True``; ``None`` when only the target can judge, per case."""
     return _traits(target).principal_support
+
+
+def why_no_principal(target: Any) -> str:
+    """Why *target* cannot ask as a principal, in the words of its declaration."""
+    if accepts_principal(target):
+        return "as configured, it sends no principal to the system"
+    return "its answer/aanswer takes no 'principal' keyword"
+
+
+def first_principal_case(pack: LoadedPlugin, tags: Sequence[str]) -> str | None:
+    """The test id of the first selected case of *pack* asked as a principal, or None (one read
+    of the cases, stopping there)."""
+    wanted = set(tags)
+    for case in pack.obj.cases():
+        if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
+            return case.test_id
+    return None
+
+
+def principal_reason(pack: str, case: str, target: str, why: str) -> str:
+    """The words of a pack not tested because its cases ask as a principal (what, why, the
+    fixes): one sentence for the check before the run and the one after ingest."""
+    return (
+        f"its cases ask as a principal (the first: {case!r}) and target {target!r} cannot ask "
+        f"as one ({why}); nothing was asked: use a target that passes the principal to the "
+        f"system (docs/targets.md, asking as a principal), or leave the pack out with "
+        f"--exclude {pack}"
+    )
 
 
 class TargetSession:
@@ -658,6 +690,10 @@ class LocalExecutor:
                 stop = f"ingest failed: {describe(exc)}"
                 problems.append(stop)
                 log.error("pack.ingest_failed", pack=pack, reason=describe(exc))
+            if stop is None:
+                stop = _principal_stop(work)
+                if stop is not None:
+                    problems.append(stop)
             unreachable = await answer_asks(
                 pack, session, work.metrics, work.settings, asks, emit, stop
             )
@@ -667,6 +703,20 @@ class LocalExecutor:
         finally:
             problems.extend(await session.close())
         return Execution(problems=tuple(problems), stopped=stop)
+
+
+def _principal_stop(work: PackWork) -> str | None:
+    """Why the pack is not tested when its target, built now, turns out unable to ask its cases
+    as a principal (a factory's app that takes no ``principal``): nothing is asked, rather than
+    every such case erroring. None when it can, or when no selected case asks as one."""
+    target = work.target
+    # Read again, not from the traits cached when the plugin was loaded (the app is built now).
+    if not work.recheck_principal or target_traits(target.obj).principal_support is not False:
+        return None
+    case = first_principal_case(work.pack, work.settings.tags)
+    if case is None:
+        return None
+    return principal_reason(work.spec.pack, case, target.name, why_no_principal(target))
 
 
 def evolve_resumed(record: CaseRecord) -> CaseRecord:
@@ -691,9 +741,12 @@ __all__ = [
     "answer_asks",
     "bad_result",
     "describe",
+    "first_principal_case",
     "is_transport_failure",
     "not_asked",
     "plants_into",
     "plugin_error",
+    "principal_reason",
     "score_case",
+    "why_no_principal",
 ]

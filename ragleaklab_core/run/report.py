@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core._version import __version__
+from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.calibration.report import _generated_at
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.run.case_details import case_results, detail_counts
@@ -70,17 +71,43 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
     }
 
 
+#: The option that says which system a target plugin talks to, in the order looked for: what
+#: the first line of every summary names beside the plugin (never a secret: options are redacted).
+_SYSTEM_OPTIONS = ("callable", "url", "base_url", "endpoint", "model")
+
+
+def tested_system(target: Mapping[str, Any] | None, config: str | None) -> dict[str, Any]:
+    """Which system a run tested, as the first lines of every rendering name it: the target
+    plugin, its identity (``name@digest`` of its redacted options, what labels are tied to),
+    the option that says where the system is, and the config file read (None: no file)."""
+    if target is None:
+        return {"target": None, "identity": None, "where": None, "config": config}
+    options = target.get("options") or {}
+    where = next(
+        (f"{key} {options[key]}" for key in _SYSTEM_OPTIONS if isinstance(options.get(key), str)),
+        None,
+    )
+    return {
+        "target": target.get("name"),
+        "identity": target_identity(target),
+        "where": where,
+        "config": config,
+    }
+
+
 def build_report(
     verdicts: Sequence[PackVerdict],
     *,
     settings: Mapping[str, Any],
     inputs: Mapping[str, Any],
+    config: str | None = None,
 ) -> dict[str, Any]:
-    """The ``report.json`` document."""
+    """The ``report.json`` document (*config*: the config file the run read, as given)."""
     status, exit_code = run_status(verdicts)
     target = verdicts[0].run.target.provenance() if verdicts else None
     return {
         "tool": {"name": "ragleaklab", "version": __version__},
+        "system": tested_system(target, config),
         "generated_at": _generated_at(),
         "verdict": status,
         "exit_code": exit_code,
@@ -178,4 +205,12 @@ def runs_lines(verdicts: Sequence[PackVerdict]) -> Iterator[str]:
             yield json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
 
 
-__all__ = ["build_report", "chunks", "dumps", "plain", "runs_jsonl", "runs_lines"]
+__all__ = [
+    "build_report",
+    "chunks",
+    "dumps",
+    "plain",
+    "runs_jsonl",
+    "runs_lines",
+    "tested_system",
+]

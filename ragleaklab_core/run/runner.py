@@ -37,10 +37,12 @@ from ragleaklab_core.run.executor import (
     PackWork,
     PrincipalUnsupported,
     WorkerSpec,
-    accepts_principal,
     describe,
+    first_principal_case,
     is_transport_failure,
+    principal_reason,
     principal_support,
+    why_no_principal,
 )
 from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.recording import metric_options as requested_options
@@ -271,6 +273,8 @@ async def arun_pack(
         )
         if not checked:
             refuse_principals(pack, settings.tags, target)
+    # A target that knows only once built (a python factory) is checked after its ingest.
+    recheck = replay is None and principal_support(target) is None
     lower: set[str] = set()
     for m in metrics:
         lower.update(m.metric_traits.lower_is_worse)
@@ -295,7 +299,7 @@ async def arun_pack(
         replay=None if replay is None else replay.directory.as_posix(),
         run_id=ledger.run_id if ledger is not None else new_run_id(),
     )
-    work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger)
+    work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger, recheck)
     if recorder is not None:
         recorder.start_pack(info.name)
     execution = await chosen.execute(
@@ -323,6 +327,28 @@ async def arun_pack(
         value_names=_declared_values(metrics),
         executor=chosen.name,
         retried=execution.retried,
+    )
+
+
+def untested_run(
+    pack: LoadedPlugin, target: LoadedPlugin, settings: RunSettings, reason: str
+) -> PackRun:
+    """A pack's run that asked nothing because *reason* was known before it started: its
+    identity, its size and the target it could not be tested on, for the report."""
+    cases = pack.obj.cases()
+    return PackRun(
+        pack=pack,
+        info=pack_info(pack.obj),
+        target=target,
+        metrics=(),
+        settings=settings,
+        lower_is_worse=frozenset(),
+        value_metric={},
+        records=(),
+        results=(),
+        n_cases_in_pack=len(cases) if isinstance(cases, Sized) else sum(1 for _ in cases),
+        problems=(reason,),
+        stopped=True,
     )
 
 
@@ -421,32 +447,32 @@ def select_cases(cases: Iterable[Case], tags: Sequence[str], pack: str) -> tuple
     return chosen
 
 
-def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> None:
-    """Refuse, before anything is ingested or asked, a pack whose selected cases ask as a
-    principal on a target that cannot carry one.
+def principal_problem(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> str | None:
+    """Why *pack* cannot be tested on *target*, known before anything is ingested or asked: its
+    selected cases ask as a principal and the target cannot carry one. None otherwise.
 
-    Erroring those cases one by one would still run the rest, and with ``run.tolerate_errors``
-    a cross-tenant pack could pass having asked none of its cross-tenant cases. One read of the
-    cases, and only for such a target (a target that takes ``principal`` costs nothing).
+    One read of the cases, and only for such a target (a target that takes ``principal``, or
+    that judges per case, costs nothing). A case with a principal is never asked anonymously:
+    its answer would not be the one the case is about.
     """
     if principal_support(target) is not False:
-        return
-    wanted = set(tags)
-    name = pack_info(pack.obj).name
-    for case in pack.obj.cases():  # stops at the first case asked as a principal
-        if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
-            raise PrincipalUnsupported(
-                f"pack {name!r}: case {case.test_id!r} asks as a principal, and target "
-                f"{target.name!r} cannot ask as one ({_why_no_principal(target)}); nothing "
-                "was asked: use a target that passes the principal to the system "
-                "(docs/targets.md, asking as a principal)"
-            )
+        return None
+    case = first_principal_case(pack, tags)
+    if case is None:
+        return None
+    return principal_reason(pack_info(pack.obj).name, case, target.name, why_no_principal(target))
 
 
-def _why_no_principal(target: Any) -> str:
-    if accepts_principal(target):
-        return "its options send no principal"
-    return "its answer/aanswer takes no 'principal' keyword"
+def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> None:
+    """Refuse (:class:`PrincipalUnsupported`, exit 3) what :func:`principal_problem` finds: for
+    a caller running one pack, which has no other pack to report beside it.
+
+    Erroring those cases one by one would still run the rest, and with ``run.tolerate_errors``
+    a cross-tenant pack could pass having asked none of its cross-tenant cases.
+    """
+    problem = principal_problem(pack, tags, target)
+    if problem is not None:
+        raise PrincipalUnsupported(f"pack {pack_info(pack.obj).name!r}: {problem}")
 
 
 def _check_tags(cases: Iterable[Case], tags: tuple[str, ...], pack: str) -> None:
@@ -470,11 +496,15 @@ __all__ = [
     "arun_pack",
     "count_asks",
     "describe",
+    "first_principal_case",
     "is_transport_failure",
     "load_metric",
     "load_pack",
+    "principal_problem",
+    "principal_reason",
     "reduce_case",
     "refuse_principals",
     "run_pack",
     "select_cases",
+    "untested_run",
 ]

@@ -28,9 +28,10 @@ from ragleaklab_core._discovery import (
     load_plugin,
     pack_info,
 )
+from ragleaklab_core._log import get_logger
 from ragleaklab_core.calibration.thresholds import ThresholdsFile, read_thresholds
 from ragleaklab_core.config import AllowanceSources, Config, unstructure
-from ragleaklab_core.errors import ConfigError, PluginError
+from ragleaklab_core.errors import ConfigError, PluginError, did_you_mean
 from ragleaklab_core.gate import (
     Verdict,
     reducer_threshold_problem,
@@ -48,14 +49,17 @@ from ragleaklab_core.run.runner import (
     RunSettings,
     count_asks,
     load_pack,
-    refuse_principals,
+    principal_problem,
     run_pack,
     select_cases,
     survey_cases,
+    untested_run,
 )
-from ragleaklab_core.run.verdict import PackVerdict, evaluate
+from ragleaklab_core.run.verdict import PackVerdict, evaluate, not_tested_verdict
 from ragleaklab_core.stats.aggregation import reducer
 from ragleaklab_core.values import PackInfo, Threshold
+
+log = get_logger(__name__)
 
 
 @frozen
@@ -101,11 +105,41 @@ def resolve_thresholds(
 
 
 def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
-    """The packs to run: given names, else the config's, else every installed pack."""
+    """The packs to run: given names, else the config's, else every installed pack; less the
+    config's ``run.exclude``.
+
+    Raises:
+        ConfigError: An excluded name is not an installed pack (with "did you mean"), a pack is
+            both named and excluded, or nothing is left.
+    """
     chosen = list(names) or list(config.run.packs) or available_names(PACKS)
     if not chosen:
         raise PluginError(PACKS, missing={"(any pack)": []})
-    return list(dict.fromkeys(chosen))  # keep order, drop repeats
+    chosen = list(dict.fromkeys(chosen))  # keep order, drop repeats
+    excluded = list(dict.fromkeys(config.run.exclude))
+    if not excluded:
+        return chosen
+    installed = available_names(PACKS)
+    problems = [
+        f"{name!r} is not an installed pack{did_you_mean(name, installed)} @ $.run.exclude"
+        for name in excluded
+        if name not in installed
+    ]
+    named = list(names) or list(config.run.packs)
+    problems += [
+        f"pack {name!r} is both selected and excluded: drop one @ $.run.exclude"
+        for name in excluded
+        if name in named
+    ]
+    left = [name for name in chosen if name not in excluded]
+    if not problems and not left:
+        problems.append(
+            f"every pack of the run is excluded ({', '.join(excluded)}): nothing would be "
+            "tested @ $.run.exclude"
+        )
+    if problems:
+        raise ConfigError("$.run.exclude", problems)
+    return left
 
 
 def isolation_of(target: Any) -> str:
@@ -136,6 +170,11 @@ class RunPlan:
     asks: Mapping[str, int] = attrs.field(factory=dict)
     #: Where each allowance in force was set (shown with every verdict, written in report.json).
     sources: AllowanceSources = attrs.field(factory=AllowanceSources)
+    #: Pack name -> why the run cannot test it, known before anything is asked (its cases ask
+    #: as a principal the target cannot carry): reported not tested beside the others.
+    not_tested: Mapping[str, str] = attrs.field(factory=dict)
+    #: The target as checked (its identity names the system tested even when no pack runs).
+    target: LoadedPlugin | None = None
     # The target built to check the options, never used: the first pack runs against it, so a
     # run builds one target per pack. A list, emptied when taken, so that it is used only once.
     _fresh: list[LoadedPlugin] = attrs.field(factory=list, alias="fresh")
@@ -201,6 +240,8 @@ def plan_suite(
     refuse_unusable(stored, {pack.obj.info().name for pack in loaded})
     _check_reduced_thresholds(config, loaded, settings, stored)
     fresh = []
+    not_tested: dict[str, str] = {}
+    target: LoadedPlugin | None = None
     if replay is not None:
         for pack in loaded:
             # Every pack recorded, every line readable, and recorded as this run would ask it:
@@ -216,11 +257,25 @@ def plan_suite(
         target = _check_target(config, loaded)
         for pack in loaded:
             # Every pack, before the first is run: a pack asking as a principal the target
-            # cannot carry must not stop a run half-way, its earlier packs' results lost.
-            refuse_principals(pack, settings.tags, target)
+            # cannot carry is reported not tested beside the others, never the end of the run.
+            problem = principal_problem(pack, settings.tags, target)
+            if problem is not None:
+                not_tested[pack.name] = problem
         fresh.append(target)
     chosen = sources if sources is not None else configured_sources(config)
-    return RunPlan(loaded, settings, path, stored, explicit, replay, asks, chosen, fresh=fresh)
+    return RunPlan(
+        loaded,
+        settings,
+        path,
+        stored,
+        explicit,
+        replay,
+        asks,
+        chosen,
+        not_tested=not_tested,
+        target=target,
+        fresh=fresh,
+    )
 
 
 def configured_sources(config: Config, where: str = "the configuration") -> AllowanceSources:
@@ -352,6 +407,12 @@ def run_suite(
     chosen = executor or executor_for(config)
     try:
         for pack in plan.packs:
+            untestable = plan.not_tested.get(pack.name)
+            if untestable is not None and plan.target is not None:
+                log.warning("pack.not_tested", pack=pack.name, reason=untestable)
+                untested = untested_run(pack, plan.target, settings, untestable)
+                verdicts.append(not_tested_verdict(untested, untestable))
+                continue
             if on_pack is not None:
                 asks = plan.asks.get(pack.name)
                 on_pack(pack, count_asks(pack, settings) if asks is None else asks)

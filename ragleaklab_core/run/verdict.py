@@ -329,6 +329,8 @@ def evaluate(
     # every question is vulnerable): these make the pack ERROR only when nothing failed.
     untested = [*_same_answers(run), *thin]
     problems = [*unjudged, *unreached_problem, *untested, *run.problems]
+    if run.stopped:  # what stopped it (ingest, a principal it cannot carry) is the reason
+        problems = [*run.problems, *unjudged, *unreached_problem, *untested]
     if n_not_asked and not run.problems:  # stopped for a reason given in problems otherwise
         problems.append(f"{n_not_asked} cases were not asked")
     tested = (
@@ -478,6 +480,26 @@ def _metric_of(name: str, run: PackRun, missing: Mapping[frozenset[str], int]) -
     return ", ".join(culprits) if culprits else "?"
 
 
+def not_tested_verdict(run: PackRun, reason: str) -> PackVerdict:
+    """The verdict of a pack the run knew it could not test before asking anything (its cases
+    ask as a principal the target cannot carry): ``ERROR``, not tested, *reason* its only
+    reason, reported beside the packs that were measured (never a pass, and never the end of
+    the run)."""
+    return PackVerdict(
+        run=run,
+        values=(),
+        errored_ids=(),
+        errors={},
+        unscorable={},
+        reasons=(reason,),
+        passed=False,
+        status=Verdict.ERROR,
+        tested=False,
+        not_tested=reason,
+        status_without_thresholds=Verdict.ERROR,
+    )
+
+
 def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
     """A run's verdict and exit code from its packs' (:func:`ragleaklab_core.gate.run_verdict`)."""
     verdict = run_verdict(v.status for v in verdicts)
@@ -492,5 +514,6 @@ __all__ = [
     "PackVerdict",
     "ValueVerdict",
     "evaluate",
+    "not_tested_verdict",
     "run_status",
 ]

@@ -63,13 +63,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         extra_source=HOSTILE_TARGET,
         extra_entry_points={"ragleaklab.targets": {"escaping": "rlk_test_fakes:Escaping"}},
     )
-    (ws.root / "ragleaklab.toml").write_text(CONFIG, encoding="utf-8")
+    (ws.root / "console.toml").write_text(CONFIG, encoding="utf-8")
     smoke = "--smoke"
     rh = ("-p", "relevance-hijack", smoke)
     printed = {
         "several-failing": ws.cli("run", smoke, "-o", "several-failing"),
         "passing": ws.cli("run", *rh, "-o", "passing", ok=(0,)),
-        "config": ws.cli("run", *rh, "--config", "ragleaklab.toml", "-o", "config"),
+        "config": ws.cli("run", *rh, "--config", "console.toml", "-o", "config"),
         "errored": ws.cli("run", *rh, "--target", "broken", "-o", "errored"),
         "unscorable": ws.cli(
             "run", *rh, "--target", "blind", "--tolerate-errors", "-o", "unscorable", ok=(0, 1, 3)

@@ -398,7 +398,7 @@ def test_a_legacy_plugin_target_runs_ordinary_packs_and_errors_cases_with_a_prin
     with pytest.raises(PrincipalUnsupported) as info:
         run_pack(load_pack("acme-tenants"), target_name="acme-legacy")
     message = str(info.value)
-    assert "pack 'acme-tenants': case 'as-bob' asks as a principal" in message
+    assert "pack 'acme-tenants': its cases ask as a principal (the first: 'as-bob')" in message
     assert "target 'acme-legacy' cannot ask as one" in message
     assert "takes no 'principal' keyword" in message and "nothing was asked" in message
     assert info.value.exit_code == 3
