@@ -106,11 +106,12 @@ def resolve_thresholds(
 
 def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
     """The packs to run: given names, else the config's, else every installed pack; less the
-    config's ``run.exclude``.
+    config's ``run.exclude`` (which wins over a name given too: ``[run] packs`` listing every
+    pack and ``--exclude`` one leaves that one out).
 
     Raises:
-        ConfigError: An excluded name is not an installed pack (with "did you mean"), a pack is
-            both named and excluded, or nothing is left.
+        ConfigError: An excluded name is not an installed pack (with "did you mean"), or
+            nothing is left.
     """
     chosen = list(names) or list(config.run.packs) or available_names(PACKS)
     if not chosen:
@@ -124,12 +125,6 @@ def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
         f"{name!r} is not an installed pack{did_you_mean(name, installed)} @ $.run.exclude"
         for name in excluded
         if name not in installed
-    ]
-    named = list(names) or list(config.run.packs)
-    problems += [
-        f"pack {name!r} is both selected and excluded: drop one @ $.run.exclude"
-        for name in excluded
-        if name in named
     ]
     left = [name for name in chosen if name not in excluded]
     if not problems and not left:
