@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +46,44 @@ def retrieved_ids(record: dict[str, Any]) -> list[str]:
 
 def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def fastapi_service(**env: str) -> Iterator[str]:
+    """The FastAPI service of ``rlk_app_fastapi.py`` on a loopback port, with *env* added to
+    its environment (``RLK_APP_TOKEN``, ``RLK_APP_ACCESS``); yields its base URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "rlk_app_fastapi:app", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning"],
+        env={**os.environ, "PYTHONPATH": str(APPS), **env},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{base}/seen", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(proc.stderr.read().decode()) from None
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("the FastAPI service did not start")
+        yield base
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)  # waits, and closes the pipe
+
+
+def fastapi_seen(base: str) -> dict[str, Any]:
+    """What the service's ``GET /seen`` reports."""
+    with urllib.request.urlopen(f"{base}/seen", timeout=5) as reply:
+        return json.loads(reply.read())

@@ -11,18 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ragleaklab_core import FLAG_HIGH
-from tests.apps.support import APPS, no_traceback, report, rlk, runs
+from tests.apps.support import fastapi_seen, fastapi_service, no_traceback, report, rlk, runs
 
 TOKEN = "fastapi-token-5f0c2e9a"
 SENTINEL = "sentinel-takeover-safe"
@@ -30,42 +25,10 @@ HIJACK = "relevance-hijack"
 PATTERN = r"^(?P<doc_id>.+?)::chunk-\d+$"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(APPS), "RLK_APP_TOKEN": TOKEN}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "rlk_app_fastapi:app", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{base}/seen", timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(proc.stderr.read().decode()) from None
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("the FastAPI service did not start")
+    with fastapi_service(RLK_APP_TOKEN=TOKEN) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=10)  # waits, and closes the pipe
-
-
-def seen(base: str) -> dict[str, list[str]]:
-    with urllib.request.urlopen(f"{base}/seen", timeout=5) as reply:
-        return json.loads(reply.read())
 
 
 def _toml(value: object) -> str:
@@ -137,7 +100,7 @@ def test_unmapped_chunk_ids_are_not_tested_and_mapped_ones_find_the_hijacks(tmp_
     ]
     assert 0 < pack["values"]["poison_rate_at_k"]["failing_cases"] == len(hijacked) < len(records)
     # the service forgot the pack at reset, and ingest sent ids and texts only
-    state = seen(service)
+    state = fastapi_seen(service)
     assert state["chunks"] == []
     assert set(state["fields"]) <= {"doc_id", "text"}, state["fields"]
 

@@ -6,6 +6,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ragleaklab_plugins.targets._template import render
 from ragleaklab_plugins.targets.http import HttpTarget
 
@@ -46,14 +48,59 @@ def test_the_principal_goes_into_headers_body_and_params(server):
     assert response.answer
 
 
-def test_a_template_with_principal_errors_on_a_case_without_one(server):
-    target = HttpTarget(url=server.url("/rag"), headers={"X-User": "{principal}"}, **NESTED)
-    with pytest.raises(ValueError, match=r"header 'X-User' uses \{principal\} and the case has"):
-        _asked(target, Case("c", "refunds?"))
-    body = HttpTarget(url=server.url("/rag"), body={"q": "{query}", "u": "{principal}"}, **NESTED)
-    with pytest.raises(ValueError, match=r"uses \{principal\} and the case has none"):
-        _asked(body, Case("c", "refunds?"))
-    assert server.seen == []  # nothing was sent with an empty principal
+def test_a_case_without_a_principal_leaves_out_every_value_that_holds_it(server):
+    target = HttpTarget(
+        url=server.url("/rag"),
+        headers={"X-User": "{principal}", "X-Tenant": "t-{principal}", "X-App": "rlk"},
+        body={
+            "query": "{query}",
+            "user": "user:{principal}",
+            "as": {"user": "{principal}", "role": "reader", "deep": {"who": "{principal}"}},
+            "tags": ["q", "{principal}", {"by": "{principal}"}, "by {principal} x"],
+            "k": 5,
+        },
+        params={"who": "{principal}", "lang": "en"},
+        **NESTED,
+    )
+    response = _asked(target, Case("c", "refunds by {principal}?"))
+    [seen] = server.seen
+    # left out whole, never sent empty ("") or cut ("t-", "user:"), at any depth
+    assert "x-user" not in seen.headers and "x-tenant" not in seen.headers
+    assert seen.headers["x-app"] == "rlk"
+    assert seen.json == {
+        "query": "refunds by {principal}?",  # the query's own text is data, never left out
+        "as": {"role": "reader", "deep": {}},
+        "tags": ["q", {}],
+        "k": 5,
+    }
+    assert seen.params == {"lang": "en"}
+    assert response.answer
+    # the same target, asked as someone, sends every value
+    _asked(target, Case("c", "refunds?", principal="alice"))
+    asked = server.seen[-1]
+    assert (asked.headers["x-user"], asked.headers["x-tenant"]) == ("alice", "t-alice")
+    assert asked.json["user"] == "user:alice" and asked.json["tags"][1:3] == [
+        "alice",
+        {"by": "alice"},
+    ]
+    assert asked.params == {"who": "alice", "lang": "en"}
+
+
+def test_ingest_and_reset_are_asked_as_nobody(server):
+    target = HttpTarget(
+        url=server.url("/rag"),
+        headers={"X-User": "{principal}", "X-App": "rlk"},
+        ingest_url=server.url("/ingest"),
+        reset_url=server.url("/reset"),
+        **NESTED,
+    )
+    target.ingest(DOCS)
+    target.reset()
+    target.close()
+    assert [s.path for s in server.seen] == ["/ingest", "/reset"]
+    for seen in server.seen:
+        assert "x-user" not in seen.headers and seen.headers["x-app"] == "rlk"
+        assert "{principal}" not in json.dumps(seen.json)
 
 
 def test_a_case_with_a_principal_errors_when_no_template_sends_it(server):
@@ -74,6 +121,61 @@ def test_a_principal_with_a_line_break_never_reaches_a_header(server):
     with pytest.raises(ValueError, match="control character"):
         _asked(target, Case("c", "q", principal="alice\r\nX-Admin: 1"))
     assert server.seen == []
+
+
+# String values with and without the placeholders, inside larger strings too.
+_strings = st.lists(
+    st.sampled_from(["{principal}", "{query}", "user:", "x", " ", "{", "}", "principal"]),
+    max_size=4,
+).map("".join)
+_templates = st.recursive(
+    st.none() | st.booleans() | st.integers() | _strings,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "user", "{principal}"]), inner, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+def _holds_principal(value: object) -> bool:
+    return isinstance(value, str) and "{principal}" in value
+
+
+def _without_principal(template: object) -> object:
+    """The rule docs/targets.md states: every string value holding {principal} is left out of
+    its object or list, at any depth; nothing else changes."""
+    if isinstance(template, dict):
+        return {k: _without_principal(v) for k, v in template.items() if not _holds_principal(v)}
+    if isinstance(template, list):
+        return [_without_principal(v) for v in template if not _holds_principal(v)]
+    return template
+
+
+@given(st.dictionaries(st.sampled_from(["q", "u", "as"]), _templates), _strings, st.text())
+def test_an_anonymous_case_sends_the_template_with_the_principal_values_left_out(
+    template, query, someone
+):
+    anonymous = render(template, query, None)
+    kept = _without_principal(template)
+    # exactly the values holding {principal} are gone, the rest rendered as for anyone
+    assert anonymous == render(kept, query, someone or "x")
+    json.dumps(anonymous)  # a plain JSON value: no marker of what was left out survives
+    # and asked as someone, nothing is left out: the same shape as the template
+    assert _shape(render(template, query, someone or "x")) == _shape(template)
+
+
+def _shape(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return type(value).__name__
+
+
+def test_a_template_that_is_only_the_principal_cannot_be_left_out():
+    with pytest.raises(ValueError, match="nothing is left to send"):
+        render("by {principal}", "q", None)
 
 
 def test_placeholders_are_replaced_in_one_pass():

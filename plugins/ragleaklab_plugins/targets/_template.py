@@ -4,7 +4,8 @@
 Both are inserted into the template's *string values* in one pass and the result is a new
 Python object that the HTTP client serialises; JSON text is never built by concatenation, so
 quotes, backslashes, newlines or braces in a query are data, never syntax (a query holding the
-text ``{principal}`` stays as it is). Keys are left alone.
+text ``{principal}`` stays as it is). Keys are left alone. A case without a principal leaves
+out every value that holds ``{principal}`` (see :func:`render`).
 """
 
 from __future__ import annotations
@@ -33,26 +34,50 @@ def render(template: Any, query: str | None, principal: str | None = None) -> An
     """A copy of *template* with ``{query}`` replaced by *query* and ``{principal}`` by
     *principal* in every string value (one pass: an inserted value is never scanned again).
 
-    Raises:
-        ValueError: The template holds ``{principal}`` and *principal* is None (or ``{query}``
-            and *query* is None): an empty value would send a different request, silently.
-    """
+    Without a principal (an anonymous case), a string value holding ``{principal}``, alone or
+    inside a larger string (``"user:{principal}"``), is **left out**: its key is dropped from its
+    object and its item from its list, at any depth. Sending it empty or with the placeholder cut
+    out would be another request than the anonymous one (``"user:"`` names nobody, yet says
+    someone asks); leaving it out is how a client that knows no user calls the service. An object
+    or list emptied that way is sent empty. Only the template is looked at, never an inserted
+    value, so a query holding the text ``{principal}`` is sent as written.
 
+    Raises:
+        ValueError: *template* itself is a string holding ``{principal}`` and *principal* is
+            None (there is nothing to leave it out of), or it holds ``{query}`` and *query* is
+            None.
+    """
+    rendered = _render(template, query, principal)
+    if rendered is _LEFT_OUT:
+        raise ValueError(
+            "the request template is {principal} itself and the case has none: nothing is left "
+            "to send"
+        )
+    return rendered
+
+
+#: What a string value holding ``{principal}`` renders to without a principal: dropped by the
+#: object or list that holds it.
+_LEFT_OUT = object()
+
+
+def _render(template: Any, query: str | None, principal: str | None) -> Any:
     def value(match: re.Match[str]) -> str:
         inserted = query if match.group() == QUERY else principal
         if inserted is None:
-            raise ValueError(
-                f"the request template uses {match.group()} and the case has none "
-                "(ask the case as a principal, or take {principal} out of the template)"
-            )
+            raise ValueError(f"the request template uses {match.group()} and the case has none")
         return inserted
 
     if isinstance(template, str):
+        if principal is None and PRINCIPAL in template:
+            return _LEFT_OUT
         return _PLACEHOLDER.sub(value, template)
     if isinstance(template, dict):
-        return {key: render(item, query, principal) for key, item in template.items()}
+        items = ((key, _render(item, query, principal)) for key, item in template.items())
+        return {key: item for key, item in items if item is not _LEFT_OUT}
     if isinstance(template, list | tuple):
-        return [render(item, query, principal) for item in template]
+        rendered = (_render(item, query, principal) for item in template)
+        return [item for item in rendered if item is not _LEFT_OUT]
     return template
 
 

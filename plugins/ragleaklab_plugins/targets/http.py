@@ -101,8 +101,11 @@ class HttpTarget:
             (``None``: no body), and ``{principal}`` the case's principal.
         params: URL query parameters, with ``{query}`` and ``{principal}`` inserted the same
             way. A case with a principal is errored when no header, body or parameter holds
-            ``{principal}`` (it would be asked anonymously), and so is a case without one when
-            a template holds it (an empty value is not the same request).
+            ``{principal}`` (it would be asked anonymously). A case without one is asked
+            anonymously: every header, parameter and body value that holds ``{principal}``
+            (``"user:{principal}"`` too) is left out of the request, never sent empty or cut,
+            so one configuration serves packs with and without principals. Ingest and reset
+            are asked as nobody: they leave out such headers too.
         answer_path: Where the answer string is in the response (one value, no ``[*]``).
         doc_ids_path: Where the retrieved document ids are, in rank order (``None``, or a path
             the response does not have: the target reports no retrieval, and retrieval metrics
@@ -244,7 +247,9 @@ class HttpTarget:
     @property
     def carries_principal(self) -> bool:
         """Whether a template sends the principal: read by the runner, which refuses a pack
-        asking as a principal before anything is ingested when none does."""
+        asking as a principal before anything is ingested when none does. It says nothing
+        about cases without a principal: those are asked anonymously either way, the values
+        holding ``{principal}`` left out of the request."""
         return self._sends_principal
 
     def _query_request(self, query: str, principal: str | None = None) -> Request:
@@ -258,7 +263,7 @@ class HttpTarget:
             self.method,
             self._endpoint.url,
             self._endpoint.shown,
-            headers=_headers(self._headers, principal) if self._sends_principal else self._headers,
+            headers=_headers(self._headers, principal),
             json=render(self._body, query, principal) if send_body else None,
             params=render(self._params, query, principal) if self._params else None,
         )
@@ -273,7 +278,7 @@ class HttpTarget:
                 "POST",
                 self._ingest.url,
                 self._ingest.shown,
-                headers=self._headers,
+                headers=_headers(self._headers, None),
                 json={"documents": batch[start : start + size]},
                 call="ingest",
             )
@@ -284,7 +289,11 @@ class HttpTarget:
         if self._reset is None:
             return None
         return Request(
-            self.reset_method, self._reset.url, self._reset.shown, self._headers, call="reset"
+            self.reset_method,
+            self._reset.url,
+            self._reset.shown,
+            _headers(self._headers, None),
+            call="reset",
         )
 
     # ---- what the core reads ---------------------------------------------------------------
@@ -460,7 +469,9 @@ class HttpTarget:
 
 
 def _headers(headers: dict[str, str], principal: str | None) -> dict[str, str]:
-    """*headers* with ``{principal}`` replaced (only it: a query never goes into a header)."""
+    """*headers* with ``{principal}`` replaced (only it: a query never goes into a header);
+    without a principal, a header whose value holds ``{principal}`` is not sent at all (an empty
+    or cut ``X-User`` would claim someone asks, or name nobody; see :func:`render`)."""
     if principal is not None and any(ord(c) < 32 or ord(c) == 127 for c in principal):
         # A line break in a header value would start a header of its own.
         raise ValueError(
@@ -470,10 +481,7 @@ def _headers(headers: dict[str, str], principal: str | None) -> dict[str, str]:
     for name, value in headers.items():
         if PRINCIPAL in value:
             if principal is None:
-                raise ValueError(
-                    f"header {name!r} uses {{principal}} and the case has none (ask the case as "
-                    "a principal, or take {principal} out of the header)"
-                )
+                continue
             value = value.replace(PRINCIPAL, principal)
         out[name] = value
     return out
