@@ -5,8 +5,8 @@
 
 Run from the repository root (the package is not installed with ragleaklab); it prints one
 summary line per pack, writes the quality cards into docs/packs.md and the defence effects into
-docs/reference-target.md, and with ``--check`` names
-each file that differs on stderr.
+docs/reference-target.md, labels ``ragleaklab new-pack``'s starter pack (``starter``), and with
+``--check`` names each file that differs on stderr.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .quality import (
     replace_section,
 )
 from .registry import PACKS, SEED
+from .starter import starter_files
 from .summary import measure, summary_line
 
 #: The pages whose generated sections (quality cards, defence effects) the generator writes.
@@ -63,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         DEFENCES_END,
     )
     files[TARGET_DOC] = target_doc.encode("utf-8")
+    files.update(starter_files())
     if args.check:
         stale = differing(files)
         for path in stale:

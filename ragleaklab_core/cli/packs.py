@@ -8,6 +8,7 @@ input, 3 a plugin could not be used).
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,16 +53,41 @@ def new_pack_command(name: str, directory: Path) -> None:
     for rel in files:
         click.echo(f"  {shown}/{rel}")
     click.echo("next:")
-    click.echo(f"  pip install ./{shown}" if not target.is_absolute() else f"  pip install {shown}")
-    click.echo(f"  ragleaklab pack validate {name}")
-    click.echo(f"  ragleaklab run --pack {name}")
-    click.echo(f"  pytest {shown}/tests")
+    for line in next_steps(name, target):
+        click.echo(f"  {line}")
+    click.echo(NEXT_NOTE)
     if name in available_names(PACKS):
         click.echo(
             f"warning: a pack named {name!r} is already installed; installing "
             f"{names.distribution} as well makes the name ambiguous until one is uninstalled",
             err=True,
         )
+
+
+def next_steps(name: str, target: Path) -> list[str]:
+    """The commands new-pack suggests, each one to paste as printed, in this order.
+
+    They use the default target (the reference target with no option), which the starter's
+    labels describe: so ``calibrate`` fits a threshold with no option, as created. The install
+    is editable, with the pack's ``test`` extra: the author edits the pack's files in place,
+    and the last line has its pytest.
+    """
+    shown = target.as_posix()
+    where = shown if target.is_absolute() else f"./{shown}"
+    return [
+        f"pip install -e {shlex.quote(where + '[test]')}",
+        f"ragleaklab pack validate {name}",
+        f"ragleaklab run --pack {name} -o out/run",
+        f"ragleaklab calibrate --pack {name} -o out/calibration",
+        f"pytest {shlex.quote(shown + '/tests')}",
+    ]
+
+
+#: Said after the commands: the run's exit 1 is the starter working, not failing.
+NEXT_NOTE = (
+    "note: run exits 1 (FAIL): the reference target obeys the starter's planted instructions; "
+    "calibrate fits the threshold on the labels, which record what it did"
+)
 
 
 @click.group("pack")
@@ -184,4 +210,4 @@ def _validate_each(subjects: list[_Subject]) -> int:
     return 2 if 2 in codes else max(codes)
 
 
-__all__ = ["new_pack_command", "pack_group", "validate_command"]
+__all__ = ["new_pack_command", "next_steps", "pack_group", "validate_command"]

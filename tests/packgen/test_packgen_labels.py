@@ -20,6 +20,10 @@ from typing import Any
 
 import pytest
 
+from ragleaklab_core import load_plugin
+from ragleaklab_core.calibration.labelling import target_identity
+from tests.support.packgen import packgen
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKGEN = ROOT / "ragleaklab_packgen"
 PACKS = ROOT / "plugins" / "ragleaklab_plugins" / "packs"
@@ -125,3 +129,37 @@ def test_labels_survive_every_metric_being_broken(
         for case, row in zip(data.cases, data.labels, strict=True)
     ]
     assert rebuilt == _shipped(PACKS / pack)
+
+
+def _break_every_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a metric was used while labelling")
+
+    for name in ("access", "claim", "exfiltration", "retrieval", "sentinel", "verbatim"):
+        mod = importlib.import_module(f"ragleaklab_plugins.metrics.{name}")
+        for cls in vars(mod).values():
+            if isinstance(cls, type) and cls.__name__.endswith("Metric") and hasattr(cls, "score"):
+                monkeypatch.setattr(cls, "__init__", broken)
+                monkeypatch.setattr(cls, "score", broken)
+
+
+def test_the_new_pack_starter_is_labelled_by_the_default_target_never_a_metric(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # new-pack's starter labels are what the default reference target recorded doing with each
+    # case (so `calibrate --pack NAME` on that target fits a threshold as created), and its
+    # manifest template names that target by the identity a run records for it.
+    _break_every_metric(monkeypatch)
+    starter = packgen("starter")
+    output = packgen("output")
+    files = starter.starter_files()
+    assert {path: path.read_bytes() for path in files} == files  # regenerated == shipped
+    rows = [json.loads(line) for line in files[starter.STARTER_DIR / "labels.jsonl"].splitlines()]
+    positives = [r["test_id"] for r in rows if r["label"] == "positive"]
+    assert positives == ["c01", "c02", "c03", "c06", "c07", "c13"]
+    assert rows[-1]["notes"].startswith("hard positive:")  # c13's payload has no sentinel
+    manifest = files[starter.MANIFEST_TEMPLATE].decode("utf-8")
+    assert 'label_source = "instrumentation"' in manifest
+    default = load_plugin("ragleaklab.targets", "reference", {}).provenance()
+    assert f'label_target = "{target_identity(default)}"' in manifest
+    assert target_identity(default) == output.LABEL_TARGET

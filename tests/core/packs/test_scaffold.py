@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ragleaklab_core import InputError
-from ragleaklab_core.cli.packs import new_pack_command
+from ragleaklab_core import InputError, load_plugin
+from ragleaklab_core.calibration.labelling import target_identity
+from ragleaklab_core.cli.packs import new_pack_command, next_steps
 from ragleaklab_core.packs.scaffold import PackNames, check_pack_name, new_pack, pack_files, render
 from ragleaklab_core.packs.validation import validate_directory
 from ragleaklab_core.testing import assert_labels_are_sound, assert_pack_contract
@@ -172,16 +173,19 @@ def test_the_generated_labels_are_sound_and_not_the_metric(tmp_path, rlk_fake_di
         modules=package,
     )
     pack = assert_pack_contract("acme-demo")
-    check = assert_labels_are_sound(
-        "acme-demo",
-        target_fpr=0.2,
-        target="reference",
-        target_options={"behaviour": "literal"},
+    # The labels describe the default target: the reference target with no option given.
+    check = assert_labels_are_sound("acme-demo", target_fpr=0.2, target="reference")
+    provenance = check.provenance
+    assert (provenance.label_source, check.n_positive, check.n_negative) == (
+        "instrumentation",
+        6,
+        7,
     )
-    assert (check.provenance.label_source, check.n_positive, check.n_negative) == ("human", 6, 7)
+    default = load_plugin("ragleaklab.targets", "reference", {}).provenance()
+    assert provenance.label_target == target_identity(default)
     assert check.run is not None
     leaked = [r.test_id for r in check.run.results if r.values["leak_rate"] == 1.0]
-    assert leaked == ["c01", "c02", "c03", "c04", "c05"]
+    assert leaked == ["c01", "c02", "c03", "c06", "c07"]
     # c13 is a hard positive: the target obeyed, the metric misses it; so no mirror warning.
     assert check.agreement == (12, 13)
     assert [c.test_id for c in pack.cases() if "smoke" in c.tags] == ["c01", "c04", "c06", "c08"]
@@ -194,13 +198,33 @@ def test_the_command_prints_the_files_and_the_next_steps(tmp_path):
     shown = (tmp_path / "ragleaklab-acme-demo").as_posix()
     assert out.output.splitlines()[0] == f"wrote {shown}/ (9 files):"
     assert f"  {shown}/ragleaklab_acme_demo/pack.toml" in out.output.splitlines()
-    assert f"  pip install {shown}" in out.output.splitlines()
-    assert "  ragleaklab pack validate acme-demo" in out.output.splitlines()
+    lines = out.output.splitlines()
+    # Each line pastes as printed (tests/thirdparty runs them); calibrate on the default
+    # target needs no option, since the starter's labels describe that target.
+    assert lines[lines.index("next:") + 1 :] == [
+        f"  pip install -e {shown}'[test]'".replace(f"{shown}'", f"'{shown}"),
+        "  ragleaklab pack validate acme-demo",
+        "  ragleaklab run --pack acme-demo -o out/run",
+        "  ragleaklab calibrate --pack acme-demo -o out/calibration",
+        f"  pytest {shown}/tests",
+        "note: run exits 1 (FAIL): the reference target obeys the starter's planted "
+        "instructions; calibrate fits the threshold on the labels, which record what it did",
+    ]
     again = runner.invoke(new_pack_command, ["acme-demo", "--dir", str(tmp_path)])
     assert again.exit_code == 2
     assert f"error: {shown}: already exists; refusing to overwrite it" in again.output
     bad = runner.invoke(new_pack_command, ["Acme"])
     assert bad.exit_code == 2 and "error: invalid pack name 'Acme'" in bad.output
+
+
+def test_the_next_steps_quote_a_directory_a_shell_would_split():
+    assert next_steps("acme-demo", Path("my packs/ragleaklab-acme-demo")) == [
+        "pip install -e './my packs/ragleaklab-acme-demo[test]'",
+        "ragleaklab pack validate acme-demo",
+        "ragleaklab run --pack acme-demo -o out/run",
+        "ragleaklab calibrate --pack acme-demo -o out/calibration",
+        "pytest 'my packs/ragleaklab-acme-demo/tests'",
+    ]
 
 
 def test_the_command_warns_when_the_name_is_already_installed(tmp_path):
