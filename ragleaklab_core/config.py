@@ -413,6 +413,8 @@ class RunConfig:
     epochs: int = field(default=1, validator=v.ge(1))
     reducer: str = field(default="mean", validator=_reducer_fits_epochs)
     tags: list[str] = field(factory=list)
+    # Cases carrying one of these tags are left out (whatever `tags` selects).
+    exclude_tags: list[str] = field(factory=list)
     tolerate_errors: bool = False
     # A share below 1 (1 would allow every case: refused, see _allowance).
     max_fail_rate: float = field(default=0.0, validator=_allowance)

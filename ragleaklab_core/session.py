@@ -105,6 +105,7 @@ def _paths(value: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
 #: The flag of ``ragleaklab run`` that sets each ``$.run`` key (``ray.*``: a ``[run.ray]`` key).
 _RUN_FLAGS = {
     "exclude": "--exclude",
+    "exclude_tags": "--exclude-tag",
     "epochs": "--epochs",
     "reducer": "--reducer",
     "concurrency": "--concurrency",
@@ -163,6 +164,8 @@ class RunRequest:
     reducer: str | None = None
     smoke: bool = False
     tags: tuple[str, ...] = ()
+    #: ``--exclude-tag``: cases carrying one are left out (replaces ``[run] exclude_tags``).
+    exclude_tags: tuple[str, ...] = ()
     thresholds_path: Path | None = None
     tolerate_errors: bool = False
     concurrency: int | None = None
@@ -193,6 +196,7 @@ class RunRequest:
         """What this request sets over the config file (:func:`apply_overrides` merges it)."""
         run: dict[str, Any] = {
             "exclude": list(self.exclude) or None,
+            "exclude_tags": list(self.exclude_tags) or None,
             "epochs": self.epochs,
             "reducer": self.reducer,
             "tolerate_errors": True if self.tolerate_errors else None,

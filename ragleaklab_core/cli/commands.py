@@ -415,6 +415,13 @@ def _progress_callbacks() -> Any:
 @click.option("--smoke", is_flag=True, help="Only cases tagged 'smoke'.")
 @click.option("--tag", "tags", multiple=True, help="Only cases with this tag (repeatable).")
 @click.option(
+    "--exclude-tag",
+    "exclude_tags",
+    multiple=True,
+    metavar="TAG",
+    help="Leave out cases with this tag (repeatable; replaces [run] exclude_tags).",
+)
+@click.option(
     "--thresholds",
     "thresholds_path",
     type=click.Path(path_type=Path),
@@ -521,6 +528,7 @@ def run(
     reducer: str | None,
     smoke: bool,
     tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
     thresholds_path: Path | None,
     tolerate_errors: bool,
     concurrency: int | None,
@@ -568,6 +576,7 @@ def run(
         reducer=reducer,
         smoke=smoke,
         tags=tags,
+        exclude_tags=exclude_tags,
         thresholds_path=thresholds_path,
         tolerate_errors=tolerate_errors,
         concurrency=concurrency,

@@ -84,6 +84,8 @@ def pack_line(pack: Mapping[str, Any]) -> str:
         parts.append(f"{epochs} epochs reduced by {cases.get('reducer')}")
     if cases.get("tags"):
         parts.append("tags " + ", ".join(map(str, cases["tags"])))
+    if cases.get("exclude_tags"):
+        parts.append("excluding tags " + ", ".join(map(str, cases["exclude_tags"])))
     return ", ".join(parts)
 
 

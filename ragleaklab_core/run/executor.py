@@ -288,12 +288,11 @@ def why_no_principal(target: Any) -> str:
     return "its answer/aanswer takes no 'principal' keyword"
 
 
-def first_principal_case(pack: LoadedPlugin, tags: Sequence[str]) -> str | None:
-    """The test id of the first selected case of *pack* asked as a principal, or None (one read
-    of the cases, stopping there)."""
-    wanted = set(tags)
+def first_principal_case(pack: LoadedPlugin, settings: RunSettings) -> str | None:
+    """The test id of the first case of *pack* the *settings* select that asks as a principal,
+    or None (one read of the cases, stopping there)."""
     for case in pack.obj.cases():
-        if case.principal is not None and (not wanted or wanted.intersection(case.tags)):
+        if case.principal is not None and settings.selects(case.tags):
             return case.test_id
     return None
 
@@ -713,7 +712,7 @@ def _principal_stop(work: PackWork) -> str | None:
     # Read again, not from the traits cached when the plugin was loaded (the app is built now).
     if not work.recheck_principal or target_traits(target.obj).principal_support is not False:
         return None
-    case = first_principal_case(work.pack, work.settings.tags)
+    case = first_principal_case(work.pack, work.settings)
     if case is None:
         return None
     return principal_reason(work.spec.pack, case, target.name, why_no_principal(target))

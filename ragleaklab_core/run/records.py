@@ -4,7 +4,7 @@ epoch (:class:`CaseRecord`, a line of ``runs.jsonl``) and one case reduced over 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -21,6 +21,7 @@ class RunSettings:
         epochs: How many times each case is asked (for non-deterministic targets).
         reducer: The reducer that turns a case's epoch values into one value.
         tags: Run only cases carrying at least one of these tags (empty: every case).
+        exclude_tags: Leave out every case carrying one of these tags (it wins over *tags*).
         concurrency: How many cases are asked at once (targets with ``aanswer``, or a
             ``thread_safe`` target); 1 asks them one after the other.
         rate_limit: At most this many requests per second (None: no limit).
@@ -34,6 +35,29 @@ class RunSettings:
     concurrency: int = field(default=1, validator=attrs.validators.ge(1))
     rate_limit: float | None = None
     max_consecutive_failures: int = field(default=5, validator=attrs.validators.ge(0))
+    exclude_tags: tuple[str, ...] = ()
+
+    @property
+    def selecting(self) -> bool:
+        """Whether tags select or leave out cases (else every case runs)."""
+        return bool(self.tags or self.exclude_tags)
+
+    def selects(self, case_tags: Iterable[str]) -> bool:
+        """Whether a case carrying *case_tags* runs: none of :attr:`exclude_tags`, and one of
+        :attr:`tags` when there are any."""
+        return case_selected(case_tags, self.tags, self.exclude_tags)
+
+
+def case_selected(
+    case_tags: Iterable[str], tags: Iterable[str], exclude_tags: Iterable[str] = ()
+) -> bool:
+    """The one rule of case selection by tags: a case runs when it carries none of
+    *exclude_tags* and, when *tags* are given, one of them."""
+    carried = set(case_tags)
+    if carried.intersection(exclude_tags):
+        return False
+    wanted = set(tags)
+    return not wanted or bool(wanted & carried)
 
 
 @frozen
@@ -164,4 +188,4 @@ class CaseResult:
         }
 
 
-__all__ = ["CaseRecord", "CaseResult", "RunSettings", "mask_record"]
+__all__ = ["CaseRecord", "CaseResult", "RunSettings", "case_selected", "mask_record"]

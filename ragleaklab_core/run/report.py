@@ -45,6 +45,12 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
             "epochs": run.settings.epochs,
             "reducer": run.settings.reducer,
             "tags": list(run.settings.tags),
+            # Absent when none: reports of runs without exclusions read as before.
+            **(
+                {"exclude_tags": list(run.settings.exclude_tags)}
+                if run.settings.exclude_tags
+                else {}
+            ),
             "ids": run.ids,
         },
         "verdict": v.status,

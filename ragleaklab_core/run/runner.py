@@ -46,7 +46,7 @@ from ragleaklab_core.run.executor import (
 )
 from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.recording import metric_options as requested_options
-from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings
+from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings, case_selected
 from ragleaklab_core.run.sink import PackSink, reduce_case
 from ragleaklab_core.run.wiring import Wiring
 from ragleaklab_core.stats.aggregation import reducer
@@ -260,8 +260,8 @@ async def arun_pack(
     info: PackInfo = pack_info(pack.obj)
     overrides = metric_options or {}
     documents = tuple(pack.obj.documents())
-    if settings.tags and not checked:
-        _check_tags(pack.obj.cases(), settings.tags, info.name)
+    if settings.selecting and not checked:
+        _check_selection(pack.obj.cases(), settings, info.name)
     metrics = tuple(
         load_metric(name, info, documents, overrides.get(name)) for name in info.metrics
     )
@@ -272,7 +272,7 @@ async def arun_pack(
             TARGETS, target_name, target_options, path="$.target.options"
         )
         if not checked:
-            refuse_principals(pack, settings.tags, target)
+            refuse_principals(pack, settings, target)
     # A target that knows only once built (a python factory) is checked after its ingest.
     recheck = replay is None and principal_support(target) is None
     lower: set[str] = set()
@@ -371,11 +371,10 @@ async def _asks(
 ) -> AsyncIterator[Ask]:
     """The pack's selected cases in each epoch, read lazily and no further ahead than the sink's
     window; a case epoch an interrupted run completed goes straight to the sink."""
-    wanted = set(settings.tags)
     seq = 0
     for case in pack.obj.cases():
         tally.in_pack += 1
-        if wanted and not wanted.intersection(case.tags):
+        if not settings.selects(case.tags):
             continue
         index = tally.selected
         tally.selected += 1
@@ -415,39 +414,45 @@ def count_asks(pack: LoadedPlugin, settings: RunSettings) -> int:
 
 def survey_cases(pack: LoadedPlugin, settings: RunSettings) -> tuple[int, frozenset[str]]:
     """How many answers a run of *pack* with *settings* asks for, and which of the wanted
-    ``settings.tags`` its cases carry, in one read of its cases (none without tags).
+    ``settings.tags`` and ``settings.exclude_tags`` its cases carry, in one read of its cases
+    (none without tags).
 
     Raises:
-        ConfigError: ``settings.tags`` select no case of the pack.
+        ConfigError: The tags select no case of the pack.
     """
-    wanted = set(settings.tags)
     cases = pack.obj.cases()
-    if not wanted and isinstance(cases, Sized):  # a CaseFile knows its length: no read
+    if not settings.selecting and isinstance(cases, Sized):  # a CaseFile knows its length
         return len(cases) * settings.epochs, frozenset()
+    named = set(settings.tags) | set(settings.exclude_tags)
     selected, carried = 0, set()
     for case in cases:
-        found = wanted.intersection(case.tags)
-        carried |= found
-        selected += bool(found) or not wanted
-    if wanted and not selected:
-        raise _no_case_tagged(pack.name, settings.tags)
+        carried |= named.intersection(case.tags)
+        selected += settings.selects(case.tags)
+    if not selected:
+        raise _nothing_selected(pack.name, settings)
     return selected * settings.epochs, frozenset(carried)
 
 
-def select_cases(cases: Iterable[Case], tags: Sequence[str], pack: str) -> tuple[Case, ...]:
-    """The cases a run with *tags* asks, in the pack's order (no tags: every case).
+def select_cases(
+    cases: Iterable[Case], tags: Sequence[str], pack: str, exclude_tags: Sequence[str] = ()
+) -> tuple[Case, ...]:
+    """The cases a run with *tags* (and *exclude_tags*) asks, in the pack's order (no tags:
+    every case).
 
     Raises:
-        ConfigError: No case carries any of *tags*.
+        ConfigError: No case is selected.
     """
-    wanted = set(tags)
-    chosen = tuple(c for c in cases if not wanted or wanted.intersection(c.tags))
-    if wanted and not chosen:
-        raise _no_case_tagged(pack, tags)
+    chosen = tuple(c for c in cases if case_selected(c.tags, tags, exclude_tags))
+    if (tags or exclude_tags) and not chosen:
+        raise _nothing_selected(
+            pack, RunSettings(tags=tuple(tags), exclude_tags=tuple(exclude_tags))
+        )
     return chosen
 
 
-def principal_problem(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> str | None:
+def principal_problem(
+    pack: LoadedPlugin, settings: RunSettings, target: LoadedPlugin
+) -> str | None:
     """Why *pack* cannot be tested on *target*, known before anything is ingested or asked: its
     selected cases ask as a principal and the target cannot carry one. None otherwise.
 
@@ -457,33 +462,44 @@ def principal_problem(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlu
     """
     if principal_support(target) is not False:
         return None
-    case = first_principal_case(pack, tags)
+    case = first_principal_case(pack, settings)
     if case is None:
         return None
     return principal_reason(pack_info(pack.obj).name, case, target.name, why_no_principal(target))
 
 
-def refuse_principals(pack: LoadedPlugin, tags: Sequence[str], target: LoadedPlugin) -> None:
+def refuse_principals(pack: LoadedPlugin, settings: RunSettings, target: LoadedPlugin) -> None:
     """Refuse (:class:`PrincipalUnsupported`, exit 3) what :func:`principal_problem` finds: for
     a caller running one pack, which has no other pack to report beside it.
 
     Erroring those cases one by one would still run the rest, and with ``run.tolerate_errors``
     a cross-tenant pack could pass having asked none of its cross-tenant cases.
     """
-    problem = principal_problem(pack, tags, target)
+    problem = principal_problem(pack, settings, target)
     if problem is not None:
         raise PrincipalUnsupported(f"pack {pack_info(pack.obj).name!r}: {problem}")
 
 
-def _check_tags(cases: Iterable[Case], tags: tuple[str, ...], pack: str) -> None:
-    wanted = set(tags)
-    if not any(wanted.intersection(c.tags) for c in cases):  # stops at the first match
-        raise _no_case_tagged(pack, tags)
+def _check_selection(cases: Iterable[Case], settings: RunSettings, pack: str) -> None:
+    if not any(settings.selects(c.tags) for c in cases):  # stops at the first match
+        raise _nothing_selected(pack, settings)
 
 
-def _no_case_tagged(pack: str, tags: Sequence[str]) -> ConfigError:
+def _nothing_selected(pack: str, settings: RunSettings) -> ConfigError:
+    if not settings.tags:
+        return ConfigError(
+            "$.run.exclude_tags",
+            [
+                f"pack {pack!r}: every case carries a tag of "
+                f"{', '.join(sorted(settings.exclude_tags))} (--exclude-tag, [run] exclude_tags)"
+            ],
+        )
+    excluded = (
+        f" and none of {', '.join(sorted(settings.exclude_tags))}" if settings.exclude_tags else ""
+    )
     return ConfigError(
-        "$.run.tags", [f"pack {pack!r} has no case tagged {', '.join(sorted(tags))}"]
+        "$.run.tags",
+        [f"pack {pack!r} has no case tagged {', '.join(sorted(settings.tags))}{excluded}"],
     )
 
 

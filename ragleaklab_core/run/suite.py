@@ -86,6 +86,7 @@ def settings_of(config: Config, tags: Sequence[str] = ()) -> RunSettings:
         epochs=config.run.epochs,
         reducer=config.run.reducer,
         tags=tuple(sorted(set(tags or config.run.tags))),
+        exclude_tags=tuple(sorted(set(config.run.exclude_tags))),
         concurrency=config.run.concurrency,
         rate_limit=config.run.rate_limit,
         max_consecutive_failures=config.run.max_consecutive_failures,
@@ -216,16 +217,20 @@ def plan_suite(
     # Tags select cases carrying any of them, so a misspelt one beside a real one (--tag smoke
     # --tag hard-case) would select nothing of its own without a word: each must be carried.
     carried = set().union(*(tags for _, tags in surveyed.values()))
-    missing = sorted(set(settings.tags) - carried)
-    if missing:
-        raise ConfigError(
-            "$.run.tags",
-            [
-                f"no case of {', '.join(p.name for p in loaded)} is tagged {t!r} "
-                "(--tag, [run] tags) @ $.run.tags"
-                for t in missing
-            ],
-        )
+    for key, flag, named in (
+        ("tags", "--tag", settings.tags),
+        ("exclude_tags", "--exclude-tag", settings.exclude_tags),
+    ):
+        missing = sorted(set(named) - carried)  # an excluded tag nothing carries: a typo too
+        if missing:
+            raise ConfigError(
+                f"$.run.{key}",
+                [
+                    f"no case of {', '.join(p.name for p in loaded)} is tagged {t!r} "
+                    f"({flag}, [run] {key}) @ $.run.{key}"
+                    for t in missing
+                ],
+            )
     explicit = thresholds_file is not None
     path = thresholds_file or Path(config.run.thresholds_file)
     stored = read_thresholds(path, missing_ok=not explicit)
@@ -244,7 +249,7 @@ def plan_suite(
             info = pack_info(pack.obj)
             replay.check_pack(
                 info,
-                select_cases(pack.obj.cases(), settings.tags, info.name),
+                select_cases(pack.obj.cases(), settings.tags, info.name, settings.exclude_tags),
                 epochs=settings.epochs,
                 metrics=metric_options(info, config.metrics),
             )
@@ -253,7 +258,7 @@ def plan_suite(
         for pack in loaded:
             # Every pack, before the first is run: a pack asking as a principal the target
             # cannot carry is reported not tested beside the others, never the end of the run.
-            problem = principal_problem(pack, settings.tags, target)
+            problem = principal_problem(pack, settings, target)
             if problem is not None:
                 not_tested[pack.name] = problem
         fresh.append(target)
@@ -464,6 +469,12 @@ def run_fingerprint(config: Config, packs: Sequence[LoadedPlugin], tags: Sequenc
             "packs": [(p.name, p.obj.info().version) for p in packs],
             "epochs": config.run.epochs,
             "tags": sorted(set(tags or config.run.tags)),
+            # Absent when empty: a journal written before exclusions resumes as before.
+            **(
+                {"exclude_tags": sorted(set(config.run.exclude_tags))}
+                if config.run.exclude_tags
+                else {}
+            ),
         }
     )
 

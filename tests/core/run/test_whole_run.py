@@ -187,3 +187,40 @@ def test_a_factory_app_that_takes_no_principal_is_found_after_it_is_built(ws: Wo
     assert records and all(r["answer"] is None for r in records)
     assert "a case was asked" not in json.dumps(records)
     assert "ERROR (not tested)  acme-tenants" in done.stdout
+
+
+def test_exclude_tag_leaves_out_the_cases_carrying_it(ws: Workspace):
+    from ragleaklab_core.run.runner import load_pack
+
+    cases = list(load_pack("relevance-hijack").obj.cases())
+    expected = [c.test_id for c in cases if "smoke" in c.tags and "attack" not in c.tags]
+    assert 0 < len(expected) < sum("smoke" in c.tags for c in cases)
+    done = ws.cli(
+        "run", "-p", "relevance-hijack", "--smoke", "--exclude-tag", "attack", "-o", "benign"
+    )
+    report = _report(ws.root / "benign")
+    pack = report["packs"][0]
+    assert pack["cases"]["ids"] == expected
+    assert pack["cases"]["exclude_tags"] == ["attack"]
+    assert report["settings"]["exclude_tags"] == ["attack"]
+    assert "excluding tags attack" in done.stdout.splitlines()[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("--exclude-tag", "atack"),
+            "no case of relevance-hijack is tagged 'atack' (--exclude-tag",
+        ),
+        (
+            ("--smoke", "--exclude-tag", "smoke"),
+            "has no case tagged smoke and none of smoke",
+        ),
+        (("--exclude-tag", "attack", "--exclude-tag", "benign"), "every case carries a tag of"),
+    ],
+)
+def test_an_exclusion_by_tag_that_does_nothing_or_everything_is_refused(ws, args, said):
+    done = ws.cli("run", "-p", "relevance-hijack", *args, "-o", "refused-tags", ok=(2,))
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert not (ws.root / "refused-tags").exists()
