@@ -148,8 +148,16 @@ def test_ragleaklab_toml_in_the_working_directory_is_read_and_named(ws: Workspac
     try:
         found = ws.cli("run", "--smoke", "-o", "found", "--html", "found.html")
         given = ws.cli("run", "--smoke", "-c", "other.toml", "-o", "given")
+        calibrated = ws.cli("calibrate", "--pack", "relevance-hijack", "-o", "cal")
     finally:
         (ws.root / "ragleaklab.toml").unlink()
+    # calibrate reads it too, and says on which system the threshold was fitted.
+    first = calibrated.stdout.splitlines()[0]
+    assert (
+        first.startswith("tested: acme-legacy (acme-legacy@") and "config ragleaklab.toml" in first
+    )
+    fitted_on = json.loads((ws.root / "cal" / "calibration_report.json").read_text("utf-8"))
+    assert fitted_on["inputs"]["target"]["name"] == "acme-legacy"
     system = _report(ws.root / "found")["system"]
     assert system["target"] == "acme-legacy" and system["config"] == "ragleaklab.toml"
     assert system["identity"].startswith("acme-legacy@")
