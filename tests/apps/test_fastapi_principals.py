@@ -18,6 +18,7 @@ enforcing app is also run on the whole pack (623 cases, 168 attacks), which it m
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,25 +31,20 @@ from tests.apps.support import fastapi_seen, fastapi_service, no_traceback, repo
 TOKEN = "fastapi-token-0b7d41c6"
 CROSS = "cross-tenant"
 APPS = ("ignore", "enforce")
-CONFIG = """\
-[target]
-name = "http"
-
-[target.options]
-url = "{base}/ask"
-body = {{ question = "{{query}}" }}
-headers = {{ Authorization = "Bearer ${{RLK_APP_TOKEN}}", X-User = "{{principal}}" }}
-ingest_url = "{base}/documents"
-reset_url = "{base}/reset"
-doc_id_pattern = '^(?P<doc_id>.+?)::chunk-\\d+$'
-"""
+DOC = Path(__file__).resolve().parents[2] / "docs" / "targets.md"
+#: The config of docs/targets.md's HTTP example, as written (its service at the test's port).
+EXAMPLE = re.search(
+    r"<!-- example-http: ragleaklab.toml -->\n```toml\n(.*?)```", DOC.read_text("utf-8"), re.S
+)
+assert EXAMPLE is not None, "docs/targets.md lost its HTTP example"
+CONFIG = EXAMPLE.group(1)
 
 
 def _run(tmp: Path, base: str, *args: str) -> dict[str, Any]:
     cfg = tmp / "cfg.toml"
-    cfg.write_text(CONFIG.format(base=base))
+    cfg.write_text(CONFIG.replace("http://127.0.0.1:8000", base))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RLK_APP_TOKEN", TOKEN)  # the subprocess inherits it
+        mp.setenv("RAG_API_TOKEN", TOKEN)  # the subprocess inherits it
         done = rlk("run", *args, "-c", str(cfg), "-o", "out", cwd=tmp)
     no_traceback(done)
     assert TOKEN not in done.stdout + done.stderr

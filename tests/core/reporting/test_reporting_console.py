@@ -143,7 +143,12 @@ def test_the_text_does_not_depend_on_the_hash_seed(runs):
 def pack_blocks(text: str) -> list[list[str]]:
     """The lines of each pack's block (a block starts at an unindented line)."""
     blocks: list[list[str]] = []
-    for line in text.splitlines()[:-1]:
+    lines = text.splitlines()[:-1]
+    assert lines[0].startswith("tested: "), "the summary must first name the system tested"
+    lines = lines[1:]
+    while lines and lines[0].startswith(" "):  # the system line, wrapped
+        lines = lines[1:]
+    for line in lines:
         if line.startswith(("allowances: ", "baseline: ")):
             break  # the run's lines above the verdict, after the last pack
         if not line.startswith(" "):
