@@ -139,7 +139,8 @@ def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
         try:
             a.validator(stand_in, a, values[a.name])
         except (TypeError, ValueError) as exc:
-            error = _FieldValueError(str(exc.args[0]) if exc.args else str(exc))
+            said = str(exc.args[0]) if exc.args else str(exc)
+            error = _FieldValueError(said + _closest_choice(exc))
             error.__notes__ = [
                 AttributeValidationNote(
                     f"Structuring class {cls.__qualname__} @ attribute {a.name}", a.name, a.type
@@ -147,6 +148,23 @@ def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
             ]
             errors.append(error)
     return errors
+
+
+def _closest_choice(exc: Exception) -> str:
+    """``" (did you mean 'retriever'?)"`` for a mistyped choice refused by attrs' ``in_``
+    validator (``kind = "retreiver"``), which names the choices but not the one meant; ``""``
+    for any other complaint. attrs raises it as ``ValueError(message, attribute, options,
+    value)``."""
+    if not isinstance(exc, ValueError) or len(exc.args) != 4:
+        return ""
+    _, attribute, options, value = exc.args
+    if not isinstance(attribute, attrs.Attribute) or not isinstance(value, str):
+        return ""
+    try:
+        choices = [c for c in options if isinstance(c, str)]
+    except TypeError:
+        return ""
+    return did_you_mean(value, choices)
 
 
 def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:

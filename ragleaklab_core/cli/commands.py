@@ -30,7 +30,7 @@ from ragleaklab_core.cli.reports import (
     requested_renderings,
     step_summary,
 )
-from ragleaklab_core.config import DEFAULT_TARGET
+from ragleaklab_core.config import DEFAULT_TARGET, RunConfig
 from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, allowance_problem
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
@@ -389,7 +389,12 @@ def _progress_callbacks() -> Any:
 @click.option(
     "-p", "--pack", "packs", multiple=True, help="Pack to run (repeatable) [default: all]."
 )
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    help=f"Output directory [default: [run] out of the config, else {RunConfig().out}].",
+)
 @_target_flags()
 @click.option("--epochs", type=int, help="Runs per case [default: 1].")
 @click.option(
