@@ -418,6 +418,30 @@ class RayConfig:
     runtime_env: dict[str, Any] | None = None
 
 
+#: The default cap on the Markdown rendering, in characters: the most a GitHub pull-request
+#: comment holds (65536), which is also well under what a job summary holds (1 MiB a step).
+MARKDOWN_MAX_CHARS = 65536
+#: The smallest cap accepted (0 aside, no cap): room for the verdict, the totals and a note.
+MARKDOWN_MIN_CHARS = 2000
+
+
+def markdown_cap_problem(value: int) -> str | None:
+    """Why *value* cannot cap the Markdown rendering, or None: 0 (no cap) or at least
+    :data:`MARKDOWN_MIN_CHARS`, so the verdict and the note saying what was cut always fit."""
+    if value == 0 or value >= MARKDOWN_MIN_CHARS:
+        return None
+    return (
+        f"must be 0 (no cap) or at least {MARKDOWN_MIN_CHARS} (room for the verdict, the totals "
+        f"and the note saying what was cut), got {value}"
+    )
+
+
+def _chars_cap(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    problem = markdown_cap_problem(value)
+    if problem is not None:
+        raise ValueError(f"'{attribute.name}' {problem}")
+
+
 @frozen
 class RunConfig:
     """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
@@ -442,6 +466,9 @@ class RunConfig:
     # Who answers the cases: this process, or Ray actors ([run.ray]); never in report.json.
     executor: str = field(default="local", validator=v.in_(EXECUTORS))
     ray: RayConfig = field(factory=RayConfig)
+    # The most characters the Markdown rendering (--markdown, the step summary) may hold; 0: no
+    # cap. Never in report.json: it changes a rendering, not what was measured.
+    markdown_max_chars: int = field(default=MARKDOWN_MAX_CHARS, validator=_chars_cap)
 
     def fail_rate_for(self, pack: str) -> float:
         """The share of a value's scored cases that may fail in pack *pack* (its own

@@ -144,7 +144,7 @@ def pack_blocks(text: str) -> list[list[str]]:
     """The lines of each pack's block (a block starts at an unindented line)."""
     blocks: list[list[str]] = []
     for line in text.splitlines()[:-1]:
-        if line.startswith(("allowances: ", "baseline: ")):
+        if line.startswith(("warning: ", "allowances: ", "baseline: ")):
             break  # the run's lines above the verdict, after the last pack
         if not line.startswith(" "):
             blocks.append([])
