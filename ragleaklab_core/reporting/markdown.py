@@ -10,7 +10,7 @@ text can neither end a table cell nor open a link, a code span, a tag or a math 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from attrs import frozen
@@ -145,9 +145,11 @@ def _cut(
 ) -> str:
     """The summary cut to *limit* characters, as :func:`render` describes."""
 
-    def within(cuts: list[str], body: list[list[str]], *more: list[str]) -> str | None:
+    def within(
+        cuts: list[str], body: list[list[str]], top: Sequence[str] = (), details: Sequence[str] = ()
+    ) -> str | None:
         note = [_CUT_NOTE.format(limit=limit, cuts="; ".join(cuts)), ""]
-        out = _joined([*head, *note], body, *(more or ([], [])), tail)
+        out = _joined([*head, *note], body, list(top), list(details), tail)
         return out if len(out) <= limit else None
 
     full = [p.lines() for p in packs]

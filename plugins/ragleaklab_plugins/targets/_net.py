@@ -470,8 +470,9 @@ def _connect_detail(exc: BaseException) -> str | None:
     if key is None or getattr(key, "is_ssl", True):
         return None
     error = exc.os_error
-    if not isinstance(error, socket.gaierror) and error.errno in errno.errorcode:
-        cause = os.strerror(error.errno)  # "Connection refused", not asyncio's "Connect call..."
+    code = error.errno
+    if not isinstance(error, socket.gaierror) and code is not None and code in errno.errorcode:
+        cause = os.strerror(code)  # "Connection refused", not asyncio's "Connect call..."
     else:
         cause = exc.strerror or str(error) or type(error).__name__
     return f"cannot connect to {exc.host}:{exc.port} (plain HTTP): {cause}"
