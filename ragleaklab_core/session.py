@@ -503,9 +503,10 @@ class RunSession:
             ) from None
 
 
-def _rendering_options(config: Config) -> dict[str, dict[str, Any]]:
-    """The options of each rendering, by reporter: the Markdown one's cap on its length."""
-    return {"markdown": {"max_chars": config.run.markdown_max_chars}}
+def _rendering_options(config: Config) -> dict[str, Any]:
+    """The options the renderings are given, each by the reporters that accept it: the cap on
+    a rendering's length (the built-in Markdown's)."""
+    return {"max_chars": config.run.markdown_max_chars}
 
 
 def _check_outputs(request: RunRequest, out: Path) -> None:

@@ -158,14 +158,14 @@ def rendered_files(
     report: RunReport | Mapping[str, Any],
     requested: Mapping[str, Path],
     *,
-    options: Mapping[str, Mapping[str, Any]] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> list[tuple[Path, str]]:
     """``(path, text)`` of each requested reporter's rendering (``{name: path}``), every one made
-    before any is written: a reporter that fails leaves nothing to write. *options* are each
-    reporter's (``{name: {option: value}}``); a reporter is given those it accepts."""
+    before any is written: a reporter that fails leaves nothing to write. Each reporter is given
+    those of *options* it accepts (``max_chars``: the Markdown one's)."""
     run = run_report(report)
     return [
-        (path, render(name, run, **_accepted(name, (options or {}).get(name, {}))))
+        (path, render(name, run, **_accepted(name, options or {})))
         for name, path in requested.items()
     ]
 
