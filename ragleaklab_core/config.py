@@ -142,7 +142,8 @@ def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
         try:
             a.validator(stand_in, a, values[a.name])
         except (TypeError, ValueError) as exc:
-            error = _FieldValueError(str(exc.args[0]) if exc.args else str(exc))
+            said = str(exc.args[0]) if exc.args else str(exc)
+            error = _FieldValueError(said + _closest_choice(exc))
             error.__notes__ = [
                 AttributeValidationNote(
                     f"Structuring class {cls.__qualname__} @ attribute {a.name}", a.name, a.type
@@ -150,6 +151,23 @@ def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
             ]
             errors.append(error)
     return errors
+
+
+def _closest_choice(exc: Exception) -> str:
+    """``" (did you mean 'retriever'?)"`` for a mistyped choice refused by attrs' ``in_``
+    validator (``kind = "retreiver"``), which names the choices but not the one meant; ``""``
+    for any other complaint. attrs raises it as ``ValueError(message, attribute, options,
+    value)``."""
+    if not isinstance(exc, ValueError) or len(exc.args) != 4:
+        return ""
+    _, attribute, options, value = exc.args
+    if not isinstance(attribute, attrs.Attribute) or not isinstance(value, str):
+        return ""
+    try:
+        choices = [c for c in options if isinstance(c, str)]
+    except TypeError:
+        return ""
+    return did_you_mean(value, choices)
 
 
 def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:
@@ -403,6 +421,30 @@ class RayConfig:
     runtime_env: dict[str, Any] | None = None
 
 
+#: The default cap on the Markdown rendering, in characters: the most a GitHub pull-request
+#: comment holds (65536), which is also well under what a job summary holds (1 MiB a step).
+MARKDOWN_MAX_CHARS = 65536
+#: The smallest cap accepted (0 aside, no cap): room for the verdict, the totals and a note.
+MARKDOWN_MIN_CHARS = 2000
+
+
+def markdown_cap_problem(value: int) -> str | None:
+    """Why *value* cannot cap the Markdown rendering, or None: 0 (no cap) or at least
+    :data:`MARKDOWN_MIN_CHARS`, so the verdict and the note saying what was cut always fit."""
+    if value == 0 or value >= MARKDOWN_MIN_CHARS:
+        return None
+    return (
+        f"must be 0 (no cap) or at least {MARKDOWN_MIN_CHARS} (room for the verdict, the totals "
+        f"and the note saying what was cut), got {value}"
+    )
+
+
+def _chars_cap(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    problem = markdown_cap_problem(value)
+    if problem is not None:
+        raise ValueError(f"'{attribute.name}' {problem}")
+
+
 @frozen
 class RunConfig:
     """The ``[run]`` table: which packs, how often, where results go, how strict the gate is."""
@@ -431,6 +473,9 @@ class RunConfig:
     # Who answers the cases: this process, or Ray actors ([run.ray]); never in report.json.
     executor: str = field(default="local", validator=v.in_(EXECUTORS))
     ray: RayConfig = field(factory=RayConfig)
+    # The most characters the Markdown rendering (--markdown, the step summary) may hold; 0: no
+    # cap. Never in report.json: it changes a rendering, not what was measured.
+    markdown_max_chars: int = field(default=MARKDOWN_MAX_CHARS, validator=_chars_cap)
 
     def fail_rate_for(self, pack: str) -> float:
         """The share of a value's scored cases that may fail in pack *pack* (its own

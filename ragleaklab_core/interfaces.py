@@ -173,9 +173,11 @@ class Reporter(Protocol):
       it, after "Also write");
     - ``suffix: str``: the file suffix of what it writes, with the dot (``".xml"``);
     - ``accepts: frozenset[str]``: the keyword options ``render`` accepts besides the report.
-      The only one ragleaklab passes today is ``calibration``, the parsed
-      ``calibration_report.json`` given to ``ragleaklab report --calibration``; that flag is
-      refused for a reporter that does not accept it;
+      ragleaklab passes two: ``calibration``, the parsed ``calibration_report.json`` given to
+      ``ragleaklab report --calibration``, and ``max_chars``, the cap on the length of the
+      rendering (``--markdown-max-chars``, ``[run] markdown_max_chars``; 0: no cap; under
+      GitHub Actions the step summary's cap too); a flag is refused for a reporter that does
+      not accept its option;
     - ``shorthand: bool`` (default false): ``ragleaklab run`` also offers ``--NAME FILE`` for it,
       the same as ``--report NAME=FILE`` (the built-ins' ``--junit``, ``--sarif``,
       ``--markdown`` and ``--html``). Its name must not be one of ``run``'s own options;
@@ -435,8 +437,9 @@ REPORTER_MEMBERS: tuple[Member, ...] = (
         "accepts",
         "class attribute",
         "the keyword options `render` accepts besides the report (today: `calibration`, the "
-        "parsed calibration report of `ragleaklab report --calibration`, refused for a reporter "
-        "that does not accept it)",
+        "parsed calibration report of `ragleaklab report --calibration`, and `max_chars`, the "
+        "cap of `--markdown-max-chars` and of the step summary; a flag is refused for a "
+        "reporter that does not accept its option)",
         "0.2",
     ),
     Member(

@@ -39,6 +39,7 @@ from attrs import field, frozen
 
 from ragleaklab_core._atomic import output_problem, same_file, write_all
 from ragleaklab_core.config import (
+    MARKDOWN_MAX_CHARS,
     AllowanceSources,
     Config,
     Overrides,
@@ -119,6 +120,7 @@ _RUN_FLAGS = {
     "ray.workers": "--ray-workers",
     "ray.cpus_per_worker": "--ray-cpus-per-worker",
     "ray.gpus_per_worker": "--ray-gpus-per-worker",
+    "markdown_max_chars": "--markdown-max-chars",
 }
 
 
@@ -187,6 +189,8 @@ class RunRequest:
     force_baseline: bool = False
     #: ``{reporter: file}``: the renderings written beside report.json.
     renderings: Mapping[str, Path] = field(factory=dict, converter=_paths)
+    #: The most characters of the Markdown rendering and the step summary (0: no cap).
+    markdown_max_chars: int | None = None
 
     @property
     def selected_tags(self) -> tuple[str, ...]:
@@ -209,6 +213,7 @@ class RunRequest:
             "max_fail_rates": {k: r for k, r in self.max_fail_rates.items() if k},
             "executor": self.executor,
             "ray": {k: v for k, v in self.ray.items() if v is not None},
+            "markdown_max_chars": self.markdown_max_chars,
         }
         return Overrides(
             target=self.target,
@@ -267,6 +272,8 @@ class RunResult:
         summary: The text rendering ``ragleaklab run`` prints (``report --format text``).
         written: Every file written, report.json and runs.jsonl first, then the renderings.
         annotations: GitHub Actions workflow commands for the run (printed under Actions).
+        markdown_max_chars: The cap on the Markdown rendering in force (0: none), which the
+            step summary honours too.
     """
 
     verdict: Verdict
@@ -277,6 +284,7 @@ class RunResult:
     out: Path
     written: tuple[Path, ...]
     annotations: tuple[str, ...]
+    markdown_max_chars: int = MARKDOWN_MAX_CHARS
 
     @property
     def passed(self) -> bool:
@@ -467,7 +475,9 @@ class RunSession:
                 [
                     (out / "runs.jsonl", runs_lines(outcome.verdicts)),
                     (out / "report.json", chunks(document)),
-                    *rendered_files(document, request.renderings),
+                    *rendered_files(
+                        document, request.renderings, options=_rendering_options(prepared.config)
+                    ),
                 ]
             )
         except RagleaklabError as exc:
@@ -482,6 +492,7 @@ class RunSession:
             out=out,
             written=(out / "report.json", out / "runs.jsonl", *request.renderings.values()),
             annotations=tuple(github_annotations(document)),
+            markdown_max_chars=prepared.config.run.markdown_max_chars,
         )
 
     def _gate(self, document: Mapping[str, Any], prepared: _Prepared) -> Gate:
@@ -503,6 +514,12 @@ class RunSession:
                 f"{prepared.journal.partial.as_posix()}: run again with --resume",
                 source=None if request.baseline is None else request.baseline.as_posix(),
             ) from None
+
+
+def _rendering_options(config: Config) -> dict[str, Any]:
+    """The options the renderings are given, each by the reporters that accept it: the cap on
+    a rendering's length (the built-in Markdown's)."""
+    return {"max_chars": config.run.markdown_max_chars}
 
 
 def _check_outputs(request: RunRequest, out: Path) -> None:

@@ -30,7 +30,7 @@ from ragleaklab_core.cli.reports import (
     requested_renderings,
     step_summary,
 )
-from ragleaklab_core.config import DEFAULT_TARGET, find_config
+from ragleaklab_core.config import DEFAULT_TARGET, MARKDOWN_MAX_CHARS, RunConfig, find_config
 from ragleaklab_core.gate import DEFAULT_LEVEL, FAIL_ON, allowance_problem
 from ragleaklab_core.stats.aggregation import COUNTING_REDUCERS, REDUCERS
 
@@ -410,7 +410,12 @@ def _progress_callbacks() -> Any:
     metavar="PACK",
     help="Leave this pack out (repeatable; replaces [run] exclude).",
 )
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output directory.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path),
+    help=f"Output directory [default: [run] out of the config, else {RunConfig().out}].",
+)
 @_target_flags()
 @click.option("--epochs", type=int, help="Runs per case [default: 1].")
 @click.option(
@@ -522,6 +527,14 @@ def _progress_callbacks() -> Any:
     help="Compare with a --baseline of other pack versions, metric options, case selection "
     "or target.",
 )
+@click.option(
+    "--markdown-max-chars",
+    type=int,
+    metavar="N",
+    help="The most characters of the Markdown rendering (--markdown, the step summary): case "
+    "lists are cut first, then pack tables, never the verdict; 0: no cap [default: "
+    f"{MARKDOWN_MAX_CHARS}, what a pull-request comment holds].",
+)
 @rendering_options
 @handle_errors
 def run(
@@ -556,6 +569,7 @@ def run(
     fail_on: str | None,
     baseline_level: float | None,
     force_baseline: bool,
+    markdown_max_chars: int | None,
     **renderings: Path | None,
 ) -> None:
     """Run attack packs against a RAG target and gate on their thresholds.
@@ -607,6 +621,7 @@ def run(
         baseline_level=baseline_level,
         force_baseline=force_baseline,
         renderings=requested_renderings(renderings),
+        markdown_max_chars=markdown_max_chars,
     )
     try:
         with termination_as_interrupt():  # SIGTERM, SIGHUP: as Ctrl-C, planted documents removed
@@ -631,7 +646,7 @@ def run(
         # streams (their text is escaped by GitHub's rules).
         for line in result.annotations:
             write_workflow_command(line)
-    step_summary(result.report)
+    step_summary(result.report, max_chars=result.markdown_max_chars)
     sys.exit(result.exit_code)
 
 

@@ -13,6 +13,7 @@ import click
 from ragleaklab_core._atomic import same_file
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import write_file
+from ragleaklab_core.config import MARKDOWN_MAX_CHARS, markdown_cap_problem
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import read_report
 from ragleaklab_core.reporting.outputs import (
@@ -123,9 +124,22 @@ def _run_report_path(path: Path) -> Path:
     help="A calibration_report.json whose ROC curve and details the reporter shows (a reporter "
     "that accepts one, such as html).",
 )
+@click.option(
+    "--markdown-max-chars",
+    "max_chars",
+    type=int,
+    metavar="N",
+    help="With a reporter that accepts a cap (markdown): the most characters it writes; case "
+    f"lists are cut first, then pack tables, never the verdict; 0: no cap [default: "
+    f"{MARKDOWN_MAX_CHARS}].",
+)
 @handle_errors
 def report_command(
-    run_path: Path, fmt: str, output: Path | None, calibration_path: Path | None
+    run_path: Path,
+    fmt: str,
+    output: Path | None,
+    calibration_path: Path | None,
+    max_chars: int | None,
 ) -> None:
     """Render a finished run (its report.json, or the run's output directory) with the
     installed reporter NAME: what `run --report NAME=FILE` writes."""
@@ -139,6 +153,16 @@ def report_command(
                 f"--calibration is shown by {', '.join(shown_by) or 'no installed reporter'} "
                 f"only, not by {fmt}"
             )
+    if max_chars is not None:
+        capped_by = accepting("max_chars")
+        if fmt not in capped_by:
+            raise click.UsageError(
+                f"--markdown-max-chars caps {', '.join(capped_by) or 'no installed reporter'} "
+                f"only, not {fmt}"
+            )
+        problem = markdown_cap_problem(max_chars)
+        if problem is not None:
+            raise click.UsageError(f"--markdown-max-chars {problem}")
     if output is not None and output.is_dir():
         raise click.UsageError(f"-o {output.as_posix()} is a directory, expected a file")
     report_path = _run_report_path(run_path)
@@ -149,7 +173,9 @@ def report_command(
                 "rendering there would replace it (name another file)"
             )
     report = read_report(report_path)
-    options = {}
+    options: dict[str, Any] = {}
+    if max_chars is not None:
+        options["max_chars"] = max_chars
     if calibration_path is not None:
         options["calibration"] = read_report(calibration_path, what="calibration report")
     try:

@@ -84,6 +84,8 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
         lines += _wrapped("", system, indent="    ")
     for pack in model.packs:
         lines += _pack(pack)
+    for warning in model.warnings:
+        lines += _wrapped("warning: ", warning, indent="    ")
     for i, said in enumerate(w.gate_lines(doc)):
         lines += _wrapped("baseline: " if i == 0 else "    ", said, indent="      ")
     allowed = _allowances(doc)

@@ -132,6 +132,7 @@ def render(
         f"<p>{escape(w.run_line(doc))}</p>",
         f"<p>{escape(_tool_line(doc))}</p>",
         *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(doc)],
+        *[f'<p class="warning">warning: {escape(x)}</p>' for x in model.warnings],
         "</header>",
         "<main>",
         '<h2 id="packs">Packs</h2>',

@@ -10,20 +10,29 @@ text can neither end a table cell nor open a link, a code span, a tag or a math 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from attrs import frozen
+
+from ragleaklab_core.config import MARKDOWN_MAX_CHARS
 from ragleaklab_core.gate import Verdict
 from ragleaklab_core.reporting import wording as w
 from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
 from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
 
-#: GitHub's limit on one step's summary (1 MiB); the rendering never exceeds *max_bytes*.
+#: The default cap, in characters: what a GitHub pull-request comment holds (65536), the
+#: smaller of that and a job summary (1 MiB a step). 0 asks for no cap.
+MAX_CHARS = MARKDOWN_MAX_CHARS
+#: GitHub's limit on one step's summary, in bytes (the step summary is capped in characters at
+#: a quarter of it: ``reporting.outputs.STEP_SUMMARY_CHARS``).
 STEP_SUMMARY_BYTES = 1024 * 1024
 #: How many failing cases show before the collapsed section.
 TOP_CASES = 10
 #: Characters of a query, answer or evidence shown in a table cell.
 CELL_CHARS = 120
+#: How many errored cases each pack lists.
+ERRORED_SHOWN = 5
 
 PackCase = tuple[Mapping[str, Any], Mapping[str, Any]]  # a pack of report.json, one failing case
 _ICON: dict[str, str] = {
@@ -39,8 +48,12 @@ _PUNCTUATION = set("\\`*_[]<>|~$&!")
 # `@team`, `a@b.example`): written as character references, which it shows but never links. A
 # ':' before a space or at the end ("evidence: ...") can start no link and stays readable.
 _LINKING = re.compile(r":(?=\S)|@|(?<=www)\.", re.IGNORECASE)
-_TRUNCATED = (
-    "\n> **Note:** this summary was cut to stay under {limit} bytes; report.json has it all.\n"
+_CUT_NOTE = (
+    "> **Note:** this summary was cut to stay under {limit} characters (what a pull-request "
+    "comment holds; `--markdown-max-chars` sets it): {cuts}. The full report is report.json in "
+    "the run's output directory: `ragleaklab report OUT --format html -o report.html` renders "
+    "all of it, `ragleaklab report OUT --format markdown --markdown-max-chars 0` this summary "
+    "uncut."
 )
 
 
@@ -63,10 +76,17 @@ def _inert(match: re.Match[str]) -> str:
     return "&#64;&#8288;" if c == "@" else f"&#{ord(c)};"
 
 
-def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMARY_BYTES) -> str:
-    """The Markdown summary of *report* (a parsed ``report.json``), at most *max_bytes* UTF-8
-    bytes: when the whole would be longer, the collapsed list of failing cases is shortened
-    first, then the end is cut, and a note says so.
+def render(report: RunReport | Mapping[str, Any], *, max_chars: int = MAX_CHARS) -> str:
+    """The Markdown summary of *report* (a parsed ``report.json``), at most *max_chars*
+    characters (0: no cap).
+
+    A summary that would be longer loses, in this order, until it fits: the rows of the
+    collapsed list of failing cases, then the rows of the top failing cases, then every pack's
+    list of errored cases, then every pack's table of values, then whole packs from the last
+    (each counted in a closing line); the run's verdict, totals and warnings are never cut, and
+    a note under them says what was cut and where the full report is. Tables lose whole rows
+    (a table left without any is dropped), so what remains reads as Markdown, and the same
+    report and cap always give the same text.
 
     Raises:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
@@ -76,43 +96,161 @@ def render(report: RunReport | Mapping[str, Any], *, max_bytes: int = STEP_SUMMA
     doc = model.document
     require_case_results(doc, DETAIL_FIELDS)
     head = _head(model)
-    for pack in model.packs:
-        head += _pack(pack)
+    packs = [_pack(pack) for pack in model.packs]
     ordered = w.failing_cases(doc)
     top, rest = ordered[:TOP_CASES], ordered[TOP_CASES:]
-    if top:
-        head += ["### Top failing cases", "", *_case_table(top), ""]
     unlisted = sum(w.unlisted_failing(p) for p in doc.get("packs") or [])
     tail = [f"_ragleaklab {text((doc.get('tool') or {}).get('version'))}_", ""]
     if unlisted:
         more = f"{unlisted} more failing cases are counted but not detailed in report.json."
         tail[:0] = [more, ""]
-    note = _TRUNCATED.format(limit=max_bytes)
-    budget = max_bytes - _size(tail) - len(note.encode())
-    lines = _fit(head, budget)
-    cut = len(lines) < len(head)
-    if rest and not cut:
-        # The frame of the collapsed section, with room for "(N shown)", then whole rows.
-        room = budget - _size(lines) - _size(_details([], len(rest))) - 20
-        rows = _case_table(rest)[2:]
-        kept = len(_fit(rows, room))
-        cut = kept < len(rest)
-        if kept:
-            lines += _details(rest[:kept], len(rest))
-    out = "\n".join(lines + tail)
-    return out + note if cut else out
+    whole = _joined(head, [p.lines() for p in packs], _top(top), _details(rest, len(rest)), tail)
+    if not max_chars or len(whole) <= max_chars:
+        return whole
+    return _cut(head, packs, top, rest, tail, max_chars)
+
+
+@frozen
+class _PackLines:
+    """A pack's section in parts, each of which the cut may leave out."""
+
+    heading: list[str]  # its verdict, counts and why it was not tested
+    table: list[str]  # its gated values, with a blank line after
+    notes: list[str]  # its reasons and warnings
+    errored: list[str]  # the errored cases it lists
+    unscorable: list[str]  # how many cases each metric could not score
+
+    def lines(self, *, table: bool = True, errored: bool = True) -> list[str]:
+        items = [*self.notes, *(self.errored if errored else []), *self.unscorable]
+        return [*self.heading, *(self.table if table else []), *items, *([""] if items else [])]
+
+
+def _joined(
+    head: list[str], packs: list[list[str]], top: list[str], details: list[str], tail: list[str]
+) -> str:
+    return "\n".join([*head, *[line for pack in packs for line in pack], *top, *details, *tail])
+
+
+def _top(cases: list[PackCase]) -> list[str]:
+    return ["### Top failing cases", "", *_case_table(cases), ""] if cases else []
+
+
+def _cut(
+    head: list[str],
+    packs: list[_PackLines],
+    top: list[PackCase],
+    rest: list[PackCase],
+    tail: list[str],
+    limit: int,
+) -> str:
+    """The summary cut to *limit* characters, as :func:`render` describes."""
+
+    def within(
+        cuts: list[str], body: list[list[str]], top: Sequence[str] = (), details: Sequence[str] = ()
+    ) -> str | None:
+        note = [_CUT_NOTE.format(limit=limit, cuts="; ".join(cuts)), ""]
+        out = _joined([*head, *note], body, list(top), list(details), tail)
+        return out if len(out) <= limit else None
+
+    full = [p.lines() for p in packs]
+    cuts: list[str] = []
+    # 1. The collapsed list of failing cases keeps the rows that fit.
+    if rest:
+
+        def collapsed(kept: int) -> str | None:
+            said = (
+                f"the collapsed list shows the first {kept} of the {len(rest)} other failing cases"
+            )
+            return within([said], full, _top(top), _details(rest[:kept], len(rest)))
+
+        found = _longest(len(rest), collapsed)
+        if found is not None:
+            return found
+        cuts.append(f"the collapsed list of the {len(rest)} other failing cases")
+    # 2. The top failing cases keep the rows that fit.
+    if top:
+
+        def first(kept: int) -> str | None:
+            said = f"the table of top failing cases shows the first {kept} of {len(top)}"
+            return within([*cuts, said], full, _top(top[:kept]), [])
+
+        found = _longest(len(top), first)
+        if found is not None:
+            return found
+        cuts.append(f"the table of the top {len(top)} failing cases")
+    # 3. No case lists at all: the packs' errored cases go too.
+    if any(p.errored for p in packs):
+        cuts.append("each pack's list of errored cases (runs.jsonl has every error)")
+    found = within(cuts, [p.lines(errored=False) for p in packs])
+    if found is not None:
+        return found
+    # 4. The packs' tables of values, from the last.
+    compact = [p.lines(table=False, errored=False) for p in packs]
+
+    def tables_kept(kept: int) -> str | None:
+        said = f"the tables of values of {_last(len(packs) - kept)}"
+        body = [p.lines(errored=False) for p in packs[:kept]] + compact[kept:]
+        return within([*cuts, said], body)
+
+    found = _longest(len(packs) - 1, tables_kept)
+    if found is not None:
+        return found
+    cuts.append("each pack's table of values (its rates and intervals)")
+    found = within(cuts, compact)
+    if found is not None:
+        return found
+
+    # 5. Whole packs, from the last, counted in a closing line.
+    def packs_kept(kept: int) -> str | None:
+        left = len(compact) - kept
+        verb = "is" if left == 1 else "are"
+        closing = [f"{_last(left).capitalize()} {verb} only in report.json.", ""]
+        return within([*cuts, _last(left)], compact[:kept], closing, [])
+
+    found = _longest(len(compact) - 1, packs_kept)
+    if found is not None:
+        return found
+    # 6. The verdict and the totals alone (the run's warnings as fit): a cap is never below
+    # MARKDOWN_MIN_CHARS, which leaves room for them and the note.
+    note = [_CUT_NOTE.format(limit=limit, cuts="; ".join([*cuts, "every pack"])), ""]
+    for keep in range(len(head), 4, -1):
+        out = "\n".join([*head[:keep], *([""] if head[keep - 1] else []), *note, *tail])
+        if len(out) <= limit:
+            return out
+    return "\n".join([*head[:4], *note, *tail])
+
+
+def _last(count: int) -> str:
+    """``the last pack``, ``the last 3 packs``."""
+    return "the last pack" if count == 1 else f"the last {count} packs"
+
+
+def _longest(most: int, attempt: Callable[[int], str | None]) -> str | None:
+    """``attempt(k)`` for the largest *k* from 1 to *most* it is not None for (the text is
+    longer as *k* grows), or None."""
+    low, high, best = 1, most, None
+    while low <= high:
+        middle = (low + high) // 2
+        found = attempt(middle)
+        if found is None:
+            high = middle - 1
+        else:
+            best, low = found, middle + 1
+    return best
 
 
 def _head(report: RunReport) -> list[str]:
-    gate = w.gate_lines(report.document)
+    """The verdict, the totals, what a baseline changed and the run's warnings: never cut."""
+    said = [f"- {text(line, 400)}" for line in w.gate_lines(report.document)]
+    said += [f"- warning: {text(warning, 600)}" for warning in report.warnings]
     return [
         f"## {_ICON[report.verdict]} ragleaklab: {report.verdict.word}",
         "",
         *_system(report),
         f"**{text(w.run_line(report.document), 400)}**",
         "",
-        *[f"- {text(line, 400)}" for line in gate],
-        *([""] if gate else []),
+        *said,
+        *([""] if said else []),
     ]
 
 
@@ -121,14 +259,14 @@ def _system(report: RunReport) -> list[str]:
     return [] if system is None else [text(system, 400), ""]
 
 
-def _pack(report: PackReport) -> list[str]:
+def _pack(report: PackReport) -> _PackLines:
     pack = report.document  # the values' and cases' detail, read by the shared wording
     title = f"{text(report.name, 80)} {text(report.version, 40)}"
-    lines = [f"### {_ICON[report.verdict]} {title}: {report.verdict.word}", ""]
-    lines += [text(w.pack_line(pack), 300), ""]
+    heading = [f"### {_ICON[report.verdict]} {title}: {report.verdict.word}", ""]
+    heading += [text(w.pack_line(pack), 300), ""]
     if not report.tested:
-        lines += [f"**Not tested:** {text(report.not_tested_reason, 300)}", ""]
-    lines += [
+        heading += [f"**Not tested:** {text(report.not_tested_reason, 300)}", ""]
+    table = [
         "| value | mean | threshold | threshold source | cases | failing | 95% interval |",
         "|---|---:|---|---|---|---:|---|",
     ]
@@ -138,33 +276,32 @@ def _pack(report: PackReport) -> list[str]:
         first = f"| {text(name, 60)} | {w.number(mean)} | {text(w.rule_text(threshold), 80)} "
         first += f"| {text((threshold or {}).get('source', ''), 80)} "
         if not threshold:
-            lines.append(first + "| all | n/a | n/a |")
+            table.append(first + "| all | n/a | n/a |")
             continue
         rate = value.get("fail_rate")
         first += f"| all | {text(w.count_text(rate))} | {text(w.interval_text(rate))} |"
-        lines.append(first)
+        table.append(first)
         for kind, kind_rate in (value.get("by_kind") or {}).items():
             if kind_rate.get("trials"):
-                lines.append(
+                table.append(
                     f"| | | | | {text(kind)} | {text(w.count_text(kind_rate))} "
                     f"| {text(w.interval_text(kind_rate))} |"
                 )
-    lines.append("")
-    for reason in report.reasons:
-        lines.append(f"- {text(reason, 300)}")
-    for warning in report.warnings:
-        lines.append(f"- warning: {text(warning, 300)}")
-    errored = pack.get("errored") or {}
-    for test_id, reason in list(errored.items())[:5]:
-        lines.append(f"- errored {text(test_id, 60)}: {text(reason, 200)}")
-    if len(errored) > 5:
-        lines.append(f"- ... {(pack.get('cases') or {}).get('errored')} errored in all")
-    for metric, unscorable in (pack.get("unscorable") or {}).items():
-        count = unscorable.get("count", 0)
-        lines.append(f"- {count} cases could not be scored by {text(metric, 60)}")
-    if lines[-1] != "":
-        lines.append("")
-    return lines
+    table.append("")
+    notes = [f"- {text(reason, 300)}" for reason in report.reasons]
+    notes += [f"- warning: {text(warning, 300)}" for warning in report.warnings]
+    listed = pack.get("errored") or {}
+    errored = [
+        f"- errored {text(test_id, 60)}: {text(reason, 200)}"
+        for test_id, reason in list(listed.items())[:ERRORED_SHOWN]
+    ]
+    if len(listed) > ERRORED_SHOWN:
+        errored.append(f"- ... {(pack.get('cases') or {}).get('errored')} errored in all")
+    unscorable = [
+        f"- {item.get('count', 0)} cases could not be scored by {text(metric, 60)}"
+        for metric, item in (pack.get("unscorable") or {}).items()
+    ]
+    return _PackLines(heading, table, notes, errored, unscorable)
 
 
 def _case_table(cases: list[PackCase]) -> list[str]:
@@ -185,7 +322,10 @@ def _case_table(cases: list[PackCase]) -> list[str]:
 
 
 def _details(cases: list[PackCase], total: int) -> list[str]:
-    """The collapsed section listing *cases*, the first of *total* failing cases not shown."""
+    """The collapsed section listing *cases*, the first of *total* failing cases not shown
+    (nothing when there are none)."""
+    if not cases:
+        return []
     shown = f" ({len(cases)} shown)" if len(cases) < total else ""
     return [
         "<details>",
@@ -198,19 +338,4 @@ def _details(cases: list[PackCase], total: int) -> list[str]:
     ]
 
 
-def _fit(lines: list[str], budget: int) -> list[str]:
-    """The first of *lines* that fit in *budget* bytes (joined by newlines)."""
-    kept, size = [], 0
-    for line in lines:
-        size += len(line.encode()) + 1
-        if size > budget:
-            break
-        kept.append(line)
-    return kept
-
-
-def _size(lines: list[str]) -> int:
-    return sum(len(line.encode()) + 1 for line in lines)
-
-
-__all__ = ["STEP_SUMMARY_BYTES", "render", "text"]
+__all__ = ["MAX_CHARS", "STEP_SUMMARY_BYTES", "render", "text"]

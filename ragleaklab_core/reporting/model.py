@@ -98,6 +98,8 @@ class RunReport:
         totals: Counts over the run (packs passed, failed, not tested; cases, errored).
         gate: What decided the exit code (``fail_on``, reasons, the baseline compared with), or
             an empty mapping for a report written before the gate was recorded.
+        warnings: What a reader should know about the whole run, each said once for every pack
+            it concerns (default thresholds fitted on another system, say).
         packs: Every pack, in the run's order.
         document: The whole parsed ``report.json``, for any field not named above.
     """
@@ -108,6 +110,7 @@ class RunReport:
     target: Mapping[str, Any]
     totals: Mapping[str, Any]
     gate: Mapping[str, Any]
+    warnings: tuple[str, ...]
     packs: tuple[PackReport, ...]
     document: Mapping[str, Any]
 
@@ -126,6 +129,7 @@ class RunReport:
             target=_mapping(report.get("target")),
             totals=_mapping(report.get("totals")),
             gate=_mapping(report.get("gate")),
+            warnings=_words(report.get("warnings")),
             packs=tuple(PackReport.from_document(p) for p in listed if isinstance(p, Mapping)),
             document=report,
         )

@@ -124,7 +124,8 @@ def renderer(fmt: str) -> Callable[..., str]:
 
 def github_annotations(report: Mapping[str, Any]) -> list[str]:
     """GitHub Actions workflow commands: ``::error`` for a pack that failed, errored or was not
-    tested, ``::warning`` for a passing pack's warnings (an uncalibrated threshold, say).
+    tested, ``::warning`` for a pack's warnings and for each of the run's (default thresholds
+    fitted on another system, once for every pack it concerns).
 
     Under a baseline rule (``--fail-on regression|new-failures``) what decides is the gate: its
     reasons are the errors, and a pack failing only its thresholds (as in the baseline) is a
@@ -144,6 +145,8 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
             lines.append(f"::{level} title={name.rstrip()}::{command_data(text)}")
         for warning in pack.get("warnings", []):
             lines.append(f"::warning title={name.rstrip()}::{command_data(str(warning))}")
+    for warning in report.get("warnings") or []:
+        lines.append(f"::warning title=ragleaklab::{command_data(str(warning))}")
     if gate is not None and gated_on_baseline(gate):
         title = command_property(f"ragleaklab --fail-on {gate['fail_on']}")
         for reason in gate.get("reasons", []):
@@ -152,12 +155,27 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
 
 
 def rendered_files(
-    report: RunReport | Mapping[str, Any], requested: Mapping[str, Path]
+    report: RunReport | Mapping[str, Any],
+    requested: Mapping[str, Path],
+    *,
+    options: Mapping[str, Any] | None = None,
 ) -> list[tuple[Path, str]]:
     """``(path, text)`` of each requested reporter's rendering (``{name: path}``), every one made
-    before any is written: a reporter that fails leaves nothing to write."""
+    before any is written: a reporter that fails leaves nothing to write. Each reporter is given
+    those of *options* it accepts (``max_chars``: the Markdown one's)."""
     run = run_report(report)
-    return [(path, render(name, run)) for name, path in requested.items()]
+    return [
+        (path, render(name, run, **_accepted(name, options or {})))
+        for name, path in requested.items()
+    ]
+
+
+def _accepted(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The *options* the reporter *name* accepts (a replaced built-in may accept fewer)."""
+    if not options:
+        return {}
+    accepts = declared(load_plugin(REPORTERS, name), "accepts", frozenset())
+    return {key: value for key, value in options.items() if key in accepts}
 
 
 def write_renderings(
@@ -173,18 +191,30 @@ def write_renderings(
     return list(requested.values())
 
 
-def step_summary(report: RunReport | Mapping[str, Any]) -> None:
+#: The most characters a step summary is given: GitHub takes 1 MiB a step, and a character
+#: is at most 4 bytes of UTF-8, so even with no cap asked for (0) the summary fits.
+STEP_SUMMARY_CHARS = 1024 * 1024 // 4
+
+
+def step_summary(report: RunReport | Mapping[str, Any], *, max_chars: int | None = None) -> None:
     """Append the rendering of the reporter declaring ``step_summary`` (the first by name) to
-    ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it."""
+    ``$GITHUB_STEP_SUMMARY`` when GitHub Actions sets it, at most *max_chars* characters (the
+    run's cap, 0 for none) and never more than :data:`STEP_SUMMARY_CHARS`, when the reporter
+    accepts ``max_chars``."""
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target:
         return
     chosen = _declaring("step_summary")
     if not chosen:
         return
+    name, cls = chosen[0]
+    options = {}
+    if "max_chars" in declared(cls, "accepts", frozenset()):
+        cap = STEP_SUMMARY_CHARS if not max_chars else min(max_chars, STEP_SUMMARY_CHARS)
+        options["max_chars"] = cap
     # The summary is a file, not a log the runner parses; it is neutralised all the same, so
     # no copy of it pasted into a step's output can start a workflow command.
-    text = neutralise(render(chosen[0][0], report))
+    text = neutralise(render(name, report, **options))
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(text)
 

@@ -21,7 +21,7 @@ from ragleaklab_core.gate import Verdict
 from ragleaklab_core.run.case_details import case_results, detail_counts
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
-from ragleaklab_core.run.verdict import PackVerdict, run_status
+from ragleaklab_core.run.verdict import PackVerdict, run_status, run_warnings
 
 
 def _pack_dict(v: PackVerdict) -> dict[str, Any]:
@@ -61,6 +61,7 @@ def _pack_dict(v: PackVerdict) -> dict[str, Any]:
         "not_tested_reason": v.not_tested,
         "reasons": list(v.reasons),
         "warnings": list(v.warnings),
+        "defaults_fitted_on": v.defaults_fitted_on,
         "wiring": None if run.wiring is None else run.wiring.to_dict(),
         "values": {
             value.name: {**value.to_dict(), "by_kind": value.by_kind, "by_family": value.by_family}
@@ -129,6 +130,8 @@ def build_report(
             "cases": sum(len(v.run.results) for v in verdicts),
             "errored": sum(len(v.errored_ids) for v in verdicts),
         },
+        # Said once for the run (every pack it concerns named), not once per pack.
+        "warnings": run_warnings(verdicts),
         "packs": [_pack_dict(v) for v in verdicts],
     }
 

@@ -454,6 +454,7 @@ def run_suite(
     # Who answered does not change the answers: report.json is the same for every executor.
     run_settings.pop("executor", None)
     run_settings.pop("ray", None)
+    run_settings.pop("markdown_max_chars", None)  # a rendering's, not the measurement's
     run_settings["replay"] = None if replay is None else replay.directory.as_posix()
     # Where each allowance in force was set (each pack's own are in its "allowances").
     run_settings["allowance_sources"] = plan.sources.to_dict()

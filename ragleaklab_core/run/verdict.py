@@ -123,6 +123,10 @@ class PackVerdict:
         status: The pack's :class:`~ragleaklab_core.gate.Verdict`.
         tested: False when the pack tested nothing trustworthy (``not_tested`` says why).
         warnings: Caveats that do not change the status (some retrieved ids unknown...).
+        defaults_fitted_on: The system the pack's default thresholds were fitted on, when the
+            pack is gated on them and that is not this target (None otherwise): a pass is then
+            not calibrated. It is said once per run, for every pack it concerns
+            (:func:`run_warnings`), not among each pack's warnings.
         errored_ids, errors, unscorable: Every errored or unscorable case, in case order,
             produced as they are walked; ``listed_errors`` and ``listed_unscorable`` hold the
             first :data:`LISTED` of each, and ``detailed`` the cases the report details.
@@ -139,6 +143,7 @@ class PackVerdict:
     tested: bool = True
     not_tested: str | None = None
     warnings: tuple[str, ...] = ()
+    defaults_fitted_on: str | None = None
     max_fail_rate: float = 0.0
     allowances: Allowances = Allowances()
     # The status had no gated value failed its threshold: what a run gated on a baseline
@@ -347,9 +352,7 @@ def evaluate(
         problems=problems,
         reasons=other_reasons,
     )
-    warnings = [
-        w for w in (None if wiring is None else wiring.warning, _foreign(run, thresholds)) if w
-    ]
+    warnings = [] if wiring is None or not wiring.warning else [wiring.warning]
     reset_failed = any(p.startswith("reset failed") for p in run.problems)
     if reset_failed:
         warnings.append("the target could not be reset: later packs may see this pack's documents")
@@ -368,6 +371,7 @@ def evaluate(
         tested=tested,
         not_tested=None if tested else (problems[0] if problems else None),
         warnings=tuple(warnings),
+        defaults_fitted_on=_fitted_elsewhere(run, thresholds),
         max_fail_rate=max_fail_rate,
         allowances=Allowances(max_fail_rate, sources[0], tolerate_errors, sources[1]),
         status_without_thresholds=pack_verdict(
@@ -448,8 +452,9 @@ def _excerpt(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
-def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
-    """Why the pack's default thresholds may not fit this target, or None.
+def _fitted_elsewhere(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
+    """The system the pack's default thresholds were fitted on, when the pack is gated on them
+    and that system is not this target; else None.
 
     A pack's defaults are fitted on labels observed on one system (its ``label_target``); gating
     another system on them can pass an app that the labels never described.
@@ -463,11 +468,32 @@ def _foreign(run: PackRun, thresholds: Mapping[str, Threshold]) -> str | None:
     here = target_identity(run.target.provenance())
     if observed in (here, run.target.name):
         return None
-    return (
-        f"the pack's default thresholds were fitted on labels observed on {observed}, not on "
-        f"this target ({here}): a pass here is not calibrated; label this target's answers and "
-        "calibrate (`ragleaklab label export`, docs/labelling.md)"
-    )
+    return observed
+
+
+def run_warnings(verdicts: Sequence[PackVerdict]) -> list[str]:
+    """What a reader should know about the whole run, each said once: the packs gated on
+    default thresholds fitted on another system than this target, listed in one sentence per
+    system they were fitted on (a run of eight packs said it eight times, one pack at a time).
+    """
+    if not verdicts:
+        return []
+    here = target_identity(verdicts[0].run.target.provenance())
+    by_system: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.defaults_fitted_on is not None:
+            by_system.setdefault(v.defaults_fitted_on, []).append(v.run.info.name)
+    said = []
+    for observed, names in sorted(by_system.items()):
+        packs = (
+            f"pack {names[0]}" if len(names) == 1 else f"{len(names)} packs ({', '.join(names)})"
+        )
+        said.append(
+            f"the default thresholds of {packs} were fitted on labels observed on {observed}, "
+            f"not on this target ({here}): a pass here is not calibrated; label this target's "
+            "answers and calibrate (`ragleaklab label export`, docs/labelling.md)"
+        )
+    return said
 
 
 def _metric_of(name: str, run: PackRun, missing: Mapping[frozenset[str], int]) -> str:
@@ -516,4 +542,5 @@ __all__ = [
     "evaluate",
     "not_tested_verdict",
     "run_status",
+    "run_warnings",
 ]

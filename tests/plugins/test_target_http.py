@@ -509,6 +509,34 @@ def test_a_refused_connection_is_retried_then_reported():
     assert error.attempts == 3 and "ConnectError" in error.reason and len(waits.seen) == 2
 
 
+def closed_url(scheme: str) -> str:
+    """A loopback URL where nothing listens (a server's port, just closed)."""
+    with FakeRagServer() as gone:
+        port = gone.url("/").rsplit(":", 1)[1].split("/")[0]
+    return f"{scheme}://127.0.0.1:{port}/simple"
+
+
+@pytest.mark.parametrize("make", ["http", "openai-compatible"])
+def test_a_refused_plain_http_connection_says_so_without_tls_words(make):
+    url = closed_url("http")
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    if make == "http":
+        target: Any = fast(url=url, retries=0)
+    else:
+        target = OpenAICompatibleTarget(
+            base_url=url.removesuffix("/simple"), model="m", retries=0, backoff=0.001
+        )
+    reason = failure(target).reason
+    assert f"cannot connect to 127.0.0.1:{port} (plain HTTP): Connection refused" in reason
+    for tls in ("ssl", "SSL", "TLS", "certificate"):
+        assert tls not in reason
+
+
+def test_a_refused_https_connection_keeps_its_tls_wording():
+    reason = failure(fast(url=closed_url("https"), retries=0)).reason
+    assert "ConnectError" in reason and "ssl" in reason and "plain HTTP" not in reason
+
+
 @pytest.mark.parametrize(
     ("fault", "transport"),
     [

@@ -16,12 +16,14 @@ import asyncio
 import base64
 import contextlib
 import email.utils
+import errno
 import functools
 import json
 import logging
 import os
 import random
 import re
+import socket
 import ssl
 import threading
 import urllib.request
@@ -452,8 +454,28 @@ def _failure(exc: BaseException, timeout: float, secrets: Secrets) -> tuple[str,
     )
     if timed_out:
         return f"timed out after {timeout:g} s ({name})", retry
-    detail = secrets.redact(str(exc)) or "no detail"
+    detail = secrets.redact(_connect_detail(exc) or str(exc)) or "no detail"
     return f"{name}: {detail}", retry
+
+
+def _connect_detail(exc: BaseException) -> str | None:
+    """Why a connection to a plain ``http://`` URL failed, in words about that URL: aiohttp says
+    "Cannot connect to host h:80 ssl:default [...]" for every URL (``ssl:default`` is its pool's
+    key, not a sign of TLS), which sends a user looking for a certificate problem that a plain
+    HTTP service cannot have. None for anything else (an ``https://`` URL keeps aiohttp's TLS
+    wording, a TLS error is about TLS)."""
+    if not isinstance(exc, aiohttp.ClientConnectorError) or isinstance(exc, aiohttp.ClientSSLError):
+        return None
+    key = getattr(exc, "_conn_key", None)
+    if key is None or getattr(key, "is_ssl", True):
+        return None
+    error = exc.os_error
+    code = error.errno
+    if not isinstance(error, socket.gaierror) and code is not None and code in errno.errorcode:
+        cause = os.strerror(code)  # "Connection refused", not asyncio's "Connect call..."
+    else:
+        cause = exc.strerror or str(error) or type(error).__name__
+    return f"cannot connect to {exc.host}:{exc.port} (plain HTTP): {cause}"
 
 
 def _status_reason(status: int, phrase: str, text: str, secrets: Secrets) -> str:

@@ -218,3 +218,52 @@ def test_an_unknown_format_exits_2_with_a_suggestion_and_the_installed_reporters
     installed = done.stderr.split("installed reporters: ", 1)[1].splitlines()[0].split(", ")
     assert installed == reporter_names() and set(RENDERINGS) <= set(installed)
     assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
+
+
+def test_the_markdown_cap_is_set_by_flag_or_config_and_the_step_summary_honours_it(tmp_path):
+    summary = tmp_path / "summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    done = rlk(
+        *SMOKE, "-o", "out", "--markdown", "m.md", "--markdown-max-chars", "4000",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    capped = (tmp_path / "m.md").read_text("utf-8")
+    assert len(capped) <= 4000 and "this summary was cut to stay under 4000 characters" in capped
+    assert summary.read_text("utf-8") == capped  # the step summary is cut alike
+    # `report` gives the same text with the same cap, and the whole with 0.
+    again = rlk(
+        "report", "out", "--format", "markdown", "--markdown-max-chars", "4000", cwd=tmp_path
+    )
+    assert again.stdout == capped
+    whole = rlk("report", "out", "--format", "markdown", "--markdown-max-chars", "0", cwd=tmp_path)
+    assert len(whole.stdout) > 4000 and "was cut" not in whole.stdout
+    assert whole.stdout.startswith(capped.split("\n> **Note:**", 1)[0])  # the verdict, kept
+    # The same cap from a config file.
+    (tmp_path / "cap.toml").write_text("[run]\nmarkdown_max_chars = 4000\n", "utf-8")
+    rlk(*SMOKE, "-o", "out2", "-c", "cap.toml", "--markdown", "c.md", cwd=tmp_path, ok=(1,))
+    assert (tmp_path / "c.md").read_text("utf-8") == capped
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            (*SMOKE, "-o", "out", "--markdown-max-chars", "100"),
+            "--markdown-max-chars: 'markdown_max_chars' must be 0 (no cap) or at least 2000",
+        ),
+        (
+            ("report", "r.json", "--format", "markdown", "--markdown-max-chars", "-1"),
+            "--markdown-max-chars must be 0 (no cap) or at least 2000",
+        ),
+        (
+            ("report", "r.json", "--format", "junit", "--markdown-max-chars", "5000"),
+            "--markdown-max-chars caps markdown only, not junit",
+        ),
+    ],
+)
+def test_a_bad_markdown_cap_exits_2_naming_the_flag(tmp_path, args, says):
+    (tmp_path / "r.json").write_text("{}", "utf-8")
+    done = rlk(*args, cwd=tmp_path, ok=(2,))
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -149,7 +149,7 @@ def pack_blocks(text: str) -> list[list[str]]:
     while lines and lines[0].startswith(" "):  # the system line, wrapped
         lines = lines[1:]
     for line in lines:
-        if line.startswith(("allowances: ", "baseline: ")):
+        if line.startswith(("warning: ", "allowances: ", "baseline: ")):
             break  # the run's lines above the verdict, after the last pack
         if not line.startswith(" "):
             blocks.append([])

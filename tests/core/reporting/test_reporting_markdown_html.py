@@ -157,7 +157,10 @@ def test_markdown_of_every_run_reads_as_github_shows_it(runs, kind):
     report = runs["reports"][kind]
     text = markdown.render(report)
     assert text == markdown.render(report)
-    assert len(text.encode()) <= markdown.STEP_SUMMARY_BYTES
+    assert len(text) <= markdown.MAX_CHARS == 65536
+    # Under the cap, nothing is cut: the text is the uncapped one, byte for byte.
+    assert text == markdown.render(report, max_chars=0)
+    assert "was cut" not in text
     first = text.splitlines()[0]
     assert first.startswith("## ") and wording.verdict_word(report["verdict"]) in first
     tree, _ = gfm(text)
@@ -269,21 +272,79 @@ def visible(text: str, limit: int) -> str:
     return "".join(c for c in wording.clip(text, limit) if c.isprintable()).strip()
 
 
-@pytest.mark.parametrize("limit", [2_000, 5_000, 9_000])
-def test_markdown_is_cut_to_the_limit_with_a_note(runs, limit):
+def cut_structure(report: dict[str, Any], text: str) -> dict[str, Any]:
+    """What of *report* a (possibly cut) Markdown summary still shows."""
+    return {
+        "pack_headings": sum(line.startswith("### ") for line in text.splitlines())
+        - ("### Top failing cases" in text),
+        "value_tables": text.count("| value | mean | threshold |"),
+        "case_tables": text.count("| pack | case | kind |"),
+        "errored_lists": text.count("\n- errored "),
+        "details": text.count("<details>"),
+    }
+
+
+@pytest.mark.parametrize("limit", [2_000, 3_000, 5_000, 9_000, 14_000, 20_000, 25_000])
+def test_markdown_is_cut_to_the_limit_case_lists_first(runs, limit):
     report = runs["reports"]["several-failing"]
-    assert len(markdown.render(report).encode()) > limit
-    text = markdown.render(report, max_bytes=limit)
-    assert len(text.encode()) <= limit
-    assert "this summary was cut" in text
+    whole = markdown.render(report, max_chars=0)
+    assert len(whole) > limit
+    text = markdown.render(report, max_chars=limit)
+    assert len(text) <= limit
+    assert text == markdown.render(report, max_chars=limit)
+    # The verdict and the totals are never cut; the note says what was and where it all is.
+    head = whole.split("\n\n### ", 1)[0]
+    assert text.startswith(head + "\n\n> **Note:** this summary was cut to stay under ")
+    note = text.split("> **Note:**", 1)[1].split("\n", 1)[0]
+    assert f"under {limit} characters" in note and "report.json" in note
+    assert "--format html" in note
+    # Case lists go before any pack table: a pack table missing means no case list is left.
+    shown, full = cut_structure(report, text), cut_structure(report, whole)
+    if shown["value_tables"] < full["value_tables"]:
+        assert shown["case_tables"] == shown["errored_lists"] == shown["details"] == 0
+        assert "of values" in note
+    if shown["pack_headings"] < full["pack_headings"]:
+        assert shown["value_tables"] == 0
+        left = full["pack_headings"] - shown["pack_headings"]
+        said = "The last pack is" if left == 1 else f"The last {left} packs are"
+        assert f"\n{said} only in report.json." in text
+    if shown["case_tables"] == full["case_tables"] and shown["details"]:
+        assert "the collapsed list shows the first " in note
+    # What remains reads as Markdown: sections closed, every table row whole.
     assert text.count("<details>") == text.count("</details>")
     tree, _ = gfm(text)
     for table in tables(tree):
         assert len({len(row) for row in table}) == 1
+        assert len(table) > 1  # a header without a row is never left
 
 
-def test_a_huge_report_stays_under_githubs_step_summary_limit(runs):
+def test_packs_past_the_cap_are_counted_the_verdict_kept(runs):
     report = json.loads(json.dumps(runs["reports"]["several-failing"]))
+    report["packs"] = [
+        {**pack, "name": f"{pack['name']}-{i}"} for i in range(12) for pack in report["packs"]
+    ]
+    text = markdown.render(report, max_chars=2_000)  # the smallest cap accepted
+    assert len(text) <= 2_000
+    assert text.splitlines()[0] == "## \u274c ragleaklab: FAIL"
+    assert "| value | mean |" not in text and "| pack | case |" not in text
+    kept = [line for line in text.splitlines() if line.startswith("### ")]
+    left = len(report["packs"]) - len(kept)
+    assert kept and left > 0
+    assert kept[0].startswith(f"### \u274c {report['packs'][0]['name']} ")
+    assert f"\nThe last {left} packs are only in report.json." in text
+    assert f"the last {left} packs. The full report is report.json" in text
+
+
+def test_a_cap_as_large_as_the_report_changes_nothing(runs):
+    report = runs["reports"]["several-failing"]
+    whole = markdown.render(report, max_chars=0)
+    assert markdown.render(report, max_chars=len(whole)) == whole
+    assert len(markdown.render(report, max_chars=len(whole) - 1)) <= len(whole) - 1
+
+
+def huge(report: dict[str, Any]) -> dict[str, Any]:
+    """*report* with 200 times its failing cases, each asked with a 5000-character query."""
+    report = json.loads(json.dumps(report))
     for pack in report["packs"]:
         failing = [c for c in pack["case_results"] if c["detail"]]
         pack["case_results"] = [
@@ -291,9 +352,19 @@ def test_a_huge_report_stays_under_githubs_step_summary_limit(runs):
             for i in range(200)
             for c in failing
         ]
+    return report
+
+
+def test_a_huge_report_fits_a_pull_request_comment_by_default(runs):
+    report = huge(runs["reports"]["several-failing"])
+    assert len(markdown.render(report, max_chars=0)) > 10 * markdown.MAX_CHARS
     text = markdown.render(report)
-    assert markdown.STEP_SUMMARY_BYTES - 4096 < len(text.encode()) <= markdown.STEP_SUMMARY_BYTES
-    assert text.rstrip().endswith("report.json has it all.")
+    assert markdown.MAX_CHARS - 2_000 < len(text) <= markdown.MAX_CHARS
+    assert text.splitlines()[0] == "## \u274c ragleaklab: FAIL"
+    assert f"**{markdown.text(wording.run_line(report), 400)}**" in text
+    assert "this summary was cut to stay under 65536 characters" in text
+    # Every pack keeps its table: only the case list past what fits was cut.
+    assert text.count("| value | mean | threshold |") == len(report["packs"])
     assert markdown.render(runs["reports"]["passing"]).count("cut") == 0
 
 

@@ -123,11 +123,48 @@ def test_default_thresholds_on_another_target_are_flagged_as_uncalibrated(tmp_pa
         "run", "-p", "relevance-hijack", "--smoke", "-o", "own", "-c", str(config),
         "--target-option", "filter_injections=true", cwd=tmp_path,
     )  # fmt: skip
-    warnings = {
-        name: json.loads((tmp_path / name / "report.json").read_text())["packs"][0]["warnings"]
+    reports = {
+        name: json.loads((tmp_path / name / "report.json").read_text())
         for name in ("same", "other", "own")
     }
-    foreign = [w for w in warnings["other"] if "fitted on labels observed on reference@" in w]
-    assert len(foreign) == 1 and "not on this target (reference@" in foreign[0]
+    [foreign] = reports["other"]["warnings"]
+    assert foreign.startswith(
+        "the default thresholds of pack relevance-hijack were fitted on labels observed on "
+        "reference@"
+    )
+    assert "not on this target (reference@" in foreign
+    fitted_on = reports["other"]["packs"][0]["defaults_fitted_on"]
+    assert fitted_on.startswith("reference@") and f"observed on {fitted_on}, not" in foreign
+    assert not reports["other"]["packs"][0]["warnings"]  # said once, for the run
     # The labels' own target, or thresholds the user gave: nothing to warn about.
-    assert not [w for w in warnings["same"] + warnings["own"] if "fitted on labels" in w]
+    for name in ("same", "own"):
+        assert reports[name]["warnings"] == []
+        assert reports[name]["packs"][0]["defaults_fitted_on"] is None
+
+
+FITTED_ELSEWHERE = "were fitted on labels observed on reference@"
+
+
+def test_thresholds_fitted_elsewhere_are_said_once_for_every_pack_they_concern(tmp_path):
+    packs = ("relevance-hijack", "sentinel-takeover-safe", "verbatim-extraction")
+    config = tmp_path / "own.toml"  # one pack gated on a threshold of its own: not listed
+    config.write_text(
+        "[thresholds.verbatim-extraction.verbatim_score]\nthreshold = 0.9\n", encoding="utf-8"
+    )
+    done = rlk(
+        "run", *(a for p in packs for a in ("-p", p)), "--smoke", "-o", "out", "-c", str(config),
+        "--target-option", "top_k=4", "--markdown", "m.md", "--html", "h.html",
+        cwd=tmp_path, env={"GITHUB_ACTIONS": "true"},
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    listed = "the default thresholds of 2 packs (relevance-hijack, sentinel-takeover-safe) were"
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    [warning] = report["warnings"]
+    assert warning.startswith(listed + " fitted on labels observed on reference@")
+    summary = " ".join(done.stdout.split())  # the summary wraps it; the annotation does not
+    assert summary.count(FITTED_ELSEWHERE) == 2  # the summary's line, the one annotation
+    assert summary.count(listed) == 2
+    assert done.stdout.count("::warning title=ragleaklab::the default thresholds of 2 packs") == 1
+    for rendering in ("m.md", "h.html"):
+        text = (tmp_path / rendering).read_text("utf-8")
+        assert text.replace("&#64;&#8288;", "@").count(FITTED_ELSEWHERE) == 1, rendering
