@@ -154,7 +154,8 @@ def render(report: RunReport | Mapping[str, Any]) -> str:
     model = run_report(report)
     doc = model.document
     require_case_results(doc, OUTCOME_FIELDS)
-    system = doc.get("system") if isinstance(doc.get("system"), Mapping) else {}
+    named = doc.get("system")
+    system: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
     suites = [_suite(pack, model.settings, system) for pack in model.packs]
     root = ET.Element(
         "testsuites",
