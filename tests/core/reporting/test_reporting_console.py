@@ -144,10 +144,10 @@ def pack_blocks(text: str) -> list[list[str]]:
     """The lines of each pack's block (a block starts at an unindented line)."""
     blocks: list[list[str]] = []
     lines = text.splitlines()[:-1]
-    assert lines[0].startswith("tested: "), "the summary must first name the system tested"
-    lines = lines[1:]
-    while lines and lines[0].startswith(" "):  # the system line, wrapped
+    if lines and lines[0].startswith("tested: "):  # the system tested, before the first pack
         lines = lines[1:]
+        while lines and lines[0].startswith(" "):  # wrapped
+            lines = lines[1:]
     for line in lines:
         if line.startswith(("warning: ", "allowances: ", "baseline: ")):
             break  # the run's lines above the verdict, after the last pack
@@ -160,6 +160,12 @@ def pack_blocks(text: str) -> list[list[str]]:
 def test_one_block_per_pack_in_report_order_then_the_verdict(runs):
     report = runs["reports"]["several-failing"]
     text = console.render(report)
+    # First the system tested: a pass of the reference RAG must not read as one of an app.
+    assert text.startswith("tested: reference (the embedded reference RAG, reference@")
+    assert text.splitlines()[0].endswith(", no config file")
+    assert console.render(runs["reports"]["config"]).splitlines()[0].endswith(
+        ", config console.toml"
+    )
     blocks = pack_blocks(text)
     assert len(blocks) == len(report["packs"])
     for pack, block in zip(report["packs"], blocks, strict=True):
