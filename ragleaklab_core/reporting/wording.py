@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragleaklab_core.config import DEFAULT_TARGET
 from ragleaklab_core.gate import Outcome, Verdict
 from ragleaklab_core.values import is_pack_default
 
@@ -111,7 +112,7 @@ def system_line(report: Mapping[str, Any]) -> str | None:
         return None
     name = str(system["target"])
     said = [str(x) for x in (system.get("where"), system.get("identity")) if x]
-    if name == "reference":
+    if name == DEFAULT_TARGET:  # what runs when no target is configured: say so plainly
         said.insert(0, "the embedded reference RAG")
     config = system.get("config")
     return (

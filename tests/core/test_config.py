@@ -89,7 +89,8 @@ TOP_KEYS = "calibrate, metrics, run, target, thresholds"
             {"run": {"epoch": 3, "max_fail_rat": 0.1}},
             "unknown keys 'epoch' (did you mean 'epochs'?), 'max_fail_rat' (did you mean "
             "'max_fail_rate', 'max_fail_rates'?); known keys: allow_shared_state, concurrency, "
-            "epochs, executor, markdown_max_chars, max_consecutive_failures, max_fail_rate, "
+            "epochs, exclude, exclude_tags, executor, markdown_max_chars, "
+            "max_consecutive_failures, max_fail_rate, "
             "max_fail_rates, out, packs, rate_limit, ray, reducer, tags, thresholds_file, "
             "tolerate_errors @ $.run",
         ),

@@ -624,6 +624,10 @@ def test_calibrate_on_a_builtin_pack_names_the_fitter_that_would_give_a_guarante
     assert proc.returncode == 0, proc.stderr
     assert "were observed on" not in proc.stderr
     lines = proc.stdout.splitlines()
+    # First the system the threshold is fitted on, then the seed's summary lines.
+    assert lines.pop(0) == (
+        "tested: reference (the embedded reference RAG, reference@693fcdcd3a7c), no config file"
+    )
     assert lines[1].startswith("guarantee: FPR on the calibration sample <= target")
     negatives = json.loads((tmp_path / "exact" / "calibration_report.json").read_text())
     n_neg = negatives["result"]["n_negative"]

@@ -163,8 +163,8 @@ def test_one_block_per_pack_in_report_order_then_the_verdict(runs):
     # First the system tested: a pass of the reference RAG must not read as one of an app.
     assert text.startswith("tested: reference (the embedded reference RAG, reference@")
     assert text.splitlines()[0].endswith(", no config file")
-    assert console.render(runs["reports"]["config"]).splitlines()[0].endswith(
-        ", config console.toml"
+    assert (
+        console.render(runs["reports"]["config"]).splitlines()[0].endswith(", config console.toml")
     )
     blocks = pack_blocks(text)
     assert len(blocks) == len(report["packs"])
