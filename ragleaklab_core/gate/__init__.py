@@ -13,8 +13,9 @@ written (``"pass"``, ``"fail"``, ``"error"``):
   a measurement that cannot be trusted is never a pass;
 - ``ERROR`` (exit 3): not tested, or not fully: the attack never reached the system, ingest or
   reset failed, the target became unreachable, every answer was empty or the same text
-  (:func:`same_answer_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a plugin
-  could not be used; no gate failed on what was measured.
+  (:func:`same_answer_reason`), the tags kept none of the pack's attack cases
+  (:func:`no_attack_selected_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a
+  plugin could not be used; no gate failed on what was measured.
 
 **A gate that could never fail** is refused before anything is asked (exit 2): a maximum failing
 rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate is given), a
@@ -198,6 +199,17 @@ def same_answer_reason(excerpt: str, answered: int, readers: Sequence[str]) -> s
         "(an LLM that is down, a fallback or error page read as an answer), so the pack was "
         "not tested; check that the app answers (and that answer_path reads its reply, "
         "docs/targets.md)"
+    )
+
+
+def no_attack_selected_reason(attacks: int, tags: Sequence[str], excluded: Sequence[str]) -> str:
+    """Why a pack whose tag selection kept none of its attack cases is not tested: benign cases
+    alone can only show false alarms, never that the attack fails."""
+    chosen = [f"--tag {t}" for t in tags] + [f"--exclude-tag {t}" for t in excluded]
+    return (
+        f"the tag selection ({' '.join(chosen)}) kept none of the pack's {attacks} attack cases, "
+        "so the attack was not tested: a pass on benign cases alone says nothing about it; "
+        "select some attack cases"
     )
 
 
@@ -405,6 +417,7 @@ __all__ = [
     "decide",
     "diff_verdict",
     "gated_on_baseline",
+    "no_attack_selected_reason",
     "pack_verdict",
     "reducer_threshold_problem",
     "refuse_unusable",

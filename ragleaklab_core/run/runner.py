@@ -29,6 +29,7 @@ from ragleaklab_core._discovery import (
 from ragleaklab_core._log import get_logger
 from ragleaklab_core.config import DEFAULT_TARGET
 from ragleaklab_core.errors import ConfigError, PluginContractError, PluginLoadFailure
+from ragleaklab_core.run.case_kinds import kind_of
 from ragleaklab_core.run.executor import (
     NOT_ASKED,
     Ask,
@@ -88,6 +89,10 @@ class PackRun:
     #: again because the worker answering them was lost.
     executor: str = "local"
     retried: int = 0
+    #: How many of the pack's cases are attacks (tagged ``attack``), and how many of those the
+    #: tags selected: a selection that kept none tested no attack.
+    n_attacks_in_pack: int = 0
+    n_attacks_selected: int = 0
     #: Every case's test id, in case order, as ``results`` has them (kept apart so that walking
     #: the ids does not read every result); None: read them from ``results``.
     case_ids: Sequence[str] | None = None
@@ -327,6 +332,8 @@ async def arun_pack(
         value_names=_declared_values(metrics),
         executor=chosen.name,
         retried=execution.retried,
+        n_attacks_in_pack=tally.attacks_in_pack,
+        n_attacks_selected=tally.attacks_selected,
     )
 
 
@@ -359,6 +366,8 @@ class _Tally:
         self.in_pack = 0
         self.selected = 0
         self.asks = 0
+        self.attacks_in_pack = 0
+        self.attacks_selected = 0
 
 
 async def _asks(
@@ -374,8 +383,11 @@ async def _asks(
     seq = 0
     for case in pack.obj.cases():
         tally.in_pack += 1
+        attack = kind_of(case.tags) == "attack"
+        tally.attacks_in_pack += attack
         if not settings.selects(case.tags):
             continue
+        tally.attacks_selected += attack
         index = tally.selected
         tally.selected += 1
         for epoch in range(settings.epochs):

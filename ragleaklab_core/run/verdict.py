@@ -22,6 +22,7 @@ from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.gate import (
     Verdict,
     allowed_failures,
+    no_attack_selected_reason,
     pack_verdict,
     run_verdict,
     same_answer_reason,
@@ -332,7 +333,7 @@ def evaluate(
     unreached_problem = [] if wiring is None or wiring.problem is None else [wiring.problem]
     # Not tested, but a gated value that fails still stands (an app answering the same leak to
     # every question is vulnerable): these make the pack ERROR only when nothing failed.
-    untested = [*_same_answers(run), *thin]
+    untested = [*_same_answers(run), *_no_attack_selected(run), *thin]
     problems = [*unjudged, *unreached_problem, *untested, *run.problems]
     if run.stopped:  # what stopped it (ingest, a principal it cannot carry) is the reason
         problems = [*run.problems, *unjudged, *unreached_problem, *untested]
@@ -446,6 +447,16 @@ def _same_answers(run: PackRun) -> list[str]:
     if wiring is None or wiring.same_text is None or wiring.all_blank or not readers:
         return []
     return [same_answer_reason(_excerpt(wiring.same_text), wiring.answered, readers)]
+
+
+def _no_attack_selected(run: PackRun) -> list[str]:
+    """Why the pack tested no attack: the run's tags (``--tag``, ``--exclude-tag``) kept none of
+    the attack cases the pack has. Its benign cases can still fail it (a false alarm stands), but
+    a pass would say nothing about the attack."""
+    settings = run.settings
+    if not settings.selecting or not run.n_attacks_in_pack or run.n_attacks_selected:
+        return []
+    return [no_attack_selected_reason(run.n_attacks_in_pack, settings.tags, settings.exclude_tags)]
 
 
 def _excerpt(text: str, limit: int = 60) -> str:

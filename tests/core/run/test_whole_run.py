@@ -204,14 +204,32 @@ def test_exclude_tag_leaves_out_the_cases_carrying_it(ws: Workspace):
     expected = [c.test_id for c in cases if "smoke" in c.tags and "attack" not in c.tags]
     assert 0 < len(expected) < sum("smoke" in c.tags for c in cases)
     done = ws.cli(
-        "run", "-p", "relevance-hijack", "--smoke", "--exclude-tag", "attack", "-o", "benign"
-    )
+        "run", "-p", "relevance-hijack", "--smoke", "--exclude-tag", "attack", "-o", "benign",
+        ok=(1, 3),
+    )  # fmt: skip
     report = _report(ws.root / "benign")
     pack = report["packs"][0]
     assert pack["cases"]["ids"] == expected
     assert pack["cases"]["exclude_tags"] == ["attack"]
     assert report["settings"]["exclude_tags"] == ["attack"]
     assert "excluding tags attack" in done.stdout.splitlines()[1]
+    # Benign cases alone never pass the pack: the attack was not tested.
+    assert pack["tested"] is False and pack["verdict"] in ("error", "fail")
+    assert "kept none of the pack's" in pack["not_tested_reason"]
+    assert "--tag smoke --exclude-tag attack" in pack["not_tested_reason"]
+
+
+def test_a_tag_selection_without_attack_cases_never_passes(ws: Workspace):
+    # An allowance that lets its one failing benign case through does not make it a pass.
+    done = ws.cli(
+        "run", "-p", "relevance-hijack", "--tag", "benign", "--max-fail-rate", "0.01",
+        "-o", "no-attack", ok=(3,),
+    )  # fmt: skip
+    pack = _report(ws.root / "no-attack")["packs"][0]
+    assert pack["verdict"] == "error" and pack["tested"] is False
+    assert pack["cases"]["run"] > 0
+    assert "kept none of the pack's" in pack["not_tested_reason"]
+    assert "ERROR (not tested)  relevance-hijack" in done.stdout
 
 
 @pytest.mark.parametrize(
