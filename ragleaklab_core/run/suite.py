@@ -107,11 +107,12 @@ def resolve_thresholds(
 
 def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
     """The packs to run: given names, else the config's, else every installed pack; less the
-    config's ``run.exclude`` (which wins over a name given too: ``[run] packs`` listing every
-    pack and ``--exclude`` one leaves that one out).
+    config's ``run.exclude`` (which wins over ``[run] packs``: a config listing every pack and
+    ``--exclude`` one leaves that one out).
 
     Raises:
-        ConfigError: An excluded name is not an installed pack (with "did you mean"), or
+        ConfigError: An excluded name is not an installed pack (with "did you mean"), a pack
+            *names* asks for (``-p``) is excluded (it would be left out without a word), or
             nothing is left.
     """
     chosen = list(names) or list(config.run.packs) or available_names(PACKS)
@@ -127,8 +128,13 @@ def pack_names(config: Config, names: Sequence[str] = ()) -> list[str]:
         for name in excluded
         if name not in installed
     ]
+    problems += [
+        f"pack {name!r} is asked for (-p) and excluded: drop one @ $.run.exclude"
+        for name in dict.fromkeys(names)
+        if name in excluded
+    ]
     left = [name for name in chosen if name not in excluded]
-    if not problems and not left:
+    if not left:
         problems.append(
             f"every pack of the run is excluded ({', '.join(excluded)}): nothing would be "
             "tested @ $.run.exclude"

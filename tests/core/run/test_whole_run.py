@@ -96,9 +96,14 @@ def test_a_run_of_only_untestable_packs_writes_its_report_and_exits_3(ws: Worksp
 
 
 def test_an_excluded_pack_is_left_out(ws: Workspace):
-    done = ws.cli(
-        "run", "--target", "acme-legacy", *BOTH, "--exclude", "acme-tenants", "-o", "excluded"
+    # Out of the config's own list of packs (a pack asked for with -p is never excluded).
+    (ws.root / "both.toml").write_text(
+        '[run]\npacks = ["acme-tenants", "relevance-hijack"]\n', "utf-8"
     )
+    done = ws.cli(
+        "run", "-c", "both.toml", "--target", "acme-legacy", "--exclude", "acme-tenants",
+        "-o", "excluded",
+    )  # fmt: skip
     report = _report(ws.root / "excluded")
     assert [p["name"] for p in report["packs"]] == ["relevance-hijack"]
     assert report["packs"][0]["tested"] is True
@@ -118,6 +123,10 @@ def test_an_excluded_pack_is_left_out(ws: Workspace):
             "every pack of the run is excluded (acme-tenants): nothing would be tested",
         ),
         (
+            ("-p", "acme-tenants", "-p", "relevance-hijack", "--exclude", "acme-tenants"),
+            "pack 'acme-tenants' is asked for (-p) and excluded: drop one",
+        ),
+        (
             ("-p", "relevance-hijack", "--exclude", "acme-tenants", "--exclude", "relevnce-hijack"),
             "did you mean 'relevance-hijack'?",
         ),
@@ -135,6 +144,9 @@ def test_the_config_excludes_packs_from_every_installed_one():
     assert "relevance-hijack" in every
     left = pack_names(Config(run=RunConfig(exclude=["relevance-hijack"])))
     assert left == [name for name in every if name != "relevance-hijack"]
+    # It wins over the config's own list of packs.
+    listed = Config(run=RunConfig(packs=list(every), exclude=["relevance-hijack"]))
+    assert pack_names(listed) == left
     with pytest.raises(ConfigError) as info:
         pack_names(Config(run=RunConfig(exclude=list(every))))
     assert "every pack of the run is excluded" in str(info.value)
