@@ -92,6 +92,9 @@ class PackData:
     scorer: Scorer
     #: The manifest's [taxonomy] table: OWASP LLM ids, MITRE ATLAS ids, severity (none: no table).
     taxonomy: dict[str, Any] = field(default_factory=dict)
+    #: Metrics the pack also runs, beside the one its primary value comes from (reported,
+    #: not gated: relevance-hijack keeps the rank values for what they measure).
+    also_metrics: tuple[str, ...] = ()
 
     @property
     def n_positive(self) -> int:
@@ -148,6 +151,7 @@ def build_pack(
     rule: Rule,
     scorer: Scorer,
     taxonomy: dict[str, Any],
+    also_metrics: tuple[str, ...] = (),
 ) -> PackData:
     """Label *drafts* on the final corpus by instrumentation, tag hard cases and the smoke
     subset, turn drafts into cases and fit the default threshold on the metric's scores."""
@@ -197,4 +201,5 @@ def build_pack(
         rule=rule,
         scorer=scorer,
         taxonomy=taxonomy,
+        also_metrics=also_metrics,
     )

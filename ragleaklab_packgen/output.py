@@ -68,7 +68,7 @@ def manifest(pack: PackData) -> bytes:
         f"version = {toml_string(VERSION)}",
         f"pack_type = {toml_string(pack.pack_type)}",
         f"description = {toml_string(pack.description)}",
-        f"metrics = [{toml_string(pack.metric)}]",
+        f"metrics = [{', '.join(toml_string(m) for m in (pack.metric, *pack.also_metrics))}]",
         f"primary_metric = {toml_string(pack.primary)}",
         'documents = ["documents.jsonl"]',
         'cases = "cases.jsonl"',

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_plugins.metrics.access import AccessMetric
+from ragleaklab_plugins.metrics.attribution import AttributionMetric
 from ragleaklab_plugins.metrics.citation import CitationMetric
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 from ragleaklab_plugins.metrics.exfiltration import ExfiltrationMetric
@@ -22,6 +23,7 @@ Scorer = Callable[[Sequence[Document]], Callable[[Case, Response], float]]
 
 _METRICS: Mapping[str, Callable[..., Any]] = {
     "retrieval": RetrievalMetric,
+    "attribution": AttributionMetric,
     "sentinel": SentinelMetric,
     "claim": ClaimMetric,
     "verbatim": VerbatimMetric,
