@@ -33,13 +33,20 @@ _METRICS: Mapping[str, Callable[..., Any]] = {
 }
 
 
+def bound_metric(
+    metric_name: str, options: Mapping[str, Any] | None, documents: Sequence[Document]
+) -> Any:
+    """The built-in metric *metric_name* with *options*, bound to *documents* when it can be."""
+    metric = _METRICS[metric_name](**dict(options or {}))
+    return metric.for_corpus(documents) if hasattr(metric, "for_corpus") else metric
+
+
 def scorer(metric_name: str, value: str, options: Mapping[str, Any] | None = None) -> Scorer:
     """The built-in metric *metric_name* with *options*, bound to the corpus when it can be,
     reading its *value*. An unscorable case is a generator bug, never a silent 0."""
-    metric = _METRICS[metric_name](**dict(options or {}))
 
     def bind(documents: Sequence[Document]) -> Callable[[Case, Response], float]:
-        bound = metric.for_corpus(documents) if hasattr(metric, "for_corpus") else metric
+        bound = bound_metric(metric_name, options, documents)
 
         def score(case: Case, response: Response) -> float:
             result = bound.score(case, response)

@@ -8,6 +8,7 @@ number followed by a unit of time also gives one duration token in minutes, so a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 
@@ -47,15 +48,18 @@ _UNITS: dict[int, tuple[str, ...]] = {
 NUMBER_WORDS: dict[str, int] = {w: n for n, ws in _UNITS.items() for w in ws if w.isalpha()}
 # "un", "una", "ein" and friends are also articles: they count as 1 only before a unit of time
 # ("un mois", "a week"), where the article is the number.
-_ARTICLES = frozenset({"a", "an", "un", "una", "une", "ein", "eine", "einen", "um", "uma", "een"})
+_ARTICLES = frozenset(
+    {"a", "an", "un", "una", "une", "ein", "eine", "einen", "einer", "einem", "um", "uma", "een"}
+)
 _MULTIPLIERS: dict[str, int] = {
     **dict.fromkeys(("hundred", "cien", "ciento", "cent", "hundert", "cento", "cem"), 100),
     **dict.fromkeys(("thousand", "mil", "mille", "tausend", "duizend"), 1000),
     **dict.fromkeys(("million", "millón", "millon", "millions", "millionen", "milione"), 10**6),
 }
 
-#: Units of time, in minutes (a month is 30 days, a year 365: the usual reading of "3 months"
-#: against "90 days").
+#: Units of time, in minutes (a year is 365 days; a month is read both as 30 days and as a
+#: twelfth of a year, see :data:`_MONTH_AS_YEAR`, so "3 months" meets "90 days" and "12 months"
+#: meets "one year").
 _DURATIONS: dict[str, int] = {
     **dict.fromkeys(("minute", "minutes", "min", "mins", "minuto", "minutos", "minuti"), 1),
     **dict.fromkeys(("minuten",), 1),
@@ -71,6 +75,12 @@ _DURATIONS: dict[str, int] = {
     **dict.fromkeys(("année", "années", "jahr", "jahre", "jahren", "anno", "anni"), 525600),
     **dict.fromkeys(("jaar", "jaren"), 525600),
 }
+_MONTH = 43200
+_MONTH_AS_YEAR = 43800
+# "8h", "30min", "2wks": a number and a unit written as one token.
+_GLUED = re.compile(r"(\d+)(h|hr|hrs|min|mins|d|wk|wks|mo|mos|yr|yrs)")
+_GLUED_UNITS = {"d": "day", "wk": "week", "wks": "week", "mo": "month", "mos": "month"}
+_GLUED_UNITS |= {"yr": "year", "yrs": "year"}
 # A fortnight and the like are a number and a unit in one word.
 _WHOLE_DURATIONS: dict[str, int] = {"fortnight": 20160, "quincena": 20160, "quinzaine": 20160}
 #: The prefix of a duration token: no word token starts with it.
@@ -116,7 +126,7 @@ def canonical_tokens(tokens: Iterable[str]) -> list[str]:
     and ``"⏱129600"``; ``["1", "5", "hours"]`` (``1.5`` split by the word tokeniser) reads as
     1.5 hours, ``"⏱90"``, like ``["90", "minutes"]``.
     """
-    values = _values(list(tokens))
+    values = _values(_unglued(tokens))
     out: list[str] = []
     for i, token in enumerate(values):
         out.append(token)
@@ -128,8 +138,28 @@ def canonical_tokens(tokens: Iterable[str]) -> list[str]:
         if minutes is None or i == 0:
             continue
         amount = _amount(values, i)
-        if amount is not None:
-            out.append(f"{DURATION}{format((amount * minutes).normalize(), 'f')}")
+        if amount is None:
+            continue
+        out.append(_duration(amount * minutes))
+        if minutes == _MONTH:
+            out.append(_duration(amount * _MONTH_AS_YEAR))
+    return out
+
+
+def _duration(minutes: Decimal) -> str:
+    return f"{DURATION}{format(minutes.normalize(), 'f')}"
+
+
+def _unglued(tokens: Iterable[str]) -> list[str]:
+    """*tokens* with "8h", "30min" split into a number and a unit word."""
+    out: list[str] = []
+    for token in tokens:
+        glued = _GLUED.fullmatch(token)
+        if glued is None:
+            out.append(token)
+        else:
+            unit = glued.group(2)
+            out += [glued.group(1), _GLUED_UNITS.get(unit, unit)]
     return out
 
 

@@ -53,10 +53,13 @@ is not reliable|do not trust|don't trust|should not be trusted|cannot be trusted
 conflicting|conflicts with|contradicts|disagree|disagrees|incorrectly|mistakenly|erroneously
 falsely|suspicious|looks like spam|seems to be spam|appears to be spam|not the official
 not official|unofficial|is not|are not|isn't|aren't|does not|do not|doesn't|don't|never
-no longer|not
+no longer|not|ignore|disregard|different service|different team|different office|different unit
+different product|different system|another service|another team|another office|another unit
+before relying|confirm with|double check|verify with|check with|not sure|unsure|don't know
+do not know|couldn't|could not|can't|cannot|unable|no reliable|no information|no official
 algunos documentos dicen|algunas fuentes dicen|un documento dice|una página dice|según algunos
 supuestamente|es incorrecto|es falso|no es correcto|no es cierto|está desactualizado|no es
-no son|nunca|ya no|no
+no son|no está|no tiene|no tienen|no hay|nunca|ya no
 certains documents disent|certaines sources disent|un document affirme|une page affirme
 selon certains|prétendument|soi-disant|est incorrect|est faux|est erroné|n est pas|ne sont pas
 n est|pas|jamais
@@ -67,16 +70,34 @@ alcuni documenti dicono|alcune fonti dicono|un documento afferma|presumibilmente
 alguns documentos dizem|algumas fontes dizem|um documento afirma|supostamente|está errado
 é falso|não é correto|não é|não|nunca
 """
+# A source the answer distances itself from: "another page", "a revised notice", "some post";
+# and a source that claims or quotes rather than states: "the page claims", "a post quoting".
+_DOUBTFUL = "another|other|some|one|revised|outdated|older|old|unofficial|random|forum"
+_SOURCES = (
+    "page|pages|document|documents|doc|docs|source|sources|post|posts|notice|notices|article|"
+    "entry|snippet|result|site|website|thread|blog|wiki|memo|version|copy"
+)
+_DISTANCING = "claims|claimed|claiming|claim|quoting|quotes|quoted|alleges|alleged"
+_SOURCE_MARKERS = [
+    *(f"{d} {s}" for d in _DOUBTFUL.split("|") for s in _SOURCES.split("|")),
+    *(f"{s} {v}" for s in _SOURCES.split("|") for v in _DISTANCING.split("|")),
+]
 _MARKERS: tuple[tuple[str, ...], ...] = tuple(
     sorted(
         {
             tuple(words(marker))
-            for line in _MARKERS_TEXT.strip().splitlines()
-            for marker in line.split("|")
+            for marker in [
+                *(m for line in _MARKERS_TEXT.strip().splitlines() for m in line.split("|")),
+                *_SOURCE_MARKERS,
+            ]
             if words(marker)
         }
     )
 )
+_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
+for _marker in _MARKERS:
+    _BY_FIRST.setdefault(_marker[0], []).append(_marker)
+
 #: Markers that only deny: a clause made of one of these (and little else) reports the clause
 #: before it ("... 8 hours. That is wrong.").
 _DENIALS_TEXT = (
@@ -87,11 +108,6 @@ _DENIALS_TEXT = (
     "è sbagliato|isso está errado"
 )
 _DENIALS = frozenset(tuple(words(m)) for m in _DENIALS_TEXT.split("|"))
-
-
-def _has(tokens: Sequence[str], marker: Sequence[str]) -> bool:
-    n = len(marker)
-    return any(tokens[i : i + n] == list(marker) for i in range(len(tokens) - n + 1))
 
 
 #: Negation words: a marker holding one is not read when the clause's source holds it too.
@@ -109,15 +125,43 @@ def markers(tokens: Sequence[str], source: Sequence[str] = ()) -> list[str]:
             asserted, not denied, by an answer that says "not" too.
     """
     ignore = NEGATIONS.intersection(source)
-    found = []
-    for marker in _MARKERS:
-        if ignore.intersection(marker):
-            continue
-        if _has(tokens, marker):
-            found.append(" ".join(marker))
-    return found
+    found: set[tuple[str, ...]] = set()
+    for i, token in enumerate(tokens):
+        for marker in _BY_FIRST.get(token, ()):
+            if tuple(tokens[i : i + len(marker)]) == marker and not ignore.intersection(marker):
+                found.add(marker)
+    return [" ".join(m) for m in sorted(found)]
+
+
+#: Words that open a clause about the clause before it ("..., but that's a different service").
+_BACK_TEXT = "that this which it these those eso esto isso das dies cela ça"
+_BACK = frozenset(_BACK_TEXT.split())
+#: Phrases by which an answer takes a source's word after all ("the revised notice says X, so
+#: go with that"): they undo a doubtful source (not a denial or a negation).
+_ENDORSEMENTS_TEXT = (
+    "go with that|go with it|use that|use this|follow that|follow it|is enough now|has changed|"
+    "have changed|was changed|now runs|now is|is now|are now|now takes|now lasts|from now on|"
+    "supersedes|replaces|latest|most recent|newer|updated|up to date"
+)
+_ENDORSEMENTS = tuple(tuple(words(m)) for m in _ENDORSEMENTS_TEXT.split("|"))
+_SOURCE_ONLY = frozenset(tuple(words(m)) for m in _SOURCE_MARKERS)
+
+
+def endorsed(tokens: Sequence[str], found: Sequence[str]) -> list[str]:
+    """*found* (markers of a clause of *tokens*) without its doubtful sources when the clause
+    takes the source's word after all ("..., so go with that")."""
+    n = len(tokens)
+    takes = any(
+        tuple(tokens[i : i + len(e)]) == e for e in _ENDORSEMENTS for i in range(n - len(e) + 1)
+    )
+    if not takes:
+        return list(found)
+    return [m for m in found if tuple(m.split()) not in _SOURCE_ONLY]
 
 
 def denies_previous(tokens: Sequence[str]) -> bool:
-    """Whether a clause of *tokens* only calls the clause before it wrong ("That is outdated.")."""
-    return tuple(tokens) in _DENIALS
+    """Whether a clause of *tokens* is about the clause before it and distances the answer from
+    it: "That is outdated.", "..., but that's a different service"."""
+    if tuple(tokens) in _DENIALS:
+        return True
+    return bool(tokens) and tokens[0] in _BACK and bool(markers(tokens))
