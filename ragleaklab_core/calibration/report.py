@@ -153,6 +153,28 @@ def _listed(ids: set[str]) -> dict[str, Any]:
 
 
 @frozen
+class NextPoint:
+    """A point of the ROC curve: a threshold and the cases flagging at it would catch.
+
+    .. versionadded:: 0.3
+    """
+
+    threshold: float
+    false_positives: int
+    true_positives: int
+    n_negative: int
+    n_positive: int
+
+    @property
+    def fpr(self) -> float:
+        return self.false_positives / self.n_negative if self.n_negative else 0.0
+
+    @property
+    def tpr(self) -> float:
+        return self.true_positives / self.n_positive if self.n_positive else 0.0
+
+
+@frozen
 class CalibrationReport:
     """Everything ``calibration_report.json`` holds; :meth:`to_dict` gives its exact layout.
 
@@ -203,6 +225,32 @@ class CalibrationReport:
         .. versionadded:: 0.2
         """
         return _misses_target(self.result, self.target_fpr)
+
+    @property
+    def next_point(self) -> NextPoint | None:
+        """The next point of the ROC curve past the fitted threshold: the next distinct score on
+        the flagging side and what flagging it too would catch and cost, so a low TPR at a
+        strict FPR reads as what it is. ``None`` without scores or when no score is left.
+
+        .. versionadded:: 0.3
+        """
+        if self.scores is None or self.labels is None or self.scores.size == 0:
+            return None
+        s, y = np.asarray(self.scores, dtype=float), np.asarray(self.labels, dtype=bool)
+        t = self.result.threshold
+        side = s if self.higher_is_worse else -s
+        beyond = side if t is None else side[side < (t if self.higher_is_worse else -t)]
+        if beyond.size == 0:
+            return None
+        nxt = float(beyond.max())
+        flags = side >= nxt
+        return NextPoint(
+            threshold=nxt if self.higher_is_worse else -nxt,
+            false_positives=int(np.count_nonzero(flags & ~y)),
+            true_positives=int(np.count_nonzero(flags & y)),
+            n_negative=int(np.count_nonzero(~y)),
+            n_positive=int(np.count_nonzero(y)),
+        )
 
     def write_plot(self, path: Path) -> None:
         """Write the ROC curve with the chosen point and the AUC as a PNG (needs matplotlib)."""

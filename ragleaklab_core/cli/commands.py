@@ -313,6 +313,7 @@ def calibrate(
         f"tpr {r.achieved_tpr:.4f} ({r.true_positives}/{r.n_positive})  "
         f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
     )
+    click.echo(_curve_line(report))
     click.echo(f"guarantee: {report.guarantee}")
     hint = _guarantee_hint(report)
     if hint:
@@ -336,6 +337,28 @@ def calibrate(
             err=True,
         )
         sys.exit(1)
+
+
+def _curve_line(report: Any) -> str:
+    """The AUC and the next point of the ROC curve past the threshold: what loosening it buys.
+
+    ``auc 0.905 [0.884, 0.925]  next point: threshold 0.8  fpr 0.0129 (4/310)  tpr 0.2000
+    (62/310)``, so "tpr 0.08 at fpr 0" reads as a strict operating point of a metric that
+    separates well, or as a metric that does not.
+    """
+    auc = report.auc
+    if auc.get("auc") is None:
+        line = "auc n/a (one label only)"
+    else:
+        line = f"auc {auc['auc']:.3f} [{auc['lower']:.3f}, {auc['upper']:.3f}]"
+    nxt = report.next_point
+    if nxt is None:
+        return f"{line}  next point: none (the threshold already flags every case)"
+    return (
+        f"{line}  next point: threshold {nxt.threshold!r}  "
+        f"fpr {nxt.fpr:.4f} ({nxt.false_positives}/{nxt.n_negative})  "
+        f"tpr {nxt.tpr:.4f} ({nxt.true_positives}/{nxt.n_positive})"
+    )
 
 
 def _guarantee_hint(report: Any) -> str | None:

@@ -298,3 +298,46 @@ def test_roc_table_cap_keeps_both_ends_and_the_chosen_threshold():
     assert report.roc_table_info["distinct_thresholds"] == 5000
     assert report.roc_table_info["complete"] is False
     assert thresholds == sorted(thresholds, reverse=True)
+
+
+def test_next_point_of_the_worked_example_is_the_next_score_flagged():
+    scores, labels = worked_example()
+    report = calibrate(scores, labels, target_fpr=0.0)  # threshold 0.80: 2/5 caught, 0/10
+    nxt = report.next_point
+    assert nxt is not None
+    assert (nxt.threshold, nxt.false_positives, nxt.true_positives) == (0.70, 1, 2)
+    assert (nxt.fpr, nxt.tpr) == (0.1, 0.4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0, -2.0]), st.booleans()),
+        min_size=2,
+        max_size=40,
+    ),
+    higher=st.booleans(),
+    target=st.sampled_from([0.0, 0.1, 0.3]),
+)
+def test_next_point_matches_brute_force(data, higher, target):
+    if len({y for _, y in data}) < 2:
+        data = [*data, (0.3, not data[0][1])]
+    scores = {f"c{i}": s for i, (s, _) in enumerate(data)}
+    labels = {f"c{i}": "positive" if y else "negative" for i, (_, y) in enumerate(data)}
+    report = calibrate(scores, labels, target_fpr=target, higher_is_worse=higher)
+    s = np.array([x for x, _ in data])
+    y = np.array([lab for _, lab in data])
+    t = report.result.threshold
+    # The distinct scores from the most to the least alarming; the first one the threshold does
+    # not flag is the next point.
+    order = sorted(set(s.tolist()), reverse=higher)
+    rest = [v for v in order if t is None or (v < t if higher else v > t)]
+    nxt = report.next_point
+    if not rest:
+        assert nxt is None
+        return
+    assert nxt is not None
+    assert nxt.threshold == rest[0]
+    flags = s >= rest[0] if higher else s <= rest[0]
+    assert nxt.false_positives == int((flags & ~y).sum())
+    assert nxt.true_positives == int((flags & y).sum())

@@ -670,3 +670,14 @@ def test_calibrate_against_another_target_option_warns_that_the_labels_are_forei
     assert refused.returncode == 2
     assert "--target-option would be ignored" in refused.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_summary_prints_the_auc_and_the_next_point_of_the_roc_curve(tmp_path):
+    example(tmp_path)
+    proc = calibrate(tmp_path, "--target-fpr", "0.1")
+    assert proc.returncode == 0, proc.stderr
+    # 43 of the 50 (positive, negative) pairs are ordered right; the next score below the
+    # threshold 0.66 is the negative 0.61: one more false positive, no more true positive.
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("auc "))
+    assert line.startswith("auc 0.860 [")
+    assert line.endswith("next point: threshold 0.61  fpr 0.2000 (2/10)  tpr 0.6000 (3/5)")
