@@ -20,7 +20,7 @@ from attrs import field, frozen
 
 from ragleaklab_core import Case, Document, MetricResult, Response
 from ragleaklab_plugins.metrics._numbers import DURATION, canonical_tokens
-from ragleaklab_plugins.metrics._stance import (
+from ragleaklab_plugins.metrics._clause_stance import (
     NEGATIONS,
     clauses,
     denies_previous,
