@@ -1116,7 +1116,7 @@ class ExfiltrationMetric:
         allowed: list[dict[str, Any]] = []
         click_only: list[dict[str, Any]] = []
         domains: set[str] = set()
-        for i, (linked, _, is_allowed, via) in enumerate(records):
+        for i, (_, _, is_allowed, via) in enumerate(records):
             entry = entries[i]
             if via >= 0:  # the allowed domain whose open redirect it went through
                 entry["via"] = entries[via]["domain"]
