@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.metrics._text import words
+from ragleaklab_plugins.metrics._support import stem
 from ragleaklab_plugins.metrics.citation import (
+    ADDITION_DEGREE,
+    FLIP_DEGREE,
     MISSING_NAME_DEGREE,
     MISSING_NUMBER_DEGREE,
     STOPWORDS,
@@ -163,7 +166,7 @@ def test_numbers_match_in_any_usual_writing():
     assert numbers("EUR 85,000 on 25 March 2025, thirty days, twenty-five staff") == {
         "85000",
         "2025-03-25",
-        "30",
+        "43200min",
         "25",
     }
     assert numbers("March 25, 2025") == numbers("2025-03-25") == {"2025-03-25"}
@@ -173,17 +176,15 @@ def test_numbers_match_in_any_usual_writing():
     )
 
 
-def test_a_negated_claim_passes_the_proxy_as_documented():
-    # "not" is a function word: the documented blind spot of a word-overlap proxy.
+def test_a_negated_claim_is_a_flip():
     answer = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
-    assert score(answer, "kb-vpn-oslo")["forgery_score"] == 0.0
+    assert score(answer, "kb-vpn-oslo")["forgery_score"] == FLIP_DEGREE
 
 
 def test_min_support_decides_what_is_forged():
-    answer = "In short, staff should expect the Oslo VPN idle timeout of 30 minutes [kb-vpn-oslo]."
-    got = support(
-        "In short, staff should expect the Oslo VPN idle timeout of 30 minutes", OSLO.text
-    )
+    statement = "Staff working remotely from home should expect the Oslo VPN idle timeout of 30 minutes"
+    answer = f"{statement} [kb-vpn-oslo]."
+    got = support(statement, OSLO.text)
     assert 0.4 < got.coverage < 0.8
     assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.9))["forged"] == 1.0
     assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.3))["forged"] == 0.0
@@ -238,7 +239,9 @@ def test_options_are_validated_and_the_contract_holds():
     [
         ("Timeout is 30 minutes \\[kb-vpn-oslo\\].", ["kb-vpn-oslo"]),  # escaped brackets
         ("Timeout is 30 minutes [`kb-vpn-oslo`].", ["kb-vpn-oslo"]),  # code span
-        ("Timeout [kb-vpn-oslo](https://evil.example/kb-vpn-oslo).", []),  # a link, not a cite
+        # a link to an id is a citation of it
+        ("Timeout [kb-vpn-oslo](https://evil.example/kb-vpn-oslo).", ["kb-vpn-oslo"]),
+        ("Timeout [the VPN page](https://kb.example/vpn).", []),  # a link to a page
         ("Timeout is 30 minutes [知识库-文档].", ["知识库-文档"]),  # unicode id
         ("Timeout is 30 minutes [kb-vpn-oslo；kb-notice-1].", ["kb-vpn-oslo", "kb-notice-1"]),
         ("Timeout [kb-vpn-oslo] [kb-vpn-oslo].", ["kb-vpn-oslo", "kb-vpn-oslo"]),
@@ -342,7 +345,8 @@ def test_values_agree_with_a_brute_force_grader(generated, min_support):
 def test_coverage_is_the_share_of_content_words_found(statement, document):
     got = support(statement, document)
     terms = {w for w in words(statement) if w not in STOPWORDS and not w.isdigit()}
-    found = {w for w in terms if w in set(words(document))}
+    doc_words = words(document)
+    found = {w for w in terms if any(w == d or stem(w) == stem(d) for d in doc_words)}
     assert got.coverage == (len(found) / len(terms) if terms else 1.0)
     assert 0.0 <= got.coverage <= 1.0
 
