@@ -11,17 +11,36 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Set
 from decimal import Decimal, InvalidOperation
 
 from ragleaklab_plugins.metrics.claim import claim_tokens
 
 # --- figures ------------------------------------------------------------------------------------
 
-_UNITS_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_UNITS_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
 #: Number words as values: zero to nineteen, the tens, and ``a``/``an``/``once`` before a unit.
 NUMBER_WORDS: dict[str, Decimal] = {w: Decimal(n) for n, w in enumerate(_UNITS_WORDS)}
 NUMBER_WORDS.update({w: Decimal(20 + 10 * n) for n, w in enumerate(_TENS_WORDS)})
@@ -65,6 +84,11 @@ ADVERBS: dict[str, tuple[Decimal, str]] = {
     "biannually": (Decimal(6), "mo"),
     "semiannually": (Decimal(6), "mo"),
 }
+#: Words that are part of a figure (number words, units of time, ``annually``): compared as
+#: figures, never as words.
+FIGURE_WORDS: frozenset[str] = frozenset(
+    [*NUMBER_WORDS, *UNITS, *ADVERBS, "half", "twice", "percent", "hundred", "thousand", "million"]
+) - {"a", "an", "h", "min", "m"}
 _NUMERIC = re.compile(r"\d+(?:\.\d+)?%?|\d{4}-\d{2}-\d{2}")
 # Words between a number and its unit that do not change it ("5 business days", "30 calendar
 # days", "2 full weeks").
@@ -112,6 +136,65 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+_TIME = re.compile(
+    r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>a\.?\s?m\.?|p\.?\s?m\.?)(?![\w])"
+    r"|\b(?P<h24>\d{1,2}):(?P<m24>\d{2})\b",
+    re.IGNORECASE,
+)
+# A list item's number at the start of a line ("1. Keys are rotated...") is no figure.
+_LIST_NUMBER = re.compile(r"^\s*(?:\d{1,3}[.)]|#+)\s+", re.MULTILINE)
+_ORDINALS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()  # noqa: SIM905
+)
+#: Minutes in a month of the calendar (a year of 365.25 days over 12): a span in months and
+#: one in minutes are the same when within :data:`CALENDAR_TOLERANCE` of each other.
+MONTH_MINUTES = Decimal("43830")
+CALENDAR_TOLERANCE = Decimal("0.03")
+
+
+def _times(text: str) -> tuple[str, set[str]]:
+    """*text* without its times of day, and those as ``t17:00`` (``5 pm``, ``17:00``)."""
+    found: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group("h24") is not None:
+            hour, minute = int(m.group("h24")), int(m.group("m24"))
+        else:
+            hour, minute = int(m.group("h")) % 12, int(m.group("m") or 0)
+            hour += 12 if m.group("ampm").lower().startswith("p") else 0
+        if hour < 24 and minute < 60:
+            found.add(f"t{hour:02d}:{minute:02d}")
+        return " "
+
+    return _TIME.sub(repl, text), found
+
+
+def ordinals(text: str) -> set[str]:
+    """The ordinal words of *text* as numbers (``third`` is ``3``): a document that says ``the
+    first day`` backs a statement that says ``the 1st``."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return {str(i + 1) for i, w in enumerate(_ORDINALS) if re.search(rf"\b{w}\b", folded)}
+
+
+def figure_backed(figure: str, backing: set[str] | frozenset[str]) -> bool:
+    """Whether *figure* (of :func:`figures`) is among *backing*, a span in months also matching
+    one in minutes within :data:`CALENDAR_TOLERANCE` (``3 months`` is ``90 days``)."""
+    if figure in backing:
+        return True
+    m = re.fullmatch(r"([\d.]+)(min|mo)", figure)
+    if not m:
+        return False
+    value = Decimal(m.group(1)) * (MONTH_MINUTES if m.group(2) == "mo" else 1)
+    for other in backing:
+        o = re.fullmatch(r"([\d.]+)(min|mo)", other)
+        if not o or o.group(2) == m.group(2):
+            continue
+        theirs = Decimal(o.group(1)) * (MONTH_MINUTES if o.group(2) == "mo" else 1)
+        if value and abs(theirs - value) <= CALENDAR_TOLERANCE * value:
+            return True
+    return False
+
+
 def figures(text: str) -> set[str]:
     """The figures of *text*, canonical, so that one figure written two ways is one string.
 
@@ -121,10 +204,11 @@ def figures(text: str) -> set[str]:
     ``12%``). A number followed by a unit of time is its value in minutes or months (``half an
     hour``, ``30 minutes`` and ``0.5 hours`` are ``30min``; ``a year``, ``every 12 months`` and
     ``annually`` are ``12mo``), and ``twice a year`` is ``6mo``. A unit after ``every``,
-    ``per``, ``each``, ``a`` or ``one`` is one of it.
+    ``per``, ``each``, ``a`` or ``one`` is one of it. Times of day are ``t17:00`` (``5 pm``,
+    ``17:00``); a list item's number at the start of a line is not a figure.
     """
-    tokens = _tokens(unicodedata.normalize("NFKC", text).casefold())
-    found: set[str] = set()
+    text, found = _times(_LIST_NUMBER.sub(" ", unicodedata.normalize("NFKC", text)))
+    tokens = _tokens(text.casefold())
     consumed: set[int] = set()
     for i, token in enumerate(tokens):
         if token in ADVERBS:
@@ -251,7 +335,7 @@ for _a, _b in _ANTONYM_PAIRS:
         ANTONYMS[_x] = ANTONYMS.get(_x, frozenset()) | {_y}
 
 
-def antonym_flips(statement: set[str], sentence: set[str]) -> int:
+def antonym_flips(statement: Set[str], sentence: Set[str]) -> int:
     """How many stems of *statement* have an antonym in *sentence* while *sentence* lacks the
     stem itself and *statement* lacks the antonym (``optional`` said of a ``required`` step)."""
     flips = 0

@@ -13,6 +13,7 @@ document's text by a lexical entailment proxy.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,15 @@ from attrs import field, frozen
 from attrs import validators as v
 
 from ragleaklab_core import Case, Document, MetricResult, Response
-from ragleaklab_plugins.metrics._support import antonym_flips, figures, negations, stem
+from ragleaklab_plugins.metrics._support import (
+    FIGURE_WORDS,
+    antonym_flips,
+    figure_backed,
+    figures,
+    negations,
+    ordinals,
+    stem,
+)
 from ragleaklab_plugins.metrics._text import words
 
 #: Most forged citations the evidence lists.
@@ -54,7 +63,8 @@ STOPWORDS: frozenset[str] = frozenset(
     document documents documentation doc docs page pages information answer question context
     provided retrieved mentions mentioned notes noted explains indicates confirms reports
     reported note also currently kb short simply put reading expect basically essentially
-    summary overall typically generally usually understand seems appears
+    summary overall typically generally usually understand seems appears however whereas
+    although though plus found roughly approximately about around
     """.split()  # noqa: SIM905 - a word list reads best as words
 )
 
@@ -74,7 +84,8 @@ _LISTED_DEF = re.compile(r"^\s*(?:[-*]\s+)?(?P<key>\d{1,4})[.)]\s+(?P<rest>\S.*)
 # Superscript digits (NFKC would make them plain digits) and <sup>n</sup>: a numbered marker.
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _SUPER = re.compile(
-    rf"(?P<line>^[ \t]*)?(?:(?P<digits>[{_SUPERSCRIPTS}]+)|<sup>\s*\[?(?P<sup>\d{{1,4}})\]?\s*</sup>)",
+    rf"(?P<line>^[ \t]*)?(?:(?P<digits>[{_SUPERSCRIPTS}]+)"
+    r"|<sup>\s*\[?(?P<sup>\d{1,4})\]?\s*</sup>)",
     re.MULTILINE | re.IGNORECASE,
 )
 # The words that name a document rather than a person or a team ("the VPN policy", "the FAQ").
@@ -144,7 +155,7 @@ _TRAILING = ".,;:!?"
 _BOUNDARY = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # Where one clause of a sentence ends and another (that may say something else) begins.
 _CLAUSE = re.compile(
-    r"\s*(?:[;:]|,?\s+\b(?:but|however|whereas|while|although|though|and|also|plus|which|"
+    r"(?<=[.!?。！？])\s+|\s*(?:[;:]|,?\s+\b(?:but|however|whereas|while|although|though|and|also|plus|which|"
     r"so|and\s+also)\b|,)\s*",
     re.IGNORECASE,
 )
@@ -425,9 +436,15 @@ def names(statement: str) -> set[str]:
 #: A clause that gives advice rather than attributes a claim ("so save your work first").
 _ADVICE = re.compile(
     r"^(?:so|please|make sure|remember|note|if|you|feel free|let me know|contact|just|"
-    r"i |we |hope|for more|for details|check|see|refer)\b",
+    r"i |we |hope|for more|for details|check|see|refer|here is|here's|let me)\b",
     re.IGNORECASE,
 )
+
+
+def _clauses(text: str) -> list[str]:
+    """The clauses of *text*, each with the conjunction that opens it (``so plan ahead``)."""
+    cuts = [0, *(m.start() for m in _CLAUSE.finditer(text) if m.start() > 0), len(text)]
+    return [text[a:b].strip(" ,;:") for a, b in itertools.pairwise(cuts) if a < b]
 
 
 @frozen
@@ -452,14 +469,20 @@ def _view(document: str) -> _DocView:
     return _DocView(
         frozenset(doc_words),
         frozenset(stem(w) for w in doc_words),
-        frozenset(figs | {f.rstrip("%") for f in figs}),
+        frozenset(figs | {f.rstrip("%") for f in figs} | ordinals(document)),
         tuple(sentences),
     )
 
 
 def _terms(text: str) -> list[str]:
+    """The distinct content words of *text*: not :data:`STOPWORDS`, numbers, number words or
+    units of time (figures are compared as figures), nor a single Latin letter."""
     out: list[str] = []
     for w in words(text):
+        if len(w) == 1 and w.isascii():
+            continue  # the "s" of "here's", a list's "a"
+        if w in FIGURE_WORDS:
+            continue
         if w not in STOPWORDS and not w.isdigit() and w not in out:
             out.append(w)
     return out
@@ -511,13 +534,14 @@ def support(statement: str, document: str) -> Support:
     not one.
     """
     view = _view(document)
-    terms = _terms(statement)
+    clauses = [c for c in _clauses(statement) if c.strip()]
+    # Advice around a claim ("Let me know if you need more") is not attributed to the source.
+    terms = _terms(" ".join(c for c in clauses if not _ADVICE.match(c)))
     found = [t for t in terms if t in view.words or stem(t) in view.stems]
     coverage = len(found) / len(terms) if terms else 1.0
-    missing_numbers = len(figures(statement) - view.figures)
+    missing_numbers = sum(1 for f in figures(statement) if not figure_backed(f, view.figures))
     missing_names = len(names(statement) - view.words)
     flips = additions = 0
-    clauses = [c for c in _CLAUSE.split(statement) if c.strip()]
     backed = False
     bare: list[int] = []
     for clause in clauses:
@@ -530,14 +554,18 @@ def support(statement: str, document: str) -> Support:
             backed = True
         if len(clause_terms) >= 2 and hits * 4 <= len(clause_terms) and not _ADVICE.match(clause):
             bare.append(hits)
-        best: tuple[int, frozenset[str], int] | None = None
-        for sentence_stems, negated in view.sentences:
-            shared = len(stems_ & sentence_stems)
-            if best is None or shared > best[0]:
-                best = (shared, sentence_stems, negated)
-        if best is None or best[0] < 2 or best[0] * 2 < len(stems_):
+        # The document's closest sentences to the clause: a flip only when every one of them
+        # says the opposite (a question that repeats the clause's words is not its source).
+        shared = [len(stems_ & sentence_stems) for sentence_stems, _ in view.sentences]
+        most = max(shared, default=0)
+        if most < 2 or most * 2 < len(stems_):
             continue
-        if (negations(clause) > 0) != (best[2] > 0) or antonym_flips(stems_, best[1]):
+        negated = negations(clause) > 0
+        closest = [view.sentences[i] for i, n in enumerate(shared) if n == most]
+        if all(
+            (count > 0) != negated or antonym_flips(stems_, sentence_stems)
+            for sentence_stems, count in closest
+        ):
             flips += 1
     if backed and len(clauses) >= 2:
         additions = len(bare)
@@ -571,9 +599,9 @@ def resolve_name(
             continue
         text = texts.get(key) or " ".join(retrieved[key])
         doc_words = set(words(text)) | {stem(w) for w in words(text)} | id_words
-        if all(w in doc_words or stem(w) in doc_words for w in wanted):
-            if best is None or hits > best[0]:
-                best = (hits, key)
+        backed = all(w in doc_words or stem(w) in doc_words for w in wanted)
+        if backed and (best is None or hits > best[0]):
+            best = (hits, key)
     if best is not None:
         return best[1]
     if set(name_words) & SOURCE_NOUNS:
@@ -698,9 +726,9 @@ class CitationMetric:
                 values=zero, evidence={"citations": 0, "note": "the answer cites nothing"}
             )
         texts: dict[str, str] = {}
-        for key in retrieved:
-            text = self._texts.get(key) or " ".join(t for t in retrieved[key] if t)
-            texts[key] = f"{text} {key}" if text else ""
+        for doc_key in retrieved:
+            text = self._texts.get(doc_key) or " ".join(t for t in retrieved[doc_key] if t)
+            texts[doc_key] = f"{text} {doc_key}" if text else ""
         # The documents each group of citations credits together: a statement cited to two
         # documents is backed by what they say between them.
         group_docs: dict[int, list[str]] = {}
