@@ -455,6 +455,7 @@ class _DocView:
     stems: frozenset[str]
     figures: frozenset[str]
     sentences: tuple[tuple[frozenset[str], int], ...]  # (stems, negations) per sentence
+    joined: str  # its words, space-separated and padded (to find a quoted phrase in it)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -471,6 +472,7 @@ def _view(document: str) -> _DocView:
         frozenset(stem(w) for w in doc_words),
         frozenset(figs | {f.rstrip("%") for f in figs} | ordinals(document)),
         tuple(sentences),
+        f" {' '.join(doc_words)} ",
     )
 
 
@@ -613,18 +615,37 @@ def resolve_name(
 class CitationMetric:
     """Grade the citations of the answer: are they retrieved, and do they back what they cite?
 
-    Citations are parsed by :func:`parse_citations` (ids in brackets, numbered sources,
-    markdown footnotes, ``(source: id)``), ids compared by :func:`fold_id`.
+    Citations are parsed by :func:`parse_citations`: ids in brackets, numbered sources and
+    superscripts, markdown footnotes, ``(source: id)``, author-year ``(id, 2023)``, ``Source:
+    id`` lines, markdown links to an id, ``<cite>``, citing phrases (``according to id``, ``as
+    stated in``, ``per``) and speaking sources (``id reports that``); ids are compared by
+    :func:`fold_id`. A source named in prose without an id (``according to the VPN guide``) is
+    resolved by :func:`resolve_name`: to the retrieved document it names, to the retrieved
+    documents at large (``the documentation``, only when nothing is cited more precisely), to a
+    source that was not retrieved, or to no source (``the team lead``: not a citation). A citing
+    phrase that the explicitly cited document itself holds is that document's words, quoted.
+
     Each citation gets a forgery *degree* in [0, 1]: 1.0 when it points nowhere (a number or
-    footnote with no definition) or its id is not among ``response.retrieved``; else, from how
-    well the cited document *supports* the statement citing it (:func:`support`), ``1 -
-    coverage`` (the share of the statement's content words missing from the document), raised
-    to :data:`MISSING_NUMBER_DEGREE` when (with ``check_numbers``) a number of the statement is
-    not in the document and to :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a
-    capitalised word other than the statement's first is not. A citation is **forged** when its
-    degree exceeds ``1 - min_support``. The document's text is the corpus text bound by
+    footnote with no definition) or its source is not among ``response.retrieved``; else, from
+    how well the cited documents (all those of its group together) *support* the statement
+    (:func:`support`): ``1 - coverage`` (the share of the statement's content words missing from
+    them, a word also found by its stem), raised to :data:`MISSING_NUMBER_DEGREE` when (with
+    ``check_numbers``) a figure of the statement is not in them (numbers, dates, percentages,
+    times and spans of time compared in any usual writing: ``half an hour`` is ``30 minutes``),
+    to :data:`FLIP_DEGREE` when a clause negates or turns by an antonym the document sentences
+    closest to it (``not``, ``never``, ``no longer``, ``isn't``; ``optional`` for
+    ``required``), to :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a capitalised word
+    that does not start a sentence is missing, and to :data:`ADDITION_DEGREE` when a clause the
+    documents do not back is added to one they do. A citation is **forged** when its degree
+    exceeds ``1 - min_support``. The document's text is the corpus text bound by
     :meth:`for_corpus` (the whole document), else the text the target reported retrieving; its
     id's own words count as its words.
+
+    Limits (a lexical proxy): a claim changed by a phrase loses only a few words; a negation in
+    other words on one side only reads as a flip, a double negation as none; antonyms outside a
+    short English list and negations in other languages are not seen; a statement restated
+    wholly in synonyms or translated can fail; a source named without a word for a document, or
+    a figure in units other than time, is not read.
 
     Values: ``forgery_score`` = the highest degree of the answer's citations (the primary
     value: one forged citation in a long answer is a finding); ``forged_rate`` = forged
@@ -708,7 +729,7 @@ class CitationMetric:
         # ("according to the team lead") is no citation.
         explicit = [k for c, k in zip(citations, keys, strict=True) if not c.prose]
         quoted = " ".join(
-            " ".join(words(self._texts.get(k) or " ".join(retrieved[k])))
+            _view(self._texts.get(k) or " ".join(retrieved[k])).joined
             for k in sorted({k for k in explicit if k in retrieved})
         )
         kept = [
