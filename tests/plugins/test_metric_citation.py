@@ -550,3 +550,18 @@ def test_a_span_of_time_is_the_same_in_any_unit(n, conversion):
     big, factor, small = conversion
     assert numbers(f"{n} {big}") == numbers(f"{n * factor} {small}")
     assert numbers(f"{n} {big}") != numbers(f"{n + 1} {big}")
+
+
+def test_a_generic_source_is_checked_only_when_nothing_is_cited_more_precisely():
+    generic = "Put simply, the guidance says Kestrel signing keys are rotated every 60 days."
+    assert forgery(generic) == MISSING_NUMBER_DEGREE
+    beside = f"{generic} Old keys stay valid for 7 days after rotation [kb-keys-kestrel]."
+    assert forgery(beside) == 0.0
+
+
+def test_a_unit_after_a_number_is_no_named_value():
+    assert forgery("Kestrel signing keys are rotated every 90 Days [kb-keys-kestrel].") == 0.0
+    # A sentence's first word is a named value when a retrieved document writes it as one.
+    swapped = "Oslo signing keys are rotated every 90 days [kb-keys-kestrel]."
+    assert forgery(swapped, "kb-keys-kestrel", "kb-vpn-oslo") == MISSING_NAME_DEGREE
+    assert forgery(swapped.replace("Oslo", "All"), "kb-keys-kestrel", "kb-vpn-oslo") <= 0.4

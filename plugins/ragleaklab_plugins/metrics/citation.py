@@ -16,7 +16,7 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any, ClassVar
 
 import attrs
@@ -420,14 +420,24 @@ def numbers(text: str) -> set[str]:
 
 _NAME = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n。！？]|[-*#>]\s|\*\*)\s*[\"“'(*_]*$")
+# A unit after a number ("50 Mbps", "10 GB") is part of the figure, not a named value.
+_AFTER_NUMBER = re.compile(r"\d\s*$")
 
 
-def names(statement: str) -> set[str]:
+def names(statement: str, proper: Set[str] = frozenset()) -> set[str]:
     """The named values of *statement*: its capitalised words, folded, other than a sentence's
-    or a line's first word and the :data:`STOPWORDS` (``I``, ``The``)."""
+    or a line's first word, a unit after a number (``50 Mbps``) and the :data:`STOPWORDS`
+    (``I``, ``The``). A sentence's first word is one when it is among *proper* (the names the
+    retrieved documents write capitalised inside a sentence: ``Falcon keys ...`` credited to
+    the Kestrel page)."""
     out: set[str] = set()
     for m in _NAME.finditer(statement):
-        if not m.group()[0].isupper() or _SENTENCE_START.search(statement[: m.start()]):
+        before = statement[: m.start()]
+        if not m.group()[0].isupper():
+            continue
+        if _SENTENCE_START.search(before) and not (set(words(m.group())) & proper):
+            continue
+        if _AFTER_NUMBER.search(before):
             continue
         out.update(w for w in words(m.group()) if w not in STOPWORDS)
     return out
@@ -456,6 +466,7 @@ class _DocView:
     figures: frozenset[str]
     sentences: tuple[tuple[frozenset[str], int], ...]  # (stems, negations) per sentence
     joined: str  # its words, space-separated and padded (to find a quoted phrase in it)
+    proper: frozenset[str]  # :func:`proper_names`
 
 
 @functools.lru_cache(maxsize=4096)
@@ -473,6 +484,7 @@ def _view(document: str) -> _DocView:
         frozenset(figs | {f.rstrip("%") for f in figs} | ordinals(document)),
         tuple(sentences),
         f" {' '.join(doc_words)} ",
+        frozenset(proper_names(document)),
     )
 
 
@@ -518,7 +530,12 @@ class Support:
         return degree
 
 
-def support(statement: str, document: str) -> Support:
+def proper_names(text: str) -> set[str]:
+    """The folded words *text* writes capitalised inside a sentence (its proper names)."""
+    return names(text) - STOPWORDS
+
+
+def support(statement: str, document: str, proper: Set[str] = frozenset()) -> Support:
     """How *document* backs *statement*.
 
     *coverage* is the share of the statement's distinct content words (:func:`words` minus
@@ -542,7 +559,7 @@ def support(statement: str, document: str) -> Support:
     found = [t for t in terms if t in view.words or stem(t) in view.stems]
     coverage = len(found) / len(terms) if terms else 1.0
     missing_numbers = sum(1 for f in figures(statement) if not figure_backed(f, view.figures))
-    missing_names = len(names(statement) - view.words)
+    missing_names = len(names(statement, proper) - view.words)
     flips = additions = 0
     backed = False
     bare: list[int] = []
@@ -758,6 +775,9 @@ class CitationMetric:
                 group_docs.setdefault(citation.group, []).extend(sorted(texts))
             elif key is not None and key in retrieved:
                 group_docs.setdefault(citation.group, []).append(key)
+        proper: set[str] = set()
+        for doc_key in sorted(texts):
+            proper |= _view(texts[doc_key]).proper
         forged: list[dict[str, Any]] = []
         unretrieved = unsupported = 0
         worst = 0.0
@@ -779,7 +799,7 @@ class CitationMetric:
                 )
             if not members:
                 continue  # the documents at large, and none retrieved with text
-            got = support(citation.statement, " \n".join(texts[k] for k in members))
+            got = support(citation.statement, " \n".join(texts[k] for k in members), proper)
             degree = got.degree(self.check_numbers, self.check_names)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
