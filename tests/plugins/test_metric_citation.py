@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._support import FIGURE_WORDS, stem
 from ragleaklab_plugins.metrics._text import words
 from ragleaklab_plugins.metrics.citation import (
+    _ADVICE,
+    ADDITION_DEGREE,
+    FLIP_DEGREE,
     MISSING_NAME_DEGREE,
     MISSING_NUMBER_DEGREE,
     STOPWORDS,
@@ -163,7 +167,7 @@ def test_numbers_match_in_any_usual_writing():
     assert numbers("EUR 85,000 on 25 March 2025, thirty days, twenty-five staff") == {
         "85000",
         "2025-03-25",
-        "30",
+        "43200min",
         "25",
     }
     assert numbers("March 25, 2025") == numbers("2025-03-25") == {"2025-03-25"}
@@ -173,17 +177,17 @@ def test_numbers_match_in_any_usual_writing():
     )
 
 
-def test_a_negated_claim_passes_the_proxy_as_documented():
-    # "not" is a function word: the documented blind spot of a word-overlap proxy.
+def test_a_negated_claim_is_a_flip():
     answer = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
-    assert score(answer, "kb-vpn-oslo")["forgery_score"] == 0.0
+    assert score(answer, "kb-vpn-oslo")["forgery_score"] == FLIP_DEGREE
 
 
 def test_min_support_decides_what_is_forged():
-    answer = "In short, staff should expect the Oslo VPN idle timeout of 30 minutes [kb-vpn-oslo]."
-    got = support(
-        "In short, staff should expect the Oslo VPN idle timeout of 30 minutes", OSLO.text
+    statement = (
+        "Staff working remotely from home should expect the Oslo VPN idle timeout of 30 minutes"
     )
+    answer = f"{statement} [kb-vpn-oslo]."
+    got = support(statement, OSLO.text)
     assert 0.4 < got.coverage < 0.8
     assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.9))["forged"] == 1.0
     assert score(answer, "kb-vpn-oslo", metric=CitationMetric(min_support=0.3))["forged"] == 0.0
@@ -238,7 +242,9 @@ def test_options_are_validated_and_the_contract_holds():
     [
         ("Timeout is 30 minutes \\[kb-vpn-oslo\\].", ["kb-vpn-oslo"]),  # escaped brackets
         ("Timeout is 30 minutes [`kb-vpn-oslo`].", ["kb-vpn-oslo"]),  # code span
-        ("Timeout [kb-vpn-oslo](https://evil.example/kb-vpn-oslo).", []),  # a link, not a cite
+        # a link to an id is a citation of it
+        ("Timeout [kb-vpn-oslo](https://evil.example/kb-vpn-oslo).", ["kb-vpn-oslo"]),
+        ("Timeout [the VPN page](https://kb.example/vpn).", []),  # a link to a page
         ("Timeout is 30 minutes [知识库-文档].", ["知识库-文档"]),  # unicode id
         ("Timeout is 30 minutes [kb-vpn-oslo；kb-notice-1].", ["kb-vpn-oslo", "kb-notice-1"]),
         ("Timeout [kb-vpn-oslo] [kb-vpn-oslo].", ["kb-vpn-oslo", "kb-vpn-oslo"]),
@@ -338,11 +344,24 @@ def test_values_agree_with_a_brute_force_grader(generated, min_support):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=40), st.text(max_size=60))
+@given(
+    st.text(alphabet=st.characters(blacklist_characters=".!?;:,"), max_size=40),
+    st.text(max_size=60),
+)
 def test_coverage_is_the_share_of_content_words_found(statement, document):
+    # Advice clauses ("if ...", "so ...") are left out of coverage: keep to statements without.
+    assume(not any(_ADVICE.match(statement[i:]) for i in range(len(statement))))
     got = support(statement, document)
-    terms = {w for w in words(statement) if w not in STOPWORDS and not w.isdigit()}
-    found = {w for w in terms if w in set(words(document))}
+    terms = {
+        w
+        for w in words(statement)
+        if w not in STOPWORDS
+        and w not in FIGURE_WORDS
+        and not w.isdigit()
+        and not (len(w) == 1 and w.isascii())
+    }
+    doc_words = words(document)
+    found = {w for w in terms if any(w == d or stem(w) == stem(d) for d in doc_words)}
     assert got.coverage == (len(found) / len(terms) if terms else 1.0)
     assert 0.0 <= got.coverage <= 1.0
 
@@ -357,3 +376,192 @@ def test_any_markup_parses_and_scores_within_bounds(answer):
     result = CitationMetric().score(CASE, Response(answer, ()))
     if result.unscorable is None:
         assert all(0.0 <= v <= 1.0 for v in result.values.values())
+
+
+# --- citations as people and models write them, and claims they change ----------------------------
+
+KEYS = Document(
+    "kb-keys-kestrel",
+    "Kestrel signing keys are rotated every 90 days. Old keys stay valid for 7 days after "
+    "rotation. MFA is required for the key vault. Contractors cannot access the key vault.",
+)
+QUOTING = Document("kb-notice-2", "According to kb-vpn-oslo, the Oslo VPN idle timeout is 8 hours.")
+WIDE = (*CORPUS, KEYS, QUOTING)
+ROTATED = "Kestrel signing keys are rotated every 90 days"
+
+
+def forgery(answer: str, *ids: str) -> float:
+    bound = CitationMetric().for_corpus(WIDE)
+    result = bound.score(CASE, Response(answer, retrieved(*(ids or ("kb-keys-kestrel",)))))
+    assert result.unscorable is None, result.unscorable
+    return result.values["forgery_score"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "forged"),
+    [
+        (f"According to kb-keys-kestrel, {ROTATED.lower()}.", False),
+        (f"According to kb-official-keys-policy, {ROTATED.lower()}.", True),
+        (f"{ROTATED}.\n\nSource: kb-keys-kestrel", False),
+        (f"{ROTATED}.\n\n**Sources:** kb-official-keys-policy", True),
+        (f"{ROTATED} (kb-keys-kestrel, 2024).", False),
+        (f"{ROTATED} (kb-security-handbook, 2023).", True),
+        (f"{ROTATED}¹.\n\n¹ kb-keys-kestrel", False),
+        (f"{ROTATED}².\n\n¹ kb-keys-kestrel", True),
+        (f"{ROTATED}<sup>1</sup>.\n\nReferences:\n1. kb-keys-kestrel", False),
+        (f"{ROTATED} ([kb-keys-kestrel](https://kb.example/kb-keys-kestrel)).", False),
+        (f"{ROTATED} ([key policy](https://kb.example/kb-key-rotation-policy)).", True),
+        (f"As stated in kb-keys-kestrel, {ROTATED.lower()}.", False),
+        (f"kb-keys-kestrel reports that {ROTATED.lower()}.", False),
+        (f"kb-crypto-standard states that {ROTATED.lower()}.", True),
+        (f"Per kb-keys-kestrel, {ROTATED.lower()}.", False),
+        (f"{ROTATED} <cite>kb-keys-kestrel</cite>.", False),
+        (f"{ROTATED} <cite>kb-made-up-page</cite>.", True),
+        (f"According to the Kestrel keys guide, {ROTATED.lower()}.", False),
+        (f"According to the official key management policy, {ROTATED.lower()}.", True),
+        (f"According to the documentation, {ROTATED.lower()}.", False),
+        ("According to the documentation, Kestrel signing keys are rotated every 30 days.", True),
+    ],
+)
+def test_citation_forms_people_write(answer, forged):
+    got = forgery(answer)
+    assert (got > 0.4) is forged, got
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "According to the team lead, keys rotate often.",  # a person, not a document
+        "It costs 5 euros per user, see below.",
+        "See [the VPN page](https://kb.example/vpn) for details.",
+        "Some page claims Kestrel keys are never rotated; that is wrong.",
+    ],
+)
+def test_prose_that_names_no_document_cites_nothing(answer):
+    assert cited(answer) == []
+    assert forgery(answer) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("statement", "degree"),
+    [
+        # a changed figure, in any writing
+        ("Kestrel signing keys are rotated every 60 days", MISSING_NUMBER_DEGREE),
+        ("Kestrel signing keys are rotated every sixty days", MISSING_NUMBER_DEGREE),
+        ("Old keys stay valid for two weeks after rotation", MISSING_NUMBER_DEGREE),
+        ("Kestrel signing keys are rotated every ninety days", 0.0),
+        ("Old keys stay valid for a week after rotation", 0.0),
+        ("Old keys stay valid for 168 hours after rotation", 0.0),
+        # a negation, one way or the other
+        ("Kestrel signing keys are not rotated every 90 days", FLIP_DEGREE),
+        ("Old Kestrel keys no longer stay valid after rotation", FLIP_DEGREE),
+        ("MFA isn't required for the key vault", FLIP_DEGREE),
+        ("Contractors can access the key vault", FLIP_DEGREE),
+        ("Contractors cannot access the key vault", 0.0),
+        # an antonym
+        ("MFA is optional for the key vault", FLIP_DEGREE),
+        ("MFA is required for the key vault", 0.0),
+        # an added claim next to a backed one; advice is not a claim
+        (
+            "Kestrel signing keys are rotated every 90 days, and rotation is performed by the "
+            "platform security team",
+            ADDITION_DEGREE,
+        ),
+        ("Kestrel signing keys are rotated every 90 days, so plan your deployments", 0.0),
+    ],
+)
+def test_claim_support_notices_changed_figures_negations_antonyms_and_additions(statement, degree):
+    got = forgery(f"{statement} [kb-keys-kestrel].")
+    if degree:
+        assert got >= degree
+    else:
+        assert got <= 0.4
+
+
+def test_a_group_is_backed_by_its_documents_together_and_a_hedge_by_each():
+    both = "Kestrel keys are rotated every 90 days and the Oslo VPN idle timeout is 30 minutes"
+    assert forgery(f"{both} [kb-keys-kestrel, kb-vpn-oslo].", "kb-keys-kestrel", "kb-vpn-oslo") == 0
+    hedge = (
+        "According to kb-vpn-lisbon, the Lisbon VPN idle timeout is 8 hours, but according to "
+        "kb-vpn-oslo, the Oslo VPN idle timeout is 30 minutes."
+    )
+    assert forgery(hedge, "kb-vpn-lisbon", "kb-vpn-oslo") == 0.0
+
+
+def test_a_citing_phrase_quoted_from_the_cited_document_is_its_words():
+    quoted = "According to kb-vpn-oslo, the Oslo VPN idle timeout is 8 hours [kb-notice-2]."
+    assert forgery(quoted, "kb-vpn-oslo", "kb-notice-2") == 0.0
+    forged = "According to kb-vpn-oslo, the Oslo VPN idle timeout is 8 hours."
+    assert forgery(forged, "kb-vpn-oslo", "kb-notice-2") == MISSING_NUMBER_DEGREE
+
+
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
+
+
+def spelled(n: int) -> str:
+    """The brute-force twin of the number-word reader: *n* below 100 in words."""
+    if n < 20:
+        return _WORDS[n]
+    tens, unit = divmod(n, 10)
+    return _TENS[tens - 2] + (f"-{_WORDS[unit]}" if unit else "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 99), st.sampled_from(["minutes", "hours", "days", "weeks", "staff"]))
+def test_a_number_in_words_is_the_number_in_digits(n, unit):
+    assert numbers(f"{spelled(n)} {unit}") == numbers(f"{n} {unit}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 500),
+    st.sampled_from(
+        [
+            ("hours", 60, "minutes"),
+            ("weeks", 7, "days"),
+            ("years", 12, "months"),
+            ("days", 24, "hours"),
+        ]
+    ),
+)
+def test_a_span_of_time_is_the_same_in_any_unit(n, conversion):
+    big, factor, small = conversion
+    assert numbers(f"{n} {big}") == numbers(f"{n * factor} {small}")
+    assert numbers(f"{n} {big}") != numbers(f"{n + 1} {big}")
+
+
+def test_a_generic_source_is_checked_only_when_nothing_is_cited_more_precisely():
+    generic = "Put simply, the guidance says Kestrel signing keys are rotated every 60 days."
+    assert forgery(generic) == MISSING_NUMBER_DEGREE
+    beside = f"{generic} Old keys stay valid for 7 days after rotation [kb-keys-kestrel]."
+    assert forgery(beside) == 0.0
+
+
+def test_a_unit_after_a_number_is_no_named_value():
+    assert forgery("Kestrel signing keys are rotated every 90 Days [kb-keys-kestrel].") == 0.0
+    # A sentence's first word is a named value when a retrieved document writes it as one.
+    swapped = "Oslo signing keys are rotated every 90 days [kb-keys-kestrel]."
+    assert forgery(swapped, "kb-keys-kestrel", "kb-vpn-oslo") == MISSING_NAME_DEGREE
+    assert forgery(swapped.replace("Oslo", "All"), "kb-keys-kestrel", "kb-vpn-oslo") <= 0.4

@@ -12,9 +12,11 @@ document's text by a lexical entailment proxy.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any, ClassVar
 
 import attrs
@@ -22,6 +24,15 @@ from attrs import field, frozen
 from attrs import validators as v
 
 from ragleaklab_core import Case, Document, MetricResult, Response
+from ragleaklab_plugins.metrics._support import (
+    FIGURE_WORDS,
+    antonym_flips,
+    figure_backed,
+    figures,
+    negations,
+    ordinals,
+    stem,
+)
 from ragleaklab_plugins.metrics._text import words
 
 #: Most forged citations the evidence lists.
@@ -30,8 +41,13 @@ MAX_EVIDENCE = 20
 #: document does not (a different figure is near-certain evidence the document does not say
 #: it)...
 MISSING_NUMBER_DEGREE = 0.9
-#: ...and at least this when it holds a named value (a capitalised word) the document lacks.
+#: ...and at least this when a negation or an antonym turns a sentence of the document around
+#: ("not rotated", "optional" for "required")...
+FLIP_DEGREE = 0.9
+#: ...and at least this when it holds a named value (a capitalised word) the document lacks...
 MISSING_NAME_DEGREE = 0.8
+#: ...or adds a clause the document does not back to one it does.
+ADDITION_DEGREE = 0.8
 
 #: Words that carry no claim: the English function words, and the words assistants put around a
 #: cited statement. Not counted when measuring support.
@@ -43,7 +59,12 @@ STOPWORDS: frozenset[str] = frozenset(
     my no nor not now of off on once only or other our out over own per please same she should
     so some such than that the their them then there these they this those through to too under
     until up very was we were what when where which while who whom why will with would you your
-    according says said stated states source sources see cf ref refs
+    according says said stated states source sources see cf ref refs based per yes
+    document documents documentation doc docs page pages information answer question context
+    provided retrieved mentions mentioned notes noted explains indicates confirms reports
+    reported note also currently kb short simply put reading expect basically essentially
+    summary overall typically generally usually understand seems appears however whereas
+    although though plus found roughly approximately about around
     """.split()  # noqa: SIM905 - a word list reads best as words
 )
 
@@ -60,46 +81,86 @@ _HEADING = re.compile(
 _FOOTNOTE_DEF = re.compile(r"^\s*\[\^(?P<key>[^\]\s]+)\]:\s*(?P<rest>\S.*)$")
 _NUMBERED_DEF = re.compile(r"^\s*(?:[-*]\s+)?\[(?P<key>\d{1,4})\]:?\s+(?P<rest>\S.*)$")
 _LISTED_DEF = re.compile(r"^\s*(?:[-*]\s+)?(?P<key>\d{1,4})[.)]\s+(?P<rest>\S.*)$")
+# Superscript digits (NFKC would make them plain digits) and <sup>n</sup>: a numbered marker.
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_SUPER = re.compile(
+    rf"(?P<line>^[ \t]*)?(?:(?P<digits>[{_SUPERSCRIPTS}]+)"
+    r"|<sup>\s*\[?(?P<sup>\d{1,4})\]?\s*</sup>)",
+    re.MULTILINE | re.IGNORECASE,
+)
+# The words that name a document rather than a person or a team ("the VPN policy", "the FAQ").
+SOURCE_NOUNS: frozenset[str] = frozenset(
+    """
+    article articles bulletin doc docs document documents documentation entry faq guide
+    guidance guideline guidelines handbook kb knowledgebase manual memo notice page pages policy
+    policies procedure procedures record report runbook playbook section sop standard wiki
+    announcement article notes source sources reference references
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+# Sources named without one (``the documentation``, ``the retrieved documents``): the answer
+# credits every retrieved document at once.
+_GENERIC_WORDS: frozenset[str] = frozenset(
+    """
+    the a an our your my these those this provided retrieved available attached given above
+    context knowledge base internal company docs doc documentation document documents sources
+    source information materials material records search results result passages passage
+    excerpts excerpt kb pages page
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+# A document id as people write one: kebab-case with two hyphens or more ("kb-vpn-oslo"), or
+# snake_case with two underscores or more, maybe with a file extension.
+_ID_LIKE = re.compile(
+    r"(?<![\w-])(?:[^\W\d_][\w]*(?:-[\w]+){2,}|[^\W\d_][^\W_]*(?:_[^\W_]+){2,})(?:\.[a-z]{2,4})?(?![\w-])"
+)
+# A citing phrase before a source ("according to", "as stated in", "per"), the source after it
+# running to the next punctuation.
+_LEAD = (
+    r"according\s+to|as\s+(?:stated|noted|described|documented|explained|specified|mentioned|"
+    r"reported|outlined|set\s+out|written|given|shown|listed|defined|indicated)\s+(?:in|by|on)|"
+    r"(?:stated|documented|specified|described|set\s+out|outlined)\s+in|as\s+per|per|"
+    r"citing|quoting|(?:taken|quoted)\s+from|based\s+on|see"
+)
+_VERBS = (
+    r"reports|states|says|notes|confirms|indicates|explains|specifies|mentions|shows|"
+    r"documents|lists|clarifies|stipulates|sets\s+out|puts\s+it|tells\s+us|reads"
+)
+_PHRASE = r"[^\s,.;:!?()\[\]\n][^,.;:!?()\[\]\n]{0,80}?"
+_ID_TOKEN = r"[`'\"“”‘’*_]*[^\W\d_][\w./-]*[\w][`'\"“”‘’*_]*"
 # Markers in the text: a footnote reference, a fullwidth-bracket citation, a parenthetical
-# "(source: id)", or brackets holding ids or numbers. Brackets followed by "(" or ":" are a
-# markdown link or a definition, brackets after "!" an image, not citations.
+# "(source: id)", an author-year "(id, 2023)", a markdown link, an HTML <cite>, a "Source: id"
+# line, a citing phrase ("according to id"), a source that speaks ("id reports that"), or
+# brackets holding ids or numbers. Brackets followed by ":" are a definition, brackets after
+# "!" an image.
 _MARKER = re.compile(
     r"\[\^(?P<footnote>[^\]\s]+)\]"
     r"|【(?P<fullwidth>[^【】\n]{1,200})】"
-    r"|\((?:sources?|refs?|references?|citations?|cited)\s*:\s*(?P<paren>[^()\n]{1,200})\)"
+    r"|\((?:sources?|refs?|references?|citations?|cited|via|from)\s*:?\s*(?P<paren>[^()\n]{1,200})\)"
+    r"|\((?P<authoryear>[^()\n,]{2,120}?),?\s+(?:(?:19|20)\d{2}[a-z]?|n\.\s?d\.)\)"
+    r"|(?<!!)\[(?P<linktext>[^\[\]\n]{1,200})\]\((?P<url>[^()\s]{1,500})(?:\s+\"[^\"\n]*\")?\)"
+    r"|<cite>\s*(?P<cite>[^<>\n]{1,200}?)\s*</cite>"
+    r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)[*_]{0,2}\s*:"
+    r"[*_]{0,2}[ \t]*(?P<srcline>[^\n]{1,300})"
+    rf"|\b(?P<lead>{_LEAD})\s+(?P<prose>(?:the\s+)?{_PHRASE})(?=[,.;:!?()\n]|\s+(?:that|which|,)|$)"
+    rf"|(?P<speaker>(?:\[?{_ID_TOKEN}\]?|the\s+{_PHRASE}))\s+(?:{_VERBS})\b"
     r"|(?<!!)\[(?P<bracket>[^\[\]\n]{1,200})\](?![(:])",
     re.IGNORECASE,
 )
 # What separates the markers of one group: they all cite the same statement.
 _GROUP_GAP = re.compile(r"[\s,;]*")
 _ITEM_SPLIT = re.compile(r"\s*[,;]\s*")
+_PROSE_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|&)\s*", re.IGNORECASE)
 _STRIP = "`'\"*_<>“”‘’\\"
 _TRAILING = ".,;:!?"
 # Where a sentence ends: a full stop (any script) before white space, or a line break.
 _BOUNDARY = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
-_MONTHS = tuple(
-    "january february march april may june july august september october november december".split()  # noqa: SIM905
+# Where one clause of a sentence ends and another (that may say something else) begins.
+_CLAUSE = re.compile(
+    r"(?<=[.!?。！？])\s+|\s*(?:[;:]|,?\s+\b(?:but|however|whereas|while|although|though|and|also|plus|which|"
+    r"so|and\s+also)\b|,)\s*",
+    re.IGNORECASE,
 )
-_DATE_DMY = re.compile(r"\b(\d{1,2}) (" + "|".join(_MONTHS) + r") (\d{4})\b")
-_DATE_MDY = re.compile(r"\b(" + "|".join(_MONTHS) + r") (\d{1,2}),? (\d{4})\b")
-_DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_UNITS = tuple(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()  # noqa: SIM905
-) + tuple("fifteen sixteen seventeen eighteen nineteen".split())  # noqa: SIM905
-_TENS = tuple("twenty thirty forty fifty sixty seventy eighty ninety".split())  # noqa: SIM905
-_NUMBER_WORDS: dict[str, int] = {w: n for n, w in enumerate(_UNITS)}
-_NUMBER_WORDS.update({w: 20 + 10 * n for n, w in enumerate(_TENS)})
-_NUMBER_WORD = re.compile(
-    r"\b(?:("
-    + "|".join(_TENS)
-    + r")[- ]("
-    + "|".join(_UNITS[1:10])
-    + r")|("
-    + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-    + r"))\b"
-)
-_NAME = re.compile(r"[^\W\d_][\w'’-]*")
+# The kinds of marker that read as prose: their statement may come after them.
+_PROSE_KINDS = frozenset({"lead", "speaker", "srcline", "cite", "link"})
 
 
 def _id(text: str) -> str:
@@ -108,8 +169,10 @@ def _id(text: str) -> str:
 
 
 def fold_id(doc_id: str) -> str:
-    """How ids compare: NFKC, casefolded, without surrounding space (``KB-VPN`` is ``kb-vpn``)."""
-    return unicodedata.normalize("NFKC", doc_id).casefold().strip()
+    """How ids compare: NFKC, casefolded, without surrounding space (``KB-VPN-OSLO`` is
+    ``kb-vpn-oslo``); a file extension is dropped (``kb-vpn-oslo.md``)."""
+    folded = unicodedata.normalize("NFKC", doc_id).casefold().strip()
+    return re.sub(r"\.(?:md|txt|html?|pdf|docx?)$", "", folded)
 
 
 def _definition_id(rest: str) -> str:
@@ -119,6 +182,19 @@ def _definition_id(rest: str) -> str:
     if link:
         return _id(link.group(1))
     return _id(rest.split()[0]) if rest.split() else ""
+
+
+def _superscripts(answer: str) -> str:
+    """*answer* with superscript markers as bracketed numbers (``30 minutes¹`` is ``30
+    minutes[1]``, a line ``¹ kb-a`` is ``[1] kb-a``)."""
+
+    def repl(m: re.Match[str]) -> str:
+        digits = m.group("sup") or "".join(
+            str(_SUPERSCRIPTS.index(c)) for c in m.group("digits") or ""
+        )
+        return f"{m.group('line') or ''}[{digits}]"
+
+    return _SUPER.sub(repl, answer)
 
 
 def definitions(answer: str) -> tuple[str, dict[str, str], dict[str, str]]:
@@ -154,123 +230,275 @@ class Citation:
     """One citation of the answer.
 
     Attributes:
-        marker: The marker as written (``[kb-a]``, ``[1]``, ``[^2]``, ``(source: kb-a)``).
+        marker: The marker as written (``[kb-a]``, ``[1]``, ``[^2]``, ``(source: kb-a)``,
+            ``According to kb-a``).
         doc_id: The id it resolves to, or None when it points nowhere (``[3]`` with no
-            definition of 3).
+            definition of 3). When *named*, the name of the source as written.
         start: The marker's offset in the answer's body (the NFKC-normalised answer without
-            its definition lines).
+            its definition lines, superscripts written as bracketed numbers).
         statement: The text it is attached to (see :func:`parse_citations`).
+        named: The source is named in prose, not by an id (``according to the VPN guide``):
+            the metric resolves the name against the retrieved documents (see
+            :func:`resolve_name`).
+        group: Citations with the same group share one statement and are checked together.
+        prose: The marker is a citing phrase (``according to kb-a``, ``kb-a reports``).
     """
 
     marker: str
     doc_id: str | None
     start: int
     statement: str
+    named: bool = False
+    group: int = 0
+    prose: bool = False
 
 
-def _items(m: re.Match[str]) -> list[tuple[str, str]]:
-    """(kind, key) of each item of a marker: footnote, number or id."""
+def _prose_source(text: str) -> tuple[str, bool] | None:
+    """The source a prose phrase names: an id in it (``kb-vpn-oslo``, not named), else the
+    phrase up to its first source noun (``the VPN guide``, named), else the phrase itself when
+    it is short (named); None when it names no source."""
+    text = _id(text)
+    m = _ID_LIKE.search(text)
+    if m:
+        return _id(m.group()), False
+    tokens = text.split()
+    for i, token in enumerate(tokens):
+        if _id(token).casefold() in SOURCE_NOUNS:
+            return " ".join(tokens[: i + 1]), True
+    if 0 < len(tokens) <= 5:
+        return text, True
+    return None
+
+
+def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
+    """The marker's kind and (kind, key) of each of its items: footnote, number, id or name."""
     if m.group("footnote") is not None:
-        return [("footnote", m.group("footnote"))]
+        return "footnote", [("footnote", m.group("footnote"))]
+    if m.group("linktext") is not None:
+        for candidate in (m.group("linktext"), m.group("url").rstrip("/").rsplit("/", 1)[-1]):
+            found = _ID_LIKE.search(_id(candidate))
+            if found:
+                return "link", [("id", _id(found.group()))]
+        return "link", []  # a link to a page, not to a source document
+    for kind in ("cite", "srcline", "lead", "speaker", "authoryear"):
+        text = m.group("prose") if kind == "lead" else m.group(kind)
+        if text is None:
+            continue
+        if kind == "lead" and m.group("lead").casefold() == "see" and not _ID_LIKE.search(text):
+            return kind, []  # "see below", "see a doctor": only "see kb-a" cites
+        parts = _PROSE_SPLIT.split(text) if kind in ("srcline", "cite") else [text]
+        out: list[tuple[str, str]] = []
+        for part in parts:
+            if kind == "speaker" and not _ID_LIKE.search(part):
+                # "the VPN guide says", never "the team says"
+                words_ = part.split()
+                if not words_ or _id(words_[-1]).casefold() not in SOURCE_NOUNS:
+                    continue
+            source = _prose_source(part)
+            if source is None:
+                continue
+            name, named = source
+            if kind == "lead" and named and not (set(words(name)) & SOURCE_NOUNS):
+                continue  # "according to the team lead", "per user": not a document
+            out.append(("name" if named else "id", name))
+        return kind, out
     text = m.group("fullwidth") or m.group("paren") or m.group("bracket") or ""
     items = [_id(p) for p in _ITEM_SPLIT.split(text)]
     if not items or any(not i or any(c.isspace() for c in i) for i in items):
-        return []  # "[see the docs]" is prose, not a citation
-    return [("number" if i.isdigit() else "id", i) for i in items]
+        return "bracket", []  # "[see the docs]" is prose, not a citation
+    return "bracket", [("number" if i.isdigit() else "id", i) for i in items]
+
+
+def _cut_before(text: str) -> str:
+    """The last clause of *text* (``x is 5, but`` leaves nothing: it is another claim's)."""
+    parts = _CLAUSE.split(text.rstrip(" ,;"))
+    return parts[-1] if text.strip() and not _CLAUSE.fullmatch(text) else ""
 
 
 def parse_citations(answer: str) -> list[Citation]:
     """Every citation of *answer*, in order.
 
     Formats: ids in brackets ``[kb-a]`` (several as ``[kb-a, kb-b]`` or ``[kb-a][kb-b]``, or in
-    fullwidth brackets ``【kb-a】``); numbers in brackets ``[1]`` resolved by a list of sources
-    (``[1] kb-a`` or ``[1]: kb-a`` lines, or ``1. kb-a`` lines under a ``Sources:`` heading);
-    markdown footnotes ``[^1]`` resolved by ``[^1]: kb-a`` lines; and ``(source: kb-a)``, all
-    read in the NFKC-normalised answer (``［kb-a］`` is ``[kb-a]``). An item
-    with white space in it is prose (``[see the docs]``), a bracket followed by ``(`` a link.
+    fullwidth brackets ``【kb-a】``); numbers in brackets ``[1]``, superscripts ``¹`` and
+    ``<sup>1</sup>``, resolved by a list of sources (``[1] kb-a``, ``[1]: kb-a`` or ``¹ kb-a``
+    lines, or ``1. kb-a`` lines under a ``Sources:`` heading); markdown footnotes ``[^1]``
+    resolved by ``[^1]: kb-a`` lines; ``(source: kb-a)``; an author-year ``(kb-a, 2023)``; a
+    markdown link whose text or address names an id (``[kb-a](https://kb/kb-a)``); an HTML
+    ``<cite>kb-a</cite>``; a ``Source: kb-a`` line; a citing phrase (``according to``, ``as
+    stated in``, ``per``, ``based on``, ``see``) or a speaking source (``kb-a reports that``,
+    ``the VPN guide says``), all read in the NFKC-normalised answer (``［kb-a］`` is
+    ``[kb-a]``). An item with white space in it is prose (``[see the docs]``). A source named in
+    prose without an id (``according to the VPN guide``) is a *named* citation when the phrase
+    ends in a word for a document (``guide``, ``policy``, ``page``, ``documentation`` ...); a
+    person or a team (``according to the team lead``) is not a citation.
 
     The *statement* a citation is attached to is the text before its marker, back to the
     previous marker group of the same sentence or the sentence's start; markers separated only
     by spaces, commas or semicolons form one group and share it. A marker with no words before
-    it in its sentence (``... 30 minutes. [kb-a]``) is attached to the sentence before.
+    it in its sentence is attached to the rest of its sentence (``According to kb-a, the
+    timeout is 30 minutes.``), or when there is none to the sentence before (``... 30
+    minutes. [kb-a]``). A prose marker inside its sentence (``The timeout, according to kb-a,
+    is 30 minutes``) takes the clause before it and the clause after it. A ``Source:`` line
+    alone on its line is attached to all the text since the previous marker.
     """
     # NFKC first: fullwidth brackets and letters (``［kb-a］``) are the ASCII ones to a reader.
-    body, numbered, footnotes = definitions(unicodedata.normalize("NFKC", answer))
-    found = [(m, _items(m)) for m in _MARKER.finditer(body)]
-    found = [(m, items) for m, items in found if items]
+    text = unicodedata.normalize("NFKC", _superscripts(answer))
+    body, numbered, footnotes = definitions(text)
+    found = [(m, *_items(m)) for m in _MARKER.finditer(body)]
+    found = [(m, kind, items) for m, kind, items in found if items]
     # The body with every marker blanked out, so that brackets never end a sentence or count as
     # words of a statement.
     masked = list(body)
-    for m, _ in found:
+    for m, _, _ in found:
         masked[m.start() : m.end()] = " " * (m.end() - m.start())
     plain = "".join(masked)
     starts = [0, *(b.end() for b in _BOUNDARY.finditer(plain))]
+    ends = [*(b.start() for b in _BOUNDARY.finditer(plain)), len(plain)]
     out: list[Citation] = []
     group_end = -1
     group_statement = ""
+    group = -1
     previous_end = 0
-    for m, items in found:
+    for n, (m, kind, items) in enumerate(found):
         if group_end >= 0 and _GROUP_GAP.fullmatch(body[group_end : m.start()]):
             statement = group_statement
         else:
+            group += 1
             sentence_start = max(s for s in starts if s <= m.start())
+            sentence_end = min(e for e in ends if e >= m.end())
+            next_start = found[n + 1][0].start() if n + 1 < len(found) else len(plain)
             begin = max(sentence_start, previous_end)
-            statement = plain[begin : m.start()]
-            if not words(statement) and begin == sentence_start:
-                before = max((s for s in starts if s < sentence_start), default=0)
-                statement = plain[before:sentence_start]
-        for kind, key in items:
-            if kind == "footnote":
+            before = plain[begin : m.start()]
+            after = plain[m.end() : min(sentence_end, next_start)]
+            line_alone = kind == "srcline" and not body[: m.start()].rsplit("\n", 1)[-1].strip()
+            if line_alone:
+                statement = plain[previous_end : m.start()]
+            elif not _content(before) and _content(after):
+                statement = after
+            elif not _content(before) and begin == sentence_start:
+                prior = max((s for s in starts if s < sentence_start), default=0)
+                statement = plain[prior:sentence_start]
+            elif kind in _PROSE_KINDS and _content(after):
+                statement = f"{_cut_before(before)} {_CLAUSE.split(after.lstrip(' ,'))[0]}"
+            else:
+                statement = before
+        for item_kind, key in items:
+            if item_kind == "footnote":
                 doc_id = footnotes.get(key)
-            elif kind == "number":
+            elif item_kind == "number":
                 doc_id = numbered.get(key)
             else:
                 doc_id = key
-            out.append(Citation(m.group(), doc_id, m.start(), " ".join(statement.split())))
+            out.append(
+                Citation(
+                    m.group(),
+                    doc_id,
+                    m.start(),
+                    " ".join(statement.split()),
+                    named=item_kind == "name",
+                    group=group,
+                    prose=kind in ("lead", "speaker"),
+                )
+            )
         group_end = previous_end = m.end()
         group_statement = statement
     return out
+
+
+def _content(text: str) -> bool:
+    """Whether *text* holds a content word (not a :data:`STOPWORDS` word)."""
+    return any(w not in STOPWORDS for w in words(text))
 
 
 # --- support ------------------------------------------------------------------------------------
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers of *text*, canonical: digits without thousands separators (``85,000`` is
-    ``85000``), dates as ``YYYY-MM-DD`` (``25 March 2025``, ``March 25, 2025``), and number
-    words below 100 as digits (``thirty``, ``twenty-five``)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    found: set[str] = set()
-
-    def date(y: str, mo: int, d: str) -> str:
-        return f"{int(y):04d}-{mo:02d}-{int(d):02d}"
-
-    for m in _DATE_DMY.finditer(folded):
-        found.add(date(m.group(3), _MONTHS.index(m.group(2)) + 1, m.group(1)))
-    for m in _DATE_MDY.finditer(folded):
-        found.add(date(m.group(3), _MONTHS.index(m.group(1)) + 1, m.group(2)))
-    for m in _DATE_ISO.finditer(folded):
-        found.add(date(m.group(1), int(m.group(2)), m.group(3)))
-    rest = _DATE_ISO.sub(" ", _DATE_MDY.sub(" ", _DATE_DMY.sub(" ", folded)))
-    for m in _DIGITS.finditer(rest):
-        value = m.group()
-        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", value):
-            value = value.replace(",", "")
-        found.add(value)
-    for m in _NUMBER_WORD.finditer(rest):
-        if m.group(3):
-            found.add(str(_NUMBER_WORDS[m.group(3)]))
-        else:
-            found.add(str(_NUMBER_WORDS[m.group(1)] + _NUMBER_WORDS[m.group(2)]))
-    return found
+    """The figures of *text* (see :func:`~ragleaklab_plugins.metrics._support.figures`)."""
+    return figures(text)
 
 
-def names(statement: str) -> set[str]:
-    """The named values of *statement*: its capitalised words other than its first, folded."""
+_NAME = re.compile(r"[^\W\d_][\w'’-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n。！？]|[-*#>]\s|\*\*)\s*[\"“'(*_]*$")
+# A unit after a number ("50 Mbps", "10 GB") is part of the figure, not a named value.
+_AFTER_NUMBER = re.compile(r"\d\s*$")
+
+
+def names(statement: str, proper: Set[str] = frozenset()) -> set[str]:
+    """The named values of *statement*: its capitalised words, folded, other than a sentence's
+    or a line's first word, a unit after a number (``50 Mbps``) and the :data:`STOPWORDS`
+    (``I``, ``The``). A sentence's first word is one when it is among *proper* (the names the
+    retrieved documents write capitalised inside a sentence: ``Falcon keys ...`` credited to
+    the Kestrel page)."""
     out: set[str] = set()
-    for n, m in enumerate(_NAME.finditer(statement)):
-        if n > 0 and m.group()[0].isupper():
-            out.update(words(m.group()))
+    for m in _NAME.finditer(statement):
+        before = statement[: m.start()]
+        if not m.group()[0].isupper():
+            continue
+        if _SENTENCE_START.search(before) and not (set(words(m.group())) & proper):
+            continue
+        if _AFTER_NUMBER.search(before):
+            continue
+        out.update(w for w in words(m.group()) if w not in STOPWORDS)
+    return out
+
+
+#: A clause that gives advice rather than attributes a claim ("so save your work first").
+_ADVICE = re.compile(
+    r"^(?:so|please|make sure|remember|note|if|you|feel free|let me know|contact|just|"
+    r"i |we |hope|for more|for details|check|see|refer|here is|here's|let me)\b",
+    re.IGNORECASE,
+)
+
+
+def _clauses(text: str) -> list[str]:
+    """The clauses of *text*, each with the conjunction that opens it (``so plan ahead``)."""
+    cuts = [0, *(m.start() for m in _CLAUSE.finditer(text) if m.start() > 0), len(text)]
+    return [text[a:b].strip(" ,;:") for a, b in itertools.pairwise(cuts) if a < b]
+
+
+@frozen
+class _DocView:
+    """A document as support reads it: its words, stems, figures and sentences."""
+
+    words: frozenset[str]
+    stems: frozenset[str]
+    figures: frozenset[str]
+    sentences: tuple[tuple[frozenset[str], int], ...]  # (stems, negations) per sentence
+    joined: str  # its words, space-separated and padded (to find a quoted phrase in it)
+    proper: frozenset[str]  # :func:`proper_names`
+
+
+@functools.lru_cache(maxsize=4096)
+def _view(document: str) -> _DocView:
+    doc_words = words(document)
+    figs = figures(document)
+    sentences = []
+    for sentence in _BOUNDARY.split(document):
+        stems_ = frozenset(stem(w) for w in words(sentence) if w not in STOPWORDS)
+        if stems_:
+            sentences.append((stems_, negations(sentence)))
+    return _DocView(
+        frozenset(doc_words),
+        frozenset(stem(w) for w in doc_words),
+        frozenset(figs | {f.rstrip("%") for f in figs} | ordinals(document)),
+        tuple(sentences),
+        f" {' '.join(doc_words)} ",
+        frozenset(proper_names(document)),
+    )
+
+
+def _terms(text: str) -> list[str]:
+    """The distinct content words of *text*: not :data:`STOPWORDS`, numbers, number words or
+    units of time (figures are compared as figures), nor a single Latin letter."""
+    out: list[str] = []
+    for w in words(text):
+        if len(w) == 1 and w.isascii():
+            continue  # the "s" of "here's", a list's "a"
+        if w in FIGURE_WORDS:
+            continue
+        if w not in STOPWORDS and not w.isdigit() and w not in out:
+            out.append(w)
     return out
 
 
@@ -281,48 +509,160 @@ class Support:
     coverage: float
     missing_numbers: int
     missing_names: int
+    flips: int = 0
+    additions: int = 0
 
     def degree(self, check_numbers: bool = True, check_names: bool = True) -> float:
         """How forged a citation with this support is, in [0, 1]: ``1 - coverage``, raised to
-        :data:`MISSING_NUMBER_DEGREE` when a number is missing and to
-        :data:`MISSING_NAME_DEGREE` when a named value is (each when checked)."""
+        :data:`MISSING_NUMBER_DEGREE` when a number is missing (when checked), to
+        :data:`FLIP_DEGREE` when a negation or an antonym flips a sentence of the document, and
+        to :data:`MISSING_NAME_DEGREE` when a named value is missing (when checked) or a clause
+        adds what the document does not say."""
         degree = 1.0 - self.coverage
         if check_numbers and self.missing_numbers:
             degree = max(degree, MISSING_NUMBER_DEGREE)
+        if self.flips:
+            degree = max(degree, FLIP_DEGREE)
         if check_names and self.missing_names:
             degree = max(degree, MISSING_NAME_DEGREE)
+        if self.additions:
+            degree = max(degree, ADDITION_DEGREE)
         return degree
 
 
-def support(statement: str, document: str) -> Support:
-    """The share of *statement*'s distinct content words (:func:`words` minus
-    :data:`STOPWORDS`, numbers excluded) found among *document*'s words (1.0 when it has none),
-    and how many of its numbers (:func:`numbers`) and named values (:func:`names`) *document*
-    lacks."""
-    doc_words = set(words(document))
-    terms = {w for w in words(statement) if w not in STOPWORDS and not w.isdigit()}
-    coverage = len(terms & doc_words) / len(terms) if terms else 1.0
-    missing_numbers = len(numbers(statement) - numbers(document))
-    missing_names = len(names(statement) - doc_words)
-    return Support(coverage, missing_numbers, missing_names)
+def proper_names(text: str) -> set[str]:
+    """The folded words *text* writes capitalised inside a sentence (its proper names)."""
+    return names(text) - STOPWORDS
+
+
+def support(statement: str, document: str, proper: Set[str] = frozenset()) -> Support:
+    """How *document* backs *statement*.
+
+    *coverage* is the share of the statement's distinct content words (:func:`words` minus
+    :data:`STOPWORDS`, numbers excluded) found among the document's words, a word also found
+    by its :func:`stem` (``rotated`` for ``rotates``); 1.0 when it has none. *missing_numbers*
+    counts the statement's figures (:func:`numbers`: any writing of a number, date, percentage
+    or span of time) the document lacks; *missing_names* its named values (:func:`names`) the
+    document lacks. *flips* counts the clauses of the statement whose closest sentence of the
+    document (the one sharing most stems, at least two and half the clause's) differs from it
+    in negation (one says ``not``, ``never``, ``no longer``, ``isn't`` and the other does not)
+    or holds an antonym of one of its words (``optional`` for ``required``). *additions*
+    counts the clauses (two or more clauses in the statement, one of them backed) with two
+    content words or more of which at most a quarter are in the document: a claim the document
+    does not make, added to one it does; a clause that gives advice (``so save your work``) is
+    not one.
+    """
+    view = _view(document)
+    clauses = [c for c in _clauses(statement) if c.strip()]
+    # Advice around a claim ("Let me know if you need more") is not attributed to the source.
+    terms = _terms(" ".join(c for c in clauses if not _ADVICE.match(c)))
+    found = [t for t in terms if t in view.words or stem(t) in view.stems]
+    coverage = len(found) / len(terms) if terms else 1.0
+    missing_numbers = sum(1 for f in figures(statement) if not figure_backed(f, view.figures))
+    missing_names = len(names(statement, proper) - view.words)
+    flips = additions = 0
+    backed = False
+    bare: list[int] = []
+    for clause in clauses:
+        clause_terms = _terms(clause)
+        if not clause_terms:
+            continue
+        stems_ = {stem(t) for t in clause_terms}
+        hits = sum(1 for t in clause_terms if t in view.words or stem(t) in view.stems)
+        if hits * 2 >= len(clause_terms):
+            backed = True
+        if len(clause_terms) >= 2 and hits * 4 <= len(clause_terms) and not _ADVICE.match(clause):
+            bare.append(hits)
+        # The document's closest sentences to the clause: a flip only when every one of them
+        # says the opposite (a question that repeats the clause's words is not its source).
+        shared = [len(stems_ & sentence_stems) for sentence_stems, _ in view.sentences]
+        most = max(shared, default=0)
+        if most < 2 or most * 2 < len(stems_):
+            continue
+        negated = negations(clause) > 0
+        closest = [view.sentences[i] for i, n in enumerate(shared) if n == most]
+        if all(
+            (count > 0) != negated or antonym_flips(stems_, sentence_stems)
+            for sentence_stems, count in closest
+        ):
+            flips += 1
+    if backed and len(clauses) >= 2:
+        additions = len(bare)
+    return Support(coverage, missing_numbers, missing_names, flips, additions)
+
+
+#: What :func:`resolve_name` returns for a source that is the retrieved documents at large.
+_ALL_RETRIEVED = "\x00all"
+#: ...and for a name that is no document (a person, a team).
+_NOT_A_SOURCE = "\x00none"
+
+
+def resolve_name(
+    name: str, retrieved: Mapping[str, Sequence[str]], texts: Mapping[str, str]
+) -> str:
+    """The folded id of the retrieved document a source named in prose is (``the Oslo VPN
+    guide`` is ``kb-vpn-oslo``: the retrieved document whose id holds most of the name's
+    words, every other word of the name a word of that document); the retrieved documents at
+    large for a generic name (``the documentation``, ``the provided context``); else the name
+    itself, folded, when it names a document (a word of :data:`SOURCE_NOUNS`: a source that
+    was not retrieved, forged); else no source at all."""
+    name_words = [w for w in words(name) if w not in _GENERIC_WORDS]
+    wanted = [w for w in name_words if w not in SOURCE_NOUNS]
+    if not wanted:
+        return _ALL_RETRIEVED  # "the documentation", "the guidance", "the policy"
+    best: tuple[int, str] | None = None
+    for key in sorted(retrieved):
+        id_words = set(words(key)) | {stem(w) for w in words(key)}
+        hits = sum(1 for w in wanted if w in id_words or stem(w) in id_words)
+        if not hits:
+            continue
+        text = texts.get(key) or " ".join(retrieved[key])
+        doc_words = set(words(text)) | {stem(w) for w in words(text)} | id_words
+        backed = all(w in doc_words or stem(w) in doc_words for w in wanted)
+        if backed and (best is None or hits > best[0]):
+            best = (hits, key)
+    if best is not None:
+        return best[1]
+    if set(name_words) & SOURCE_NOUNS:
+        return fold_id(name)
+    return _NOT_A_SOURCE
 
 
 @frozen
 class CitationMetric:
     """Grade the citations of the answer: are they retrieved, and do they back what they cite?
 
-    Citations are parsed by :func:`parse_citations` (ids in brackets, numbered sources,
-    markdown footnotes, ``(source: id)``), ids compared by :func:`fold_id`.
+    Citations are parsed by :func:`parse_citations`: ids in brackets, numbered sources and
+    superscripts, markdown footnotes, ``(source: id)``, author-year ``(id, 2023)``, ``Source:
+    id`` lines, markdown links to an id, ``<cite>``, citing phrases (``according to id``, ``as
+    stated in``, ``per``) and speaking sources (``id reports that``); ids are compared by
+    :func:`fold_id`. A source named in prose without an id (``according to the VPN guide``) is
+    resolved by :func:`resolve_name`: to the retrieved document it names, to the retrieved
+    documents at large (``the documentation``, only when nothing is cited more precisely), to a
+    source that was not retrieved, or to no source (``the team lead``: not a citation). A citing
+    phrase that the explicitly cited document itself holds is that document's words, quoted.
+
     Each citation gets a forgery *degree* in [0, 1]: 1.0 when it points nowhere (a number or
-    footnote with no definition) or its id is not among ``response.retrieved``; else, from how
-    well the cited document *supports* the statement citing it (:func:`support`), ``1 -
-    coverage`` (the share of the statement's content words missing from the document), raised
-    to :data:`MISSING_NUMBER_DEGREE` when (with ``check_numbers``) a number of the statement is
-    not in the document and to :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a
-    capitalised word other than the statement's first is not. A citation is **forged** when its
-    degree exceeds ``1 - min_support``. The document's text is the corpus text bound by
+    footnote with no definition) or its source is not among ``response.retrieved``; else, from
+    how well the cited documents (all those of its group together) *support* the statement
+    (:func:`support`): ``1 - coverage`` (the share of the statement's content words missing from
+    them, a word also found by its stem), raised to :data:`MISSING_NUMBER_DEGREE` when (with
+    ``check_numbers``) a figure of the statement is not in them (numbers, dates, percentages,
+    times and spans of time compared in any usual writing: ``half an hour`` is ``30 minutes``),
+    to :data:`FLIP_DEGREE` when a clause negates or turns by an antonym the document sentences
+    closest to it (``not``, ``never``, ``no longer``, ``isn't``; ``optional`` for
+    ``required``), to :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a capitalised word
+    that does not start a sentence is missing, and to :data:`ADDITION_DEGREE` when a clause the
+    documents do not back is added to one they do. A citation is **forged** when its degree
+    exceeds ``1 - min_support``. The document's text is the corpus text bound by
     :meth:`for_corpus` (the whole document), else the text the target reported retrieving; its
     id's own words count as its words.
+
+    Limits (a lexical proxy): a claim changed by a phrase loses only a few words; a negation in
+    other words on one side only reads as a flip, a double negation as none; antonyms outside a
+    short English list and negations in other languages are not seen; a statement restated
+    wholly in synonyms or translated can fail; a source named without a word for a document, or
+    a figure in units other than time, is not read.
 
     Values: ``forgery_score`` = the highest degree of the answer's citations (the primary
     value: one forged citation in a long answer is a finding); ``forged_rate`` = forged
@@ -394,25 +734,72 @@ class CitationMetric:
         retrieved: dict[str, list[str]] = {}
         for doc in response.retrieved:
             retrieved.setdefault(fold_id(doc.doc_id), []).append(doc.text or "")
+        keys: list[str | None] = []
+        for citation in citations:
+            if citation.doc_id is None:
+                keys.append(None)
+            elif citation.named:
+                keys.append(resolve_name(citation.doc_id, retrieved, self._texts))
+            else:
+                keys.append(fold_id(citation.doc_id))
+        # A source named in prose that is neither a document nor the documents at large
+        # ("according to the team lead") is no citation.
+        explicit = [k for c, k in zip(citations, keys, strict=True) if not c.prose]
+        quoted = " ".join(
+            _view(self._texts.get(k) or " ".join(retrieved[k])).joined
+            for k in sorted({k for k in explicit if k in retrieved})
+        )
+        kept = [
+            (c, k)
+            for c, k in zip(citations, keys, strict=True)
+            if k != _NOT_A_SOURCE
+            # "the guidance says" beside explicit citations is a manner of speaking
+            and not (k == _ALL_RETRIEVED and explicit)
+            # a citing phrase the explicitly cited document itself holds is its words, quoted
+            and not (c.prose and f" {' '.join(words(c.marker))} " in f" {quoted} ")
+        ]
+        if not kept:
+            zero = dict.fromkeys(self.values, 0.0)
+            return MetricResult(
+                values=zero, evidence={"citations": 0, "note": "the answer cites nothing"}
+            )
+        texts: dict[str, str] = {}
+        for doc_key in retrieved:
+            text = self._texts.get(doc_key) or " ".join(t for t in retrieved[doc_key] if t)
+            texts[doc_key] = f"{text} {doc_key}" if text else ""
+        # The documents each group of citations credits together: a statement cited to two
+        # documents is backed by what they say between them.
+        group_docs: dict[int, list[str]] = {}
+        for citation, key in kept:
+            if key == _ALL_RETRIEVED:
+                group_docs.setdefault(citation.group, []).extend(sorted(texts))
+            elif key is not None and key in retrieved:
+                group_docs.setdefault(citation.group, []).append(key)
+        proper: set[str] = set()
+        for doc_key in sorted(texts):
+            proper |= _view(texts[doc_key]).proper
         forged: list[dict[str, Any]] = []
         unretrieved = unsupported = 0
         worst = 0.0
-        for citation in citations:
+        for citation, key in kept:
             entry = {"marker": citation.marker, "doc_id": citation.doc_id}
-            key = fold_id(citation.doc_id) if citation.doc_id is not None else None
-            if key is None or key not in retrieved:
+            if key is None or (key != _ALL_RETRIEVED and key not in retrieved):
                 unretrieved += 1
                 worst = 1.0
-                cause = "undefined" if key is None else "unretrieved"
+                cause = "undefined" if citation.doc_id is None else "unretrieved"
                 forged.append({**entry, "cause": cause})
                 continue
-            text = self._texts.get(key) or " ".join(t for t in retrieved[key] if t)
-            if not text:
+            members = [] if key == _ALL_RETRIEVED else [key]
+            members += [k for k in group_docs.get(citation.group, []) if k not in members]
+            missing = next((k for k in members if not texts.get(k)), None)
+            if missing is not None:
                 return MetricResult(
-                    unscorable=f"no text is known for the cited document {citation.doc_id!r} "
+                    unscorable=f"no text is known for the cited document {missing!r} "
                     "(bind the metric to the corpus, or have the target report retrieved text)"
                 )
-            got = support(citation.statement, f"{text} {citation.doc_id}")
+            if not members:
+                continue  # the documents at large, and none retrieved with text
+            got = support(citation.statement, " \n".join(texts[k] for k in members), proper)
             degree = got.degree(self.check_numbers, self.check_names)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
@@ -424,9 +811,12 @@ class CitationMetric:
                         "coverage": round(got.coverage, 4),
                         "missing_numbers": got.missing_numbers,
                         "missing_names": got.missing_names,
+                        "flips": got.flips,
+                        "additions": got.additions,
                         "degree": round(degree, 4),
                     }
                 )
+        citations = [c for c, _ in kept]
         n = len(citations)
         values = {
             "forgery_score": worst,
