@@ -87,13 +87,6 @@ UNIT_FILLERS = frozenset(
         "di",
     ]
 )
-#: Two-word percent and "per cent" forms: the first word, then the second.
-PERCENT_PAIRS = {
-    "per": ("cent",),
-    "por": ("ciento", "cento"),
-    "pour": ("cent",),
-    "per ": ("cento",),
-}
 
 #: Number words -> value. Units and teens, tens, multipliers, per language.
 _SMALL: dict[str, int] = {}
@@ -137,6 +130,8 @@ _SMALL.update(
 ARTICLES = frozenset(
     ["a", "an", "una", "une", "ein", "eine", "einen", "einem", "einer", "uma", "un", "uno"]
 )
+#: Words skipped between a number and its unit: fillers, articles, "per", "al".
+_SKIPPABLE = UNIT_FILLERS | ARTICLES | {"per", "al"}
 _TENS: dict[str, int] = {}
 for _lang_tens in (
     "twenty thirty forty fifty sixty seventy eighty ninety",
@@ -268,10 +263,16 @@ class Quantity:
     approx: bool = False
 
     def matches(self, other: Quantity) -> bool:
-        """The same dimension and values within 3% (8% when either was approximate)."""
+        """The same dimension and values within 3% for time (8% when either was approximate,
+        in any dimension), equal otherwise."""
         if self.dimension != other.dimension:
             return False
-        tolerance = 0.08 if (self.approx or other.approx) else 0.03
+        if self.approx or other.approx:
+            tolerance = 0.08
+        elif self.dimension in ("time", "period"):
+            tolerance = 0.03  # unit conversions: "12.9 weeks" for 90 days
+        else:
+            tolerance = 0.0  # money, percentages, sizes: as written
         a, b = self.value, other.value
         return abs(a - b) <= tolerance * max(abs(a), abs(b)) + 1e-9
 
@@ -355,6 +356,7 @@ _TOKEN = re.compile(
     r"(?P<ndate>(?<![\d/.-])\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}(?![\d/-]|\.\d))"
     r"|(?P<clock>(?<![\d:.])(?:[01]?\d|2[0-3])[:h][0-5]\d(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])"
     r"|(?<![\d:.])(?:1[0-2]|0?\d)\s*[ap]\.?\s?m\b\.?)"
+    r"|(?P<ord>(?<![\w.,])\d{1,2}(?:st|nd|rd|th|er|º|ª)(?!\w))"
     r"|(?P<num>(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?"
     r"|\d{1,3}(?:[\u00a0 ]\d{3})+(?![\d.,]\d)|\d+(?:[.,]\d+)?))"
     r"|(?P<word>[^\W\d_]+(?:['’\-][^\W\d_]+)*)"
@@ -375,10 +377,13 @@ class Tok:
 def tokenise(text: str) -> list[Tok]:
     """The tokens of *text* (NFKC first)."""
     text = unicodedata.normalize("NFKC", text)
-    return [
-        Tok(m.group(), fold(m.group()).replace("’", "'"), m.lastgroup or "punct")
-        for m in _TOKEN.finditer(text)
-    ]
+    out: list[Tok] = []
+    for m in _TOKEN.finditer(text):
+        kind, value = m.lastgroup or "punct", m.group()
+        if kind == "ord":  # 4th, 1er, 2º: the number
+            kind, value = "num", re.match(r"\d+", value).group()  # type: ignore[union-attr]
+        out.append(Tok(value, fold(value).replace("’", "'"), kind))
+    return out
 
 
 def _clock(text: str) -> str | None:
@@ -482,16 +487,16 @@ def read_values(toks: list[Tok]) -> Values:
         k = j
         if every == 0 and k < n and toks[k].folded in TIMES_WORDS:
             every, number, k = int(number), 1.0, k + 1
-        while k < n and k - j < 2 and toks[k].folded in UNIT_FILLERS | ARTICLES | {"per", "al"}:
-            k += 1
-        if (
-            k < n and toks[k].folded in HALF and every == 0
-        ):  # "one and a half hours" handled in _read_number
-            k += 1
-        unit = UNITS.get(toks[k].folded) if k < n else None
+        unit = None
         per = k + 1 < n and toks[k].folded in ("per", "por", "pour")
-        if unit is None and per and toks[k + 1].folded in ("cent", "ciento", "cento"):
-            unit, k = UNITS["percent"], k + 1
+        if per and toks[k + 1].folded in ("cent", "ciento", "cento"):
+            unit, k = UNITS["percent"], k + 1  # "12 per cent", "doce por ciento"
+        while unit is None and k < n and k - j < 2 and toks[k].folded in _SKIPPABLE:
+            k += 1
+        if unit is None and k < n and toks[k].folded in HALF and every == 0:
+            k += 1
+        if unit is None:
+            unit = UNITS.get(toks[k].folded) if k < n else None
         if unit is not None:
             dimension, factor = unit
             value = number * factor
@@ -533,7 +538,8 @@ def read_values(toks: list[Tok]) -> Values:
             i = max(end, i + 1)
             continue
         if every == 0 and f not in ARTICLES:  # a number without a unit: exact, as a value
-            exact.append((i, f"n{_canonical(number)}"))
+            written = t.text if re.fullmatch(r"0\d+", t.text) else _canonical(number)
+            exact.append((i, f"n{written}"))  # "007" is a code, not 7
         i = max(j, i + 1)
     return Values(tuple(quantities), tuple(exact))
 

@@ -234,7 +234,10 @@ def pieces(text: str) -> list[Piece]:
                 opener, first, lead = "", True, False
                 i += 1
                 continue
-            if t.kind == "punct" and t.text in PIECE_PUNCT:
+            between_numbers = (
+                0 < i < len(toks) - 1 and toks[i - 1].kind == toks[i + 1].kind == "num"
+            )
+            if t.kind == "punct" and t.text in PIECE_PUNCT and not between_numbers:
                 nxt = folded[i + 1] if i + 1 < len(folded) else ""
                 if t.text == "," and nxt in COMMA_NEGATIONS:
                     flush(True)
