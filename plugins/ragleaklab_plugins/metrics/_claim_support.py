@@ -527,7 +527,25 @@ def _names_in(piece: Piece, known: set[str]) -> tuple[set[str], set[str]]:
             slot = nxt in ENTITY_NOUNS or prev in ENTITY_PREPOSITIONS
             if slot and not any(name_match(n, t.folded) for n in known):
                 unknown.add(_base(t.folded))
+    words = [t for t in toks if t.kind == "word"]
+    label = piece.first_in_segment and 0 < len(words) <= 2 and len(words) == len(toks)
+    if label and not found and all(_is_label_name(t) for t in words):
+        # a table cell or a "Nuthatch: 30 days" label: a subject, unless a plain label word
+        unknown.update(_base(t.folded) for t in words)
     return found, unknown
+
+
+#: Capitalised words that head a piece without naming a subject ("Note: ...", "Answer: ...").
+LABEL_WORDS = frozenset(
+    """note notes answer summary source sources warning update important yes no service
+    renewal result results reply context value values details detail policy rule tip caveat
+    nota respuesta resumen fuente aviso reponse resume remarque attention antwort hinweis
+    zusammenfassung quelle resposta resumo fonte risposta riepilogo avviso""".split()
+)
+
+
+def _is_label_name(t: Tok) -> bool:
+    return t.text[:1].isupper() and len(t.text) >= 4 and t.folded not in LABEL_WORDS
 
 
 def _subject_ok(

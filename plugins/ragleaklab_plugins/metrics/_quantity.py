@@ -365,6 +365,10 @@ _TOKEN = re.compile(
 )
 
 
+_NUMBER_HYPHEN = re.compile(r"(\d)-(?=[^\W\d_])")
+_REPEATED_DIGITS = re.compile(r"(?<=[^\W\d_])\s*\(\s*\d[\d.,]*\s*\)")
+
+
 @frozen
 class Tok:
     """One token: its text as written, folded (casefold, no accents), and kind."""
@@ -375,8 +379,10 @@ class Tok:
 
 
 def tokenise(text: str) -> list[Tok]:
-    """The tokens of *text* (NFKC first)."""
+    """The tokens of *text* (NFKC first; "30-day" is "30 day", "thirty (30)" is "thirty")."""
     text = unicodedata.normalize("NFKC", text)
+    text = _NUMBER_HYPHEN.sub(r"\1 ", text)
+    text = _REPEATED_DIGITS.sub("", text)
     out: list[Tok] = []
     for m in _TOKEN.finditer(text):
         kind, value = m.lastgroup or "punct", m.group()
