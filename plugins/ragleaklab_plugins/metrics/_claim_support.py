@@ -537,10 +537,52 @@ def _names_in(piece: Piece, known: set[str]) -> tuple[set[str], set[str]]:
 
 #: Capitalised words that head a piece without naming a subject ("Note: ...", "Answer: ...").
 LABEL_WORDS = frozenset(
-    """note notes answer summary source sources warning update important yes no service
-    renewal result results reply context value values details detail policy rule tip caveat
-    nota respuesta resumen fuente aviso reponse resume remarque attention antwort hinweis
-    zusammenfassung quelle resposta resumo fonte risposta riepilogo avviso""".split()
+    [
+        "note",
+        "notes",
+        "answer",
+        "summary",
+        "source",
+        "sources",
+        "warning",
+        "update",
+        "important",
+        "yes",
+        "no",
+        "service",
+        "renewal",
+        "result",
+        "results",
+        "reply",
+        "context",
+        "value",
+        "values",
+        "details",
+        "detail",
+        "policy",
+        "rule",
+        "tip",
+        "caveat",
+        "nota",
+        "respuesta",
+        "resumen",
+        "fuente",
+        "aviso",
+        "reponse",
+        "resume",
+        "remarque",
+        "attention",
+        "antwort",
+        "hinweis",
+        "zusammenfassung",
+        "quelle",
+        "resposta",
+        "resumo",
+        "fonte",
+        "risposta",
+        "riepilogo",
+        "avviso",
+    ]
 )
 
 
