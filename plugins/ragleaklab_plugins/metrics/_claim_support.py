@@ -11,6 +11,7 @@ its content words (what is said of the subject). Then each piece of the answer (
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -287,6 +288,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65536)
 def similar(a: str, b: str) -> bool:
     """Whether two folded words are the same word or cognates: equal, equal stems, or a shared
     prefix of at least 4 letters and 60% of the shorter word ("certificates"/"certificados",
@@ -382,9 +384,12 @@ def _values(values: Values) -> tuple[tuple[Quantity, ...], frozenset[str]]:
     return tuple(q for _, q in values.quantities), frozenset(v for _, v in values.exact)
 
 
-def _diff_key(mine: Sequence[Tok], theirs: Sequence[Tok], names: set[str]) -> Key:
-    q1, e1 = _values(read_values(list(mine)))
-    q2, e2 = _values(read_values(list(theirs)))
+@functools.lru_cache(maxsize=8192)
+def _diff_key(mine: tuple[Tok, ...], theirs: tuple[Tok, ...], names: frozenset[str]) -> Key:
+    """What *mine* says that *theirs* does not: values, else words (not *names*). Cached: the
+    claims of a pack pair up again and again."""
+    q1, e1 = _values(read_values(mine))
+    q2, e2 = _values(read_values(theirs))
     quantities = tuple(q for q in q1 if not any(q.matches(o) for o in q2))
     exact = frozenset(e1 - e2)
     other = content_words(theirs)
@@ -431,8 +436,8 @@ def model_claims(
                 # of its value ("the Report Phish button"), unless the claims differ only by
                 # them (the same fact of another subject)
                 subject = shared or names
-                key = _diff_key(toks, rival_toks, shared if shared else names)
-                rival = _diff_key(rival_toks, toks, shared if shared else rival_names)
+                key = _diff_key(toks, rival_toks, frozenset(shared or names))
+                rival = _diff_key(rival_toks, toks, frozenset(shared or rival_names))
         if not key:
             q, e = _values(read_values(toks))
             key = Key(q, e, ())

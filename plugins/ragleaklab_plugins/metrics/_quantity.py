@@ -9,8 +9,10 @@ dates and clock times are read the same everywhere.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 from attrs import frozen
@@ -144,6 +146,7 @@ for _lang_tens in (
     for _i, _w in enumerate(_lang_tens.split(), start=2):
         _TENS[_w] = _i * 10
 _TENS.update({"quatre-vingts": 80, "dreissig": 30, "veinti": 20})
+_TENS_PREFIXES = frozenset(w[:4] for w in _TENS)
 MULTIPLIERS = {
     **dict.fromkeys(("hundred", "cien", "ciento", "cent", "cents", "hundert", "cem", "cento"), 100),
     **dict.fromkeys(("thousand", "mil", "mille", "tausend", "mila"), 1000),
@@ -277,6 +280,7 @@ class Quantity:
         return abs(a - b) <= tolerance * max(abs(a), abs(b)) + 1e-9
 
 
+@functools.lru_cache(maxsize=65536)
 def fold(word: str) -> str:
     """Casefold and drop accents: the form words are compared in."""
     decomposed = unicodedata.normalize("NFKD", word.casefold())
@@ -308,6 +312,7 @@ def parse_number(token: str) -> float | None:
         return None
 
 
+@functools.lru_cache(maxsize=65536)
 def word_number(word: str) -> int | None:
     """A spelled number in one word: ``seven``, ``veinticuatro``, ``ventiquattro``,
     ``vierundzwanzig``, ``twenty-four``; None when *word* is not one."""
@@ -327,6 +332,8 @@ def word_number(word: str) -> int | None:
         u, t = _SMALL.get(ones if ones != "ein" else "eins"), _TENS.get(tens_part)
         if u is not None and t is not None:
             return t + u
+    if word[:4] not in _TENS_PREFIXES:
+        return None
     for tens_word, tens_value in _TENS.items():  # veinticuatro, ventiquattro, ventuno, trentotto
         for prefix in (tens_word, tens_word[:-1]):
             if len(prefix) >= 4 and word.startswith(prefix) and word != prefix:
@@ -378,7 +385,17 @@ class Tok:
     kind: str  # ndate, clock, num, word, sym, punct
 
 
-def tokenise(text: str) -> list[Tok]:
+def tokenise(text: str) -> tuple[Tok, ...]:
+    """The tokens of *text* (see :func:`_tokenise`), cached: a pack repeats its claims."""
+    return _tokenise(text) if len(text) > 2000 else _cached_tokens(text)
+
+
+@functools.lru_cache(maxsize=16384)
+def _cached_tokens(text: str) -> tuple[Tok, ...]:
+    return _tokenise(text)
+
+
+def _tokenise(text: str) -> tuple[Tok, ...]:
     """The tokens of *text* (NFKC first; "30-day" is "30 day", "thirty (30)" is "thirty")."""
     text = unicodedata.normalize("NFKC", text)
     text = _NUMBER_HYPHEN.sub(r"\1 ", text)
@@ -389,7 +406,7 @@ def tokenise(text: str) -> list[Tok]:
         if kind == "ord":  # 4th, 1er, 2º: the number
             kind, value = "num", re.match(r"\d+", value).group()  # type: ignore[union-attr]
         out.append(Tok(value, fold(value).replace("’", "'"), kind))
-    return out
+    return tuple(out)
 
 
 def _clock(text: str) -> str | None:
@@ -421,7 +438,7 @@ class Values:
     exact: tuple[tuple[int, str], ...]
 
 
-def read_values(toks: list[Tok]) -> Values:
+def read_values(toks: Sequence[Tok]) -> Values:
     """The quantities and exact values in *toks*.
 
     A number is digits or spelled words (several words add up: "twenty four", "vinte e
@@ -554,7 +571,7 @@ def _canonical(number: float) -> str:
     return format(Decimal(repr(number)).normalize(), "f")
 
 
-def _read_number(toks: list[Tok], i: int) -> tuple[float | None, int]:
+def _read_number(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
     """The number starting at token *i* and the index after it, or (None, i)."""
     n = len(toks)
     t = toks[i]
@@ -613,7 +630,7 @@ def _read_number(toks: list[Tok], i: int) -> tuple[float | None, int]:
     return value, j
 
 
-def _month_date(toks: list[Tok], i: int) -> str | None:
+def _month_date(toks: Sequence[Tok], i: int) -> str | None:
     month = MONTHS[toks[i].folded]
     nums_before = [t for t in toks[max(0, i - 3) : i] if t.kind == "num" and t.text.isdigit()]
     nums_after = [t for t in toks[i + 1 : i + 5] if t.kind == "num" and t.text.isdigit()]

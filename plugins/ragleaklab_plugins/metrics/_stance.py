@@ -197,7 +197,12 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
+_OPENER_STARTS = frozenset(words[0] for words in NEGATING_OPENERS)
+
+
 def _opener_len(folded: list[str], i: int) -> int:
+    if folded[i] not in _OPENER_STARTS:
+        return 0
     for words in NEGATING_OPENERS:
         if tuple(folded[i : i + len(words)]) == words:
             return len(words)
