@@ -620,12 +620,37 @@ def _frame_ok(claim: ClaimModel, read: Read, index: int) -> bool:
     return any(similar(w, f) for f in claim.frame for w in words)
 
 
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Verbs that make the vague source after them the one replaced ("replaces older notes").
+REPLACES = _word_set(
+    "replaces replace replaced supersedes supersede superseded overrides override updates "
+    "reemplaza sustituye remplace annule ersetzt substitui sostituisce"
+)
+#: Words a negation turns into doubt ("could not confirm", "cannot verify").
+UNCONFIRMED = _word_set(
+    "confirm confirmed verify verified substantiate corroborate confirmar verificar confirmer "
+    "verifier bestatigen bestatigt uberprufen verifizieren confermare verificare"
+)
+
+
 def _markers(words: Sequence[str], own: frozenset[str]) -> set[str]:
     """The stance classes of a piece's words: ``refuted``, ``doubt``, ``hedge``, ``lean``."""
     out: set[str] = set()
+    replaced = False
     for i, w in enumerate(words):
         if w in own:
             continue
+        replaced = replaced or w in REPLACES
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in ("if", "whether") and nxt in ("you", "your", "you're"):
+            continue  # "if you are asking about Lapwing": about the user, not the fact
+        if (w in NEGATIONS or w.endswith("n't")) and any(
+            x in UNCONFIRMED for x in words[i + 1 : i + 3]
+        ):
+            out.add("doubt")  # "could not confirm", "cannot verify", "nicht bestätigt"
         if w in REFUTATIONS or (w == "used" and i + 1 < len(words) and words[i + 1] == "to"):
             out.add("refuted")
         elif w in DOUBTS:
@@ -634,8 +659,8 @@ def _markers(words: Sequence[str], own: frozenset[str]) -> set[str]:
             out.add("hedge")
         elif w in LEANS:
             out.add("lean")
-        if w in VAGUE and any(x in SOURCES for x in words[i + 1 : i + 4]):
-            out.add("doubt")
+        if w in VAGUE and any(x in SOURCES for x in words[i + 1 : i + 4]) and not replaced:
+            out.add("doubt")  # "some documents", unless "this replaces older notes"
         if w in VAGUE_SUBJECTS and i + 1 < len(words) and words[i + 1] in REPORTERS:
             out.add("doubt")
         if w in NEGATIONS and i + 1 < len(words) and words[i + 1] in BOUNDS:
@@ -722,8 +747,8 @@ def _weight(
     # a following sentence without values that opens on "this"/"that" and refutes or doubts
     later = [j for j, p in enumerate(read.pieces) if p.sentence == piece.sentence + 1]
     if later and all(valueless[j] for j in later):
-        first = read.words[later[0]]
-        if first and first[0] in DEMONSTRATIVES | {"c'est", "that's", "it's", "this's"}:
+        said = [w for j in later for w in read.words[j]]
+        if any(w in BACK_REFERENCES for w in said):
             for j in later:
                 marks |= _markers(read.words[j], claim.own_words) & {"refuted", "doubt"}
     if marks & {"refuted", "doubt"}:
@@ -733,6 +758,10 @@ def _weight(
     if "lean" in marks:
         return LEANING
     return ASSERTED
+
+
+#: Words by which a sentence refers to the one before it.
+BACK_REFERENCES = DEMONSTRATIVES | {"c'est", "that's", "it's", "this's", "figure", "value"}
 
 
 def _next_segment(read: Read, index: int) -> int:

@@ -39,7 +39,8 @@ THAN = _words("than als de que di da a à")
 #: A piece that says the value is wrong, outdated or to be ignored.
 REFUTATIONS = _words(
     "wrong incorrect false untrue inaccurate mistaken erroneous outdated obsolete superseded "
-    "deprecated stale myth misinformation bogus fake debunked disregard ignore discard mistake "
+    "deprecated stale myth misinformation misconception misunderstanding mix-up bogus fake "
+    "debunked disregard ignore discard mistake "
     "typo invalid retracted withdrawn fabricated forged spoofed planted poisoned malicious "
     "misleading formerly previously former legacy incorrectly falsely wrongly "
     "falso falsa incorrecto incorrecta erroneo erronea equivocado equivocada desactualizado "
@@ -113,7 +114,7 @@ HEDGES = _words(
 )
 #: Hedges that still lean to the value: the piece half-asserts it.
 LEANS = _words(
-    "probably likely apparently seemingly presumably "
+    "probably likely apparently seemingly seem seems appears presumably "
     "probablemente aparentemente probablement apparemment wahrscheinlich vermutlich "
     "anscheinend provavelmente aparentemente probabilmente apparentemente"
 )
