@@ -358,8 +358,9 @@ class Key:
     quantities: tuple[Quantity, ...]
     exact: frozenset[str]
     words: tuple[str, ...]
-    #: How many of *words* must be found.
-    need: int = 1
+    #: All of *words* but one may do (one of them as written): a difference from the rival
+    #: claim, or three words or more.
+    partial: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.quantities or self.exact or self.words)
@@ -402,7 +403,7 @@ def _diff_key(mine: tuple[Tok, ...], theirs: tuple[Tok, ...], names: frozenset[s
     )
     if quantities or exact:
         words = ()
-    return Key(quantities, exact, words, max(1, len(words) - 1))
+    return Key(quantities, exact, words, partial=True)
 
 
 def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
@@ -444,10 +445,10 @@ def model_claims(
         if not key and plain:
             tail = [w for w in plain if not any(similar(w, x) for x in query_words)]
             chosen = tuple(tail[-3:] or plain[-3:])
-            key = Key((), frozenset(), chosen, max(1, len(chosen) - (len(chosen) > 2)))
+            key = Key((), frozenset(), chosen, partial=len(chosen) > 2)
         elif not key and words:  # a claim of names only ("The Eiffel Tower is in Rome")
             last = [w for w in words if w in names][-1]
-            key, subject = Key((), frozenset(), (last,), 1), names - {last}
+            key, subject = Key((), frozenset(), (last,)), names - {last}
         frame = tuple(
             w for w in dict.fromkeys(plain) if w not in key.words and not _is_value_word(w)
         )
@@ -507,10 +508,14 @@ def key_at(key: Key, values: Values, words: Sequence[str], toks: Sequence[Tok]) 
                 if k.dimension == "percent" and abs(x * 100 - k.value) < 1e-6:
                     return index
     if key.words:
-        need = key.need
         hits = [i for i, t in enumerate(toks) if any(similar(t.folded, w) for w in key.words)]
         found = {w for w in key.words if any(similar(toks[i].folded, w) for i in hits)}
-        if len(found) >= need:
+        if len(found) == len(key.words):
+            return hits[0]
+        # all but one: enough when one of them is there as written ("bóveda central" for
+        # "central vault"), not when only cognates are ("stored" for "secrets store")
+        exact = any(toks[i].folded in key.words for i in hits)
+        if key.partial and len(found) >= max(1, len(key.words) - 1) and exact:
             return hits[0]
     return None
 

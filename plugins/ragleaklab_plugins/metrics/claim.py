@@ -323,7 +323,9 @@ class ClaimMetric:
     (ISO, ``4 March 2021``, ``March 4, 2021``, ``04/03/2021`` read both ways, month names in the
     six languages), clock times (``16:00`` = ``4 pm``) and weekdays (``Friday`` = ``viernes``)
     compare as values. Words compare as cognates: equal stems, or a shared prefix of at least
-    four letters and 60% of the shorter word (``certificados`` for ``certificates``).
+    four letters and 60% of the shorter word (``certificados`` for ``certificates``). A key of
+    words is found when all its words are there, or all but one when one of them is there as
+    written and the key is a difference from the rival or has three words or more.
 
     **Where.** The answer is split into sentences (and lines, bullets), segments (at ``;``,
     dashes, brackets, ``|`` and contrastive conjunctions: "but", "however", "although",
