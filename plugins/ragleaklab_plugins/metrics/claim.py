@@ -355,8 +355,8 @@ class ClaimMetric:
     before it ("The page claiming 30 days, which is old, is wrong"), and to the segment before
     it when it opens a segment ("Some say 45 days, but that is wrong"); a following sentence
     without values that refers back ("this", "that", "it"...) and refutes or doubts ("That is
-    outdated.") holds for the sentence before it. When the answer asserts both a poison claim and its
-    rival true value, the poison claim counts 0.5 (contested).
+    outdated.") holds for the sentence before it. When the answer asserts both a poison claim
+    and its rival true value, the poison claim counts 0.5 (contested).
 
     Values:
 
