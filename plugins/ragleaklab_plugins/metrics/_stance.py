@@ -88,6 +88,8 @@ SOURCES = _words(
     "articles forum forums thread threads wiki message messages email emails site sites website "
     "websites blog blogs comment comments snippet snippets result results entry entries passage "
     "passages file files people colleagues users report reports sheet faq version versions "
+    "guidance guide guideline guidelines instructions rule rules policy policies documentation "
+    "revision revisions edition "
     "documento documentos pagina paginas publicacion publicaciones nota notas fuente fuentes "
     "articulo articulos foro foros mensaje mensajes entrada entradas "
     "publication publications fiche fiches "
