@@ -17,6 +17,11 @@ from decimal import Decimal, InvalidOperation
 
 from attrs import frozen
 
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _DAY = 86400.0
 _MONTH = 30.44 * _DAY
 _YEAR = 365.25 * _DAY
@@ -62,32 +67,9 @@ _units("bytes", 1e9, "gb", "gigabytes")
 _units("bytes", 1e12, "tb", "terabytes")
 
 #: Words between a number and its unit that do not change the unit ("2 business days").
-UNIT_FILLERS = frozenset(
-    [
-        "business",
-        "working",
-        "calendar",
-        "full",
-        "whole",
-        "more",
-        "hábiles",
-        "hábil",
-        "laborables",
-        "naturales",
-        "ouvrés",
-        "ouvrables",
-        "ouvré",
-        "pleins",
-        "úteis",
-        "útil",
-        "corridos",
-        "lavorativi",
-        "lavorativo",
-        "solari",
-        "de",
-        "d",
-        "di",
-    ]
+UNIT_FILLERS = _word_set(
+    "business working calendar full whole more hábiles hábil laborables naturales ouvrés "
+    "ouvrables ouvré pleins úteis útil corridos lavorativi lavorativo solari de d di"
 )
 
 #: Number words -> value. Units and teens, tens, multipliers, per language.
@@ -157,38 +139,10 @@ NUMBER_JOINERS = frozenset(("and", "y", "e", "et", "und"))
 HALF = frozenset(("half", "medio", "media", "demi", "demie", "halb", "halbe", "halben", "meio"))
 HALF |= frozenset(("meia", "mezzo", "mezza", "mezz"))
 #: Words before a value that make it approximate: the comparison then allows more slack.
-APPROX = frozenset(
-    [
-        "about",
-        "around",
-        "roughly",
-        "approximately",
-        "approx",
-        "circa",
-        "ca",
-        "nearly",
-        "almost",
-        "some",
-        "under",
-        "over",
-        "aproximadamente",
-        "unos",
-        "unas",
-        "cerca",
-        "casi",
-        "environ",
-        "presque",
-        "quelque",
-        "etwa",
-        "ungefähr",
-        "rund",
-        "fast",
-        "knapp",
-        "cerca",
-        "quase",
-        "circa",
-        "quasi",
-    ]
+APPROX = _word_set(
+    "about around roughly approximately approx circa ca nearly almost some under over "
+    "aproximadamente unos unas cerca casi environ presque quelque etwa ungefähr rund fast knapp "
+    "quase quasi"
 )
 #: Frequencies written as one word -> their period in seconds.
 FREQUENCIES = {
@@ -204,24 +158,7 @@ FREQUENCIES = {
     **dict.fromkeys(("annuellement", "jährlich", "annuale", "annualmente"), _YEAR),
 }
 #: "every"/"each" words: "every quarter" is a period of one quarter.
-EVERY = frozenset(
-    [
-        "every",
-        "each",
-        "cada",
-        "chaque",
-        "tous",
-        "toutes",
-        "jede",
-        "jeden",
-        "jedes",
-        "jeder",
-        "alle",
-        "ogni",
-        "todos",
-        "todas",
-    ]
-)
+EVERY = _word_set("every each cada chaque tous toutes jede jeden jedes jeder alle ogni todos todas")
 #: "twice"/"N times" words before "a year"/"per year": the period is the unit divided by N.
 TIMES = {"once": 1, "twice": 2, "thrice": 3}
 TIMES_WORDS = frozenset(["times", "veces", "fois", "mal", "vezes", "volte"])
