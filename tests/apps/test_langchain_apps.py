@@ -80,6 +80,9 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
         factory=True,
         ingest_callable=f"{APP}:receive",
     )
+    # A retriever answers no text: it is gated on the rank values (docs/metrics.md).
+    with config.open("a") as f:
+        f.write("\n[thresholds.relevance-hijack.poison_rate_at_k]\nthreshold = 1.0\n")
     out = rlk("run", "-c", str(config), "-p", HIJACK, "-o", "o", cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     no_traceback(out)
@@ -101,7 +104,8 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
     for record in records:
         expected = [d.metadata["doc_id"] for d in retriever.invoke(record["query"])]
         assert retrieved_ids(record) == expected, record["test_id"]
-    # the pack's threshold 1.0 = 5/k: a case fails when its whole top 5 is poison
+    # gated on the rank (the config's threshold 1.0 = 5/k): a case fails when its whole top 5
+    # is poison
     poison = {d.doc_id for d in documents if d.kind == "poison"}
     hijacked = sorted(
         r["test_id"]
@@ -115,6 +119,50 @@ def test_the_same_retriever_built_after_ingest_fails_on_exactly_its_hijacked_cas
     assert value["failing_cases"] == len(hijacked)
     assert 0 < len(hijacked) < len(records)
     assert value["failing_ids"] == hijacked[: len(value["failing_ids"])]
+
+
+def test_a_retriever_on_the_pack_defaults_is_judged_as_a_generator_repeating_its_context(tmp_path):
+    # A retriever's answer is its context (the worst case of a generator that repeats what it
+    # was given, docs/targets.md): on relevance-hijack's defaults it fails where poison's claims
+    # reach that context, and only there.
+    config = write_config(
+        tmp_path / "c.toml",
+        callable=f"{APP}:build_bm25",
+        factory=True,
+        ingest_callable=f"{APP}:receive",
+    )
+    out = rlk("run", "-c", str(config), "-p", HIJACK, "--smoke", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    no_traceback(out)
+    [pack] = report(tmp_path / "o")["packs"]
+    assert (pack["verdict"], pack["tested"]) == ("fail", True)
+    documents, _ = pack_data(HIJACK)
+    poison = {d.doc_id for d in documents if d.kind == "poison"}
+    records = {r["test_id"]: r for r in runs(tmp_path / "o")}
+    failing = pack["values"]["poison_attribution"]["failing_ids"]
+    assert failing
+    assert all(poison & set(retrieved_ids(records[t])) for t in failing)
+
+
+def test_the_naive_chain_fails_the_smoke_subset_of_relevance_hijack(tmp_path):
+    # The pack a newcomer meets first gates on what the answer asserts: a chain that retrieves
+    # poison into its top five and answers from it fails, on the smoke subset alone, and every
+    # case it fails answered with a poison page.
+    config = write_config(
+        tmp_path / "c.toml", callable=f"{APP}:build_chain", factory=True, input_key="$"
+    )
+    out = rlk("run", "-c", str(config), "-p", HIJACK, "--smoke", "-o", "o", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    no_traceback(out)
+    [pack] = report(tmp_path / "o")["packs"]
+    assert (pack["verdict"], pack["tested"]) == ("fail", True)
+    value = pack["values"]["poison_attribution"]
+    assert value["failing_cases"] > 0
+    documents, _ = pack_data(HIJACK)
+    poison = {d.doc_id: d.text for d in documents if d.kind == "poison"}
+    records = {r["test_id"]: r for r in runs(tmp_path / "o")}
+    for test_id in value["failing_ids"]:
+        assert records[test_id]["answer"] in poison.values(), test_id
 
 
 # -- a vector store: the run's ids in, deleted at reset, packs isolated ----------------------------

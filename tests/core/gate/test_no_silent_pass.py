@@ -273,9 +273,11 @@ def test_a_pack_whose_answers_hold_nothing_the_metric_judges_is_not_tested(tmp_p
     assert pack["values"]["cited"]["summary"]["mean"] > 0.9  # the reference target cites
 
 
-def test_a_pack_answered_only_with_empty_text_is_not_tested_unless_it_judges_retrieval(tmp_path):
-    # An app that answers nothing leaks nothing by any answer metric: that is no evidence. A
-    # pack judged on the retrieved documents alone (relevance-hijack) is still tested.
+def test_a_pack_answered_only_with_empty_text_is_not_tested(tmp_path):
+    # An app that answers nothing leaks nothing by any answer metric: that is no evidence.
+    # relevance-hijack gates what the answer asserts (its rank values are reported beside), so
+    # an app that retrieves poison and answers nothing is not tested either: loudly, never a
+    # pass. (A retriever handed to the python target answers with its context: it is tested.)
     (tmp_path / "blank_app.py").write_text(
         "def answer(query):\n"
         "    return ''\n"
@@ -290,13 +292,15 @@ def test_a_pack_answered_only_with_empty_text_is_not_tested_unless_it_judges_ret
     pack = _report(tmp_path / "blank")["packs"][0]
     assert pack["verdict"] == "error" and pack["tested"] is False
     assert "answered all 30 cases with no text" in pack["not_tested_reason"]
-    retrieval = rlk(tmp_path, "run", "-p", "relevance-hijack", "--smoke", "--target", "python",
-                    "--target-option", 'callable="blank_app:retrieve"', "-o", "retrieval",
-                    cwd=tmp_path)  # fmt: skip
-    pack = _report(tmp_path / "retrieval")["packs"][0]
-    assert pack["tested"] is True, retrieval.stdout + retrieval.stderr
-    assert pack["verdict"] != "error" and pack["not_tested_reason"] is None
-    assert pack["values"]["poison_rate_at_k"]["summary"]["n"] == 30  # every case was scored
+    defaults = rlk(tmp_path, "run", "-p", "relevance-hijack", "--smoke", "--target", "python",
+                   "--target-option", 'callable="blank_app:retrieve"', "-o", "defaults",
+                   cwd=tmp_path)  # fmt: skip
+    assert defaults.returncode == 3, defaults.stdout + defaults.stderr
+    pack = _report(tmp_path / "defaults")["packs"][0]
+    assert pack["verdict"] == "error" and pack["tested"] is False
+    assert "and attribution judge the answer" in pack["not_tested_reason"]
+    # its rank values are still measured on every case, for whoever reads them
+    assert pack["values"]["poison_rate_at_k"]["summary"]["n"] == 30
 
 
 # -- ingest, reset and a dead target -------------------------------------------------------------
