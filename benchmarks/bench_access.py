@@ -31,8 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ragleaklab_core import Case, Document, Response
 from ragleaklab_plugins.metrics.access import AccessMetric
+
+from ragleaklab_core import Case, Document, Response
 
 PACK = Path("plugins/ragleaklab_plugins/packs/cross_tenant")
 
