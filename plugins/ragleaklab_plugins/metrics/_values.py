@@ -88,7 +88,7 @@ _ORD = r"(?:st|nd|rd|th)?"
 # Digits with thousands groups (``42,500``, ``42.500``, ``42 500``, ``42'500``) and an optional
 # decimal part, or plain digits with an optional decimal part; then an optional scale word.
 _NUMBER = re.compile(
-    r"(?<![\w.,+])(?P<num>\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    r"(?=\d)(?<![\w.,+])(?P<num>\d{1,3}(?:[,.' \u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
     r"(?:\s?(?P<scale>k|m|mn|mio|b|bn|thousand|million|billion)\b)?(?![\w])"
 )
 _NUMBER_WORD = "|".join([*_UNITS, *_TENS, "hundred", *_SCALES, "and"])
@@ -97,21 +97,45 @@ _WORDS_NUMBER = re.compile(
 )
 # Digits with at most two separators between them: ids, phone numbers, account numbers.
 _DIGIT_RUN = re.compile(r"\d(?:[\s\-./()]{0,2}\d)*")
+# The leading look-ahead only skips, quickly, the positions where no branch can start (a digit,
+# or a month's first letter at a word's start): the matches are the same.
 _DATES = re.compile(
-    rf"(?P<iso>(?<!\d)(?P<iy>\d{{4}})[-/.](?P<im>\d{{1,2}})[-/.](?P<id>\d{{1,2}})(?!\d))"
+    r"(?=\d|\b[adfjmnos])"
+    rf"(?:(?P<iso>(?<!\d)(?P<iy>\d{{4}})[-/.](?P<im>\d{{1,2}})[-/.](?P<id>\d{{1,2}})(?!\d))"
     rf"|(?P<num>(?<![\d.])(?P<na>\d{{1,2}})[-/.](?P<nb>\d{{1,2}})[-/.](?P<ny>\d{{4}}|\d{{2}})(?![\d]))"
     rf"|(?P<dmy>(?<!\d)(?P<dd>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dm>{_MONTH})\b\.?,?\s+(?P<dy>\d{{4}})(?!\d))"
     rf"|(?P<mdy>\b(?P<mm>{_MONTH})\b\.?\s+(?P<md>\d{{1,2}}){_ORD},?\s+(?P<my>\d{{4}})(?!\d))"
     rf"|(?P<dm_>(?<!\d)(?P<pd>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<pm>{_MONTH})\b)"
-    rf"|(?P<md_>\b(?P<qm>{_MONTH})\b\.?\s+(?P<qd>\d{{1,2}}){_ORD}(?![\d:]))"
+    rf"|(?P<md_>\b(?P<qm>{_MONTH})\b\.?\s+(?P<qd>\d{{1,2}}){_ORD}(?![\d:])))"
 )
 _SEP = r"\s*(?:\.|\bdot\b|\[dot\]|\(dot\)|\{dot\})\s*"
+# The local part's runs are possessive (``++``): a run that gives a character back can only be
+# followed by what the whole run is followed by (a separator or the "at" starts with a character
+# outside the run, or a ``dot`` that the run held), so the matches are the same, found without
+# retrying every shorter run.
 _EMAIL = re.compile(
-    rf"(?P<local>[a-z0-9_+-]+(?:{_SEP}[a-z0-9_+-]+)*)"
+    rf"(?P<local>[a-z0-9_+-]++(?:{_SEP}[a-z0-9_+-]++)*)"
     rf"\s*(?:@|\[at\]|\(at\)|\{{at\}}|\s\bat\b\s)\s*"
     rf"(?P<domain>[a-z0-9-]+(?:(?:{_SEP}|\s+dash\s+|-)[a-z0-9-]+)*{_SEP}[a-z]{{2,}})\b"
 )
+# The same, starting only where no local-part character precedes: a match that starts inside a
+# run of them starts, as well, one character earlier (the possessive run takes that character
+# too), so only the first position of a run needs trying, save right after a match that ended
+# inside a run (see :func:`_email_matches`).
+_EMAIL_AT_RUN = re.compile(r"(?<![a-z0-9_+-])" + _EMAIL.pattern)
+_LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_+-")
 _ALNUM = re.compile(r"[^a-z0-9]+")
+_SEP_RE = re.compile(_SEP)
+_DASH = re.compile(r"\s+dash\s+")
+_NON_DIGIT = re.compile(r"\D")
+# A thousands group in a number's digits (``42,500``, ``42 500``): it reads as an amount.
+_GROUPED = re.compile(r"\d[,.' \u00a0\u202f]\d{3}")
+# A number word with a value of its own (not a lone "thousand" or "and").
+_DIGIT_WORD = re.compile(rf"\b(?:{'|'.join([*_UNITS, *_TENS, 'hundred'])})\b")
+_GROUP_SPACE = re.compile(r"[' \u00a0\u202f]")
+_MARK = re.compile(r"[.,]")
+_GROUP_TAIL = re.compile(r"[.,]\d{3}$")
+_WORD_GAP = re.compile(r"[\s-]+")
 
 
 def fold(text: str) -> str:
@@ -141,20 +165,20 @@ def _canon(value: Decimal) -> str:
 def _readings(digits: str) -> list[Decimal]:
     """Every number *digits* may mean: ``42,500`` is 42500 or (in German) 42.5."""
     out: list[Decimal] = []
-    plain = re.sub(r"[' \u00a0\u202f]", "", digits)
-    seps = re.findall(r"[.,]", plain)
+    plain = _GROUP_SPACE.sub("", digits)
+    seps = _MARK.findall(plain)
     candidates = []
     if not seps:
         candidates.append(plain)
     elif len(set(seps)) == 2:  # 1,234.5 or 1.234,5: the last one is the decimal mark
-        last = plain[-1 - re.search(r"[.,]", plain[::-1]).start()]  # type: ignore[union-attr]
+        last = plain[-1 - _MARK.search(plain[::-1]).start()]  # type: ignore[union-attr]
         other = "," if last == "." else "."
         candidates.append(plain.replace(other, "").replace(last, "."))
     elif len(seps) > 1:  # 1,234,567 or 1.234.567: thousands groups
         candidates.append(plain.replace(seps[0], ""))
     else:  # one mark: a decimal, or a thousands group when three digits follow
         candidates.append(plain.replace(seps[0], "."))
-        if re.search(r"[.,]\d{3}$", plain):
+        if _GROUP_TAIL.search(plain):
             candidates.append(plain.replace(seps[0], ""))
     for c in candidates:
         try:
@@ -166,7 +190,7 @@ def _readings(digits: str) -> list[Decimal]:
 
 def _words_value(phrase: str) -> Decimal | None:
     """``"forty-two thousand five hundred"`` -> 42500; ``None`` for a lone ``"and"``."""
-    tokens = [t for t in re.split(r"[\s-]+", phrase) if t]
+    tokens = [t for t in _WORD_GAP.split(phrase) if t]
     total, current, seen, fraction = 0, 0, False, None
     if "point" in tokens:
         i = tokens.index("point")
@@ -204,13 +228,11 @@ def numbers(text: str) -> list[tuple[Decimal, bool]]:
         scale = _SUFFIX.get(m.group("scale") or "", 1)
         around = text[max(0, m.start() - 5) : m.start()] + text[m.end() : m.end() + 9]
         amount = (
-            scale != 1
-            or bool(re.search(r"\d[,.' \u00a0\u202f]\d{3}", m.group("num")))
-            or bool(_CURRENCY.search(around))
+            scale != 1 or bool(_GROUPED.search(m.group("num"))) or bool(_CURRENCY.search(around))
         )
         found.extend((r * scale, amount) for r in _readings(m.group("num")))
     for m in _WORDS_NUMBER.finditer(text):
-        if not re.search(rf"\b(?:{'|'.join([*_UNITS, *_TENS, 'hundred'])})\b", m.group()):
+        if not _DIGIT_WORD.search(m.group()):
             continue  # a lone "thousand" (after digits: "42 thousand") or "and"
         value = _words_value(m.group())
         if value is not None:
@@ -261,10 +283,33 @@ def emails(text: str) -> list[str]:
     """Email keys of folded *text*, written plainly or spelled out (``name at domain dot com``):
     the local part and the domain with only their letters and digits."""
     out = []
-    for m in _EMAIL.finditer(text):
-        local = re.sub(_SEP, "", m.group("local"))
-        domain = re.sub(r"\s+dash\s+", "", re.sub(_SEP, "", m.group("domain")))
+    for m in _email_matches(text):
+        local = _SEP_RE.sub("", m.group("local"))
+        domain = _DASH.sub("", _SEP_RE.sub("", m.group("domain")))
         out.append(f"e:{_ALNUM.sub('', local)}@{_ALNUM.sub('', domain)}")
+    return out
+
+
+def _email_matches(text: str) -> list[re.Match[str]]:
+    """What ``_EMAIL.finditer(text)`` gives, found by trying only the first position of each run
+    of local-part characters (``_EMAIL_AT_RUN``)."""
+    out: list[re.Match[str]] = []
+    pos, end = 0, len(text)
+    while pos < end:
+        m: re.Match[str] | None = None
+        if pos and text[pos - 1] in _LOCAL_CHARS and text[pos] in _LOCAL_CHARS:
+            # The previous match ended inside a run: the rest of the run may start the next one.
+            while pos < end and text[pos] in _LOCAL_CHARS:
+                m = _EMAIL.match(text, pos)
+                if m:
+                    break
+                pos += 1
+        if m is None:
+            m = _EMAIL_AT_RUN.search(text, pos)
+            if m is None:
+                break
+        out.append(m)
+        pos = m.end()
     return out
 
 
@@ -273,7 +318,7 @@ def digit_strings(text: str) -> list[str]:
     ``acct 12345678`` both give ``12345678``), runs of four digits or more."""
     out = []
     for m in _DIGIT_RUN.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
+        digits = _NON_DIGIT.sub("", m.group())
         if len(digits) >= 4:
             out.append(digits)
     return out
