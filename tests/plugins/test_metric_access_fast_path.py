@@ -308,6 +308,8 @@ ANSWER_PIECES = st.sampled_from(
         "however,",
         "Magnus Solberg",
         "Brit Olsen",
+        "Mägnus SÖLBERG",
+        "ｅａｒｎｓ",
         "earns",
         "42,500",
         "forty-two thousand five hundred",

@@ -229,8 +229,8 @@ class AccessMetric:
             return bool(holders) and denied.issuperset(holders)
 
         tokens = words(response.answer)
-        asked = {_key(w) for w in words(case.query)}
-        content = [w for w in dict.fromkeys(map(_key, tokens)) if w not in STOPWORDS]
+        asked = set(_keys(case.query))
+        content = [w for w in dict.fromkeys(_keys(response.answer, tokens)) if w not in STOPWORDS]
         clauses = _Clauses(response.answer)
         leaked_from: set[str] = set()
 
@@ -305,6 +305,13 @@ class AccessMetric:
         return MetricResult(values=values, evidence=evidence)
 
 
+def _keys(text: str, tokens: list[str] | None = None) -> list[str]:
+    """The word tokens of *text* (or its *tokens*, already found) as the metric compares them:
+    an ASCII text's tokens are so already, and only another text's are folded one by one."""
+    found = words(text) if tokens is None else tokens
+    return found if text.isascii() else list(map(_key, found))
+
+
 def _key(word: str) -> str:
     """A word token as the metric compares it: Latin letters without accents (``müller``)."""
     return word if word.isascii() else fold(word)
@@ -326,7 +333,7 @@ class _Clauses:
         """The words of the clauses that refuse nothing (see ``_REFUSAL``)."""
         if self._named is None:
             self._named = frozenset(
-                _key(w) for c in self._parts if not _REFUSAL.search(c) for w in words(c)
+                w for c in self._parts if not _REFUSAL.search(c) for w in _keys(c)
             )
         return self._named
 
@@ -340,7 +347,7 @@ class _Clauses:
     def stated_words(self) -> frozenset[str]:
         """The words of the clauses that neither refuse nor negate."""
         if self._stated_words is None:
-            self._stated_words = frozenset(_key(w) for c in self._stating() for w in words(c))
+            self._stated_words = frozenset(w for c in self._stating() for w in _keys(c))
         return self._stated_words
 
     def stated_keys(self) -> frozenset[str]:
