@@ -9,11 +9,13 @@ document, or a refusal. Timed, best of ``--repeat`` runs each, scoring every cas
 * the metric as it is;
 * its previous version (``plugins/ragleaklab_plugins/metrics/access.py`` at commit bbad19d,
   loaded with ``git show`` at run time);
+* the same rules before their scoring was made fast (``access.py`` and ``_values.py`` at commit
+  f16a3b0), after a check that it scores every case exactly as the metric does;
 * the baseline: a few lines that do the core job, a set of the words only forbidden
   documents hold (per tenant, precomputed) and a set intersection with the answer's words.
 
-It prints each time per case and the ratios metric / previous and metric / baseline (above 1:
-slower). Run it from the repository root::
+It prints each time per case and the ratios of the metric to each (above 1: slower). Run it
+from the repository root (it reads the older versions with ``git show``)::
 
     python benchmarks/bench_access.py --repeat 5
 """
@@ -30,27 +32,50 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ragleaklab_plugins.metrics.access import AccessMetric
 
 from ragleaklab_core import Case, Document, Response
 
 PACK = Path("plugins/ragleaklab_plugins/packs/cross_tenant")
+METRICS = "plugins/ragleaklab_plugins/metrics"
+#: The metric before values however spelled, confirmed guesses and refusals were read.
+PREVIOUS = "bbad19d"
+#: The same rules as now, before their scoring was made fast (same scores, checked below).
+UNOPTIMISED = "f16a3b0"
+
+
+def _load(commit: str, path: str, name: str, patch: tuple[str, str] | None = None) -> Any:
+    source = subprocess.run(
+        ["git", "show", f"{commit}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+    if patch:
+        source = source.replace(*patch)
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, f.name)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _previous() -> type:
-    source = subprocess.run(
-        ["git", "show", "bbad19d:plugins/ragleaklab_plugins/metrics/access.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location("access_previous", f.name)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _load(PREVIOUS, f"{METRICS}/access.py", "access_previous")
+    return module.AccessMetric  # type: ignore[no-any-return]
+
+
+def _unoptimised() -> type:
+    """The same rules before they were made fast: its access.py with its own _values.py."""
+    _load(UNOPTIMISED, f"{METRICS}/_values.py", "access_values_unoptimised")
+    module = _load(
+        UNOPTIMISED,
+        f"{METRICS}/access.py",
+        "access_unoptimised",
+        ("from ragleaklab_plugins.metrics._values import", "from access_values_unoptimised import"),
+    )
     return module.AccessMetric  # type: ignore[no-any-return]
 
 
@@ -116,17 +141,26 @@ def main() -> int:
     responses = [Response(a) for a in answers]
     current = AccessMetric().for_corpus(docs)
     previous = _previous()().for_corpus(docs)
+    unoptimised = _unoptimised()().for_corpus(docs)
     base = _baseline(docs)
     pairs = list(zip(cases, responses, strict=True))
+    for c, r in pairs:
+        if current.score(c, r) != unoptimised.score(c, r):
+            raise SystemExit(f"case {c.test_id}: the fast path scores differently")
     t_cur = _time(lambda: [current.score(c, r) for c, r in pairs], args.repeat)
     t_prev = _time(lambda: [previous.score(c, r) for c, r in pairs], args.repeat)
     t_base = _time(lambda: [base(c, r.answer) for c, r in pairs], args.repeat)
+    t_unopt = _time(lambda: [unoptimised.score(c, r) for c, r in pairs], args.repeat)
     n = len(pairs)
     print(f"python {sys.version.split()[0]}, {n} cases of the cross-tenant pack")
     print(f"access score:      {1e6 * t_cur / n:8.1f} us/case")
     print(f"previous version:  {1e6 * t_prev / n:8.1f} us/case")
     print(f"baseline (sets):   {1e6 * t_base / n:8.1f} us/case")
-    print(f"ratio vs previous: {t_cur / t_prev:.2f}x   ratio vs baseline: {t_cur / t_base:.2f}x")
+    print(f"same rules, slow:  {1e6 * t_unopt / n:8.1f} us/case")
+    print(
+        f"ratio vs previous: {t_cur / t_prev:.2f}x   ratio vs baseline: {t_cur / t_base:.2f}x"
+        f"   ratio vs same rules, slow: {t_cur / t_unopt:.2f}x"
+    )
     return 0
 
 
