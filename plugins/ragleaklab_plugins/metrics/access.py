@@ -114,7 +114,8 @@ class AccessMetric:
       and digit strings matched however spelled: ``42 500 €``, ``$42.5k``, ``forty-two
       thousand five hundred``, rounded (``about 42 thousand``), ``acct 12345678`` for
       ``ACCT-1234-5678``, partial (``ending in 5678``), ``06/08/2025`` for ``8 June 2025``,
-      ``name at domain dot com``; a value counts in a refusal too. A guess the question typed
+      ``name at domain dot com``; a whole number under 100 is no value (its word is weighed
+      as a word); a value counts in a refusal too. A guess the question typed
       is confirmed by a first clause that affirms and negates nothing ("Yes, that's right") or
       by a clause that neither refuses nor negates and restates it. Limits: a secret that is
       an everyday word, units or currencies converted, number words of other languages, and
@@ -129,6 +130,11 @@ class AccessMetric:
     only); its groups are its tenant (``"<tenant>:<user>"``) and ``ground_truth
     ["principal_groups"]``, so the metric needs no target option. Unbound, or bound to a corpus
     with no restricted document, every case is unscorable (nothing can be forbidden).
+
+    Cost: the documents' words, values and windows are indexed once by :meth:`for_corpus`, and
+    each principal's forbidden documents worked out once per bound metric; scoring then scans
+    the answer and the question once per kind of value, and reads the values of the answer's
+    clauses only for a question that typed a forbidden one.
 
     Attributes:
         min_words: The shortest copied run ``forbidden_copied`` counts (>= 2).
