@@ -58,7 +58,10 @@ def _load(commit: str, path: str, name: str, patch: tuple[str, str] | None = Non
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        Path(f.name).unlink()
     return module
 
 
