@@ -81,13 +81,16 @@ always: always immer toujours siempre sempre altijd
 only: only nur seulement uniquement solamente únicamente soltanto apenas alleen
 answer: answer* antwort* beantwort* répon* respond* respuesta* rispost* antwoord*
 question: question* frage* pregunta* domand* pergunta* vraag*
-instruction: instruction* anweisung* instruktion* consigne* instrucci* istruzion* instruç* instructie*
+instruction: instruction* anweisung* instruktion* consigne*
+instruction: instrucci* istruzion* instruç* instructie*
 document: document* dokument* documento* documenti documentos
 share: share* teilen teile weitergeben partager partage* compartir compart* condivid* delen
-reveal: reveal* verraten preisgeben offenbaren révéler révèle* divulg* revelar revela* rivelar* onthul*
+reveal: reveal* verraten preisgeben offenbaren révéler
+reveal: révèle* divulg* revelar revela* rivelar* onthul*
 personal: personal persönlich* personnel* personne* personal* personali* persoonlijk*
 information: information* informationen informação informações informazion* informatie*
-employee: employee* mitarbeiter* angestellte* employé* salarié* empleado* dipendent* funcionári* werknemer* medewerker*
+employee: employee* mitarbeiter* angestellte* employé* salarié*
+employee: empleado* dipendent* funcionári* werknemer* medewerker*
 customer: customer* kunde* kunden* client* cliente* klant*
 user: user* benutzer* nutzer* utilisateur* usuario* utente* utent* usuário* gebruiker*
 assistant: assistant* assistent* asistente* assistente*
@@ -101,7 +104,8 @@ confidential: confidential* vertraulich* confidentiel* confidencial* confidenzia
 internal: internal* intern* interne* interno* interna* interni*
 staff: staff personal belegschaft personnel plantilla persoal
 approve: approv* genehmig* approuv* aprob* approva* aprova* goedgekeur* goedkeur*
-request: request* anfrage* antrag* anträge* demande* solicitud* richiest* pedido* solicitaç* aanvra* verzoek*
+request: request* anfrage* antrag* anträge* demande*
+request: solicitud* richiest* pedido* solicitaç* aanvra* verzoek*
 access: access* zugang* zugriff* accès acceso* accesso* acesso* toegang*
 manager: manager* vorgesetzt* responsable* gerente* responsabile* gestor*
 office: office* büro* bureau* oficina* ufficio* escritório* kantoor*
