@@ -8,10 +8,16 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.metrics._text import is_spaceless, word_spans, words
-from ragleaklab_plugins.metrics.verbatim import MIN_SPACED, VerbatimMetric, build_index, readable
+from ragleaklab_plugins.metrics.verbatim import (
+    MIN_SPACED,
+    VerbatimMetric,
+    build_index,
+    readable,
+    views,
+)
 
 from ragleaklab_core import Case, Document, Response, RetrievedDocument
 
@@ -600,9 +606,15 @@ def test_readable_decodes_mixed_answers_and_url_safe_runs():
     name=st.sampled_from(["base64", "hex", "spaced"]),
     min_words=st.integers(2, 4),
 )
-def test_decode_scores_an_encoded_dump_as_its_plain_reading(protected, prefix, name, min_words):
+# Read backwards by words, this answer's six words are all covered; read forwards, five.
+@example(protected="a b b d1 d1, ", prefix="b ", name="base64", min_words=2)
+def test_decode_scores_an_encoded_dump_as_its_best_written_out_reading(
+    protected, prefix, name, min_words
+):
     # Property: with decode, an answer holding an encoded protected text scores exactly as the
-    # brute-force scan scores the same answer with the text written out.
+    # brute-force scan scores the best of the answer's readings with the text written out: the
+    # plain reading, reversed by characters or by words, or in ROT13 (a text of repeated short
+    # words can cover more of the answer read backwards, and that reading counts too).
     body = protected.strip()
     # Encoded runs shorter than 16 characters (12 bytes of base64, 8 of hex) are not read.
     if len(words(body)) < min_words or len(body.replace(" ", "")) < MIN_SPACED:
@@ -618,8 +630,10 @@ def test_decode_scores_an_encoded_dump_as_its_plain_reading(protected, prefix, n
     result = metric.score(CASE, Response(answer))
     read, _ = readable(answer)
     pseudo = [Document("texts[0]", body, "private")]
-    score, longest, ids, _, covered = brute_force(pseudo, read, min_words)
-    assert result.values["copied_score"] == pytest.approx(score)
+    scans = [brute_force(pseudo, text, min_words) for text in [read, *dict(views(read)).values()]]
+    # The evidence (run lengths, documents) is the plain reading's; the share is the best one.
+    _, longest, ids, _, covered = scans[0]
+    assert result.values["copied_score"] == pytest.approx(max(scan[0] for scan in scans))
     assert (result.evidence["longest_run_words"], result.evidence["covered_words"]) == (
         longest,
         covered,
