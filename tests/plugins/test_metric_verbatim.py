@@ -649,5 +649,10 @@ def test_docs_worked_example_with_an_encoded_system_prompt():
     result = metric.score(CASE, Response(answer))
     assert result.values["copied_score"] == (pytest.approx(10 / 11))
     assert result.evidence["doc_ids"] == ["texts[0]"] and result.evidence["decoded"] == ["base64"]
+    # The marker and its tail are the prompt's codes; the rules sentence is all its content.
+    assert (result.values["secret_score"], result.evidence["secrets_found"]) == (1.0, 2)
+    assert (result.values["semantic_score"], result.evidence["text_coverage"]) == (1.0, [1.0])
+    assert result.values["verbatim_score"] == 1.0
     plain = VerbatimMetric(min_words=6, texts=[PROMPT]).for_corpus([]).score(CASE, Response(answer))
     assert plain.values["copied_score"] == (0.0) and plain.evidence["answer_words"] == 2
+    assert plain.values["verbatim_score"] == 0.0

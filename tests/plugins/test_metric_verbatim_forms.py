@@ -12,9 +12,14 @@ import codecs
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ragleaklab_plugins.metrics.sentinel import fold
 from ragleaklab_plugins.metrics.verbatim import (
     VerbatimMetric,
     distinctive_codes,
+    letter_coverage,
+    letters,
     readable,
     without_role,
 )
@@ -262,3 +267,24 @@ def test_a_whole_prompt_sentence_copied_counts_under_min_words(metric):
     assert values(metric, near)["copied_score"] == 0.0
     rule = "I never give investment advice, sorry."
     assert values(metric, rule)["verbatim_score"] <= BENIGN
+
+
+@settings(max_examples=300)
+@given(
+    answer=st.text(alphabet="abc", max_size=40),
+    sources=st.lists(st.text(alphabet="abc", max_size=30), max_size=3),
+    min_chars=st.integers(1, 6),
+)
+def test_letter_coverage_matches_a_brute_force_scan_of_every_common_run(answer, sources, min_chars):
+    covered = [False] * len(answer)
+    for start in range(len(answer)):
+        for end in range(start + min_chars, len(answer) + 1):
+            if any(answer[start:end] in source for source in sources):
+                covered[start:end] = [True] * (end - start)
+    expected = sum(covered) / len(answer) if answer else 0.0
+    assert letter_coverage(answer, sources, min_chars) == pytest.approx(expected)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_letters_of_ascii_text_take_a_fast_path_with_the_folded_result(text):
+    assert letters(text) == fold(text)[0]
