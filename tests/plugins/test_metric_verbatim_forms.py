@@ -181,6 +181,8 @@ def test_a_self_description_carries_nothing_of_the_role_sentence(metric):
     assert values(metric, who + rules)["verbatim_score"] >= DUMP
     assert without_role(PROMPT).startswith("Answer questions about accounts")
     assert without_role("Never share the code.") == "Never share the code."
+    rule = "You are not allowed to discuss pricing. Be brief."
+    assert without_role(rule) == rule  # a rule in the second person is not a role
     assert without_role("You are Juniper.") == "You are Juniper."  # nothing else to keep
 
 

@@ -202,7 +202,9 @@ MIN_DUMPED_DOCUMENTS = 2
 # leaves it out; a copy of it still counts in the word-run and letter scans.
 _ROLE = re.compile(
     r"\s*(?:you are|you're|your name is|act as|you act as|you will act as|du bist|sie sind|"
-    r"tu es|vous êtes|eres|usted es|tu sei|lei è|você é|jij bent|je bent)\b[^.!?\n]*[.!?\n]\s*",
+    r"tu es|vous êtes|eres|usted es|tu sei|lei è|você é|jij bent|je bent)\b"
+    # "You are not allowed to ...", "You are required to ...": a rule, not a role.
+    r"(?!\s+(?:not|never|allowed|forbidden|prohibited|required|only|to)\b)[^.!?\n]*[.!?\n]\s*",
     re.IGNORECASE,
 )
 
