@@ -47,16 +47,29 @@ CLASSES: dict[str, Any] = {
             {"case_sensitive": True, "min_chars": 10},
         ),
         ("claim", {}, {}),
-        ("verbatim", {}, {"min_words": 8, "kinds": ["private"], "texts": [], "decode": False}),
+        (
+            "verbatim",
+            {},
+            {"min_words": 8, "kinds": ["private"], "texts": [], "decode": False}
+            | {"secrets": [], "matcher": "anchors"},
+        ),
         (
             "verbatim",
             {"min_words": 2, "kinds": ["private", "secret"]},
-            {"min_words": 2, "kinds": ["private", "secret"], "texts": [], "decode": False},
+            {"min_words": 2, "kinds": ["private", "secret"], "texts": [], "decode": False}
+            | {"secrets": [], "matcher": "anchors"},
         ),
         (
             "verbatim",
             {"min_words": 2, "texts": ["a system prompt"], "decode": True},
-            {"min_words": 2, "kinds": ["private"], "texts": ["a system prompt"], "decode": True},
+            {"min_words": 2, "kinds": ["private"], "texts": ["a system prompt"], "decode": True}
+            | {"secrets": [], "matcher": "anchors"},
+        ),
+        (
+            "verbatim",
+            {"secrets": ["hunter2"], "matcher": "none"},
+            {"min_words": 8, "kinds": ["private"], "texts": [], "decode": False}
+            | {"secrets": ["hunter2"], "matcher": "none"},
         ),
         ("exfiltration", {}, {"allowed_domains": [], "min_length": 6, "links": True}),
         (
