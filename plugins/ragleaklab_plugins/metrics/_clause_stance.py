@@ -144,15 +144,19 @@ _ENDORSEMENTS_TEXT = (
     "supersedes|replaces|latest|most recent|newer|updated|up to date"
 )
 _ENDORSEMENTS = tuple(tuple(words(m)) for m in _ENDORSEMENTS_TEXT.split("|"))
+_ENDORSING: dict[str, list[tuple[str, ...]]] = {}
+for _endorsement in _ENDORSEMENTS:
+    _ENDORSING.setdefault(_endorsement[0], []).append(_endorsement)
 _SOURCE_ONLY = frozenset(tuple(words(m)) for m in _SOURCE_MARKERS)
 
 
 def endorsed(tokens: Sequence[str], found: Sequence[str]) -> list[str]:
     """*found* (markers of a clause of *tokens*) without its doubtful sources when the clause
     takes the source's word after all ("..., so go with that")."""
-    n = len(tokens)
     takes = any(
-        tuple(tokens[i : i + len(e)]) == e for e in _ENDORSEMENTS for i in range(n - len(e) + 1)
+        tuple(tokens[i : i + len(e)]) == e
+        for i, token in enumerate(tokens)
+        for e in _ENDORSING.get(token, ())
     )
     if not takes:
         return list(found)
