@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins.metrics import attribution as attribution_module
-from ragleaklab_plugins.metrics._numbers import canonical_tokens
 from ragleaklab_plugins.metrics._clause_stance import clauses
+from ragleaklab_plugins.metrics._numbers import canonical_tokens
 from ragleaklab_plugins.metrics._text import words
 from ragleaklab_plugins.metrics.attribution import AttributionMetric, content_tokens
 
