@@ -14,33 +14,13 @@ import unicodedata
 from collections.abc import Set
 from decimal import Decimal, InvalidOperation
 
+from ragleaklab_plugins.metrics._text import ENGLISH_TENS, ENGLISH_UNITS
 from ragleaklab_plugins.metrics.claim import claim_tokens
 
 # --- figures ------------------------------------------------------------------------------------
 
-_UNITS_WORDS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
+_UNITS_WORDS = list(ENGLISH_UNITS)
+_TENS_WORDS = list(ENGLISH_TENS)
 #: Number words as values: zero to nineteen, the tens, and ``a``/``an``/``once`` before a unit.
 NUMBER_WORDS: dict[str, Decimal] = {w: Decimal(n) for n, w in enumerate(_UNITS_WORDS)}
 NUMBER_WORDS.update({w: Decimal(20 + 10 * n) for n, w in enumerate(_TENS_WORDS)})

@@ -114,6 +114,16 @@ def token_regex(text: str) -> re.Pattern[str]:
     return _token_regex(marks, _ANY_SPACELESS.search(distinct) is not None)
 
 
+_ENGLISH_UNITS_TEXT = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+)
+#: The English number words below twenty, in order: each one's index is its value.
+ENGLISH_UNITS: tuple[str, ...] = tuple(_ENGLISH_UNITS_TEXT.split())
+_ENGLISH_TENS_TEXT = "twenty thirty forty fifty sixty seventy eighty ninety"
+#: The English tens from twenty, in order (each is ``10 * (index + 2)``).
+ENGLISH_TENS: tuple[str, ...] = tuple(_ENGLISH_TENS_TEXT.split())
+
 #: How many characters of context evidence shows on each side of a match.
 CONTEXT_CHARS = 40
 

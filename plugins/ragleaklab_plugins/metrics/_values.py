@@ -16,33 +16,9 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-        ]
-    )
-}
+from ragleaklab_plugins.metrics._text import ENGLISH_UNITS
+
+_UNITS = {w: i for i, w in enumerate(ENGLISH_UNITS)}
 _TENS = {
     w: 10 * i
     for i, w in enumerate(

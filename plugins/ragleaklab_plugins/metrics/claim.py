@@ -29,7 +29,12 @@ from ragleaklab_plugins.metrics._claim_support import (
     support,
 )
 from ragleaklab_plugins.metrics._quantity import tokenise
-from ragleaklab_plugins.metrics._text import GroundTruthError, normalise, string_list
+from ragleaklab_plugins.metrics._text import (
+    ENGLISH_UNITS,
+    GroundTruthError,
+    normalise,
+    string_list,
+)
 
 #: Words a claim may lose or reorder without changing what it states (articles, copulas,
 #: common prepositions and pronouns). Dropped from a claim's *content* tokens only.
@@ -95,34 +100,7 @@ MONTHS = {
     },
     "sept": 9,
 }
-NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
+NUMBER_WORDS = {w: i for i, w in enumerate((*ENGLISH_UNITS, "twenty"))}
 MULTIPLIERS = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
