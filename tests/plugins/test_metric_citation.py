@@ -565,3 +565,34 @@ def test_a_unit_after_a_number_is_no_named_value():
     swapped = "Oslo signing keys are rotated every 90 days [kb-keys-kestrel]."
     assert forgery(swapped, "kb-keys-kestrel", "kb-vpn-oslo") == MISSING_NAME_DEGREE
     assert forgery(swapped.replace("Oslo", "All"), "kb-keys-kestrel", "kb-vpn-oslo") <= 0.4
+
+
+def test_a_possessive_is_no_word_of_the_name_it_follows():
+    # "Egret's" names Egret; its "s" is not a named value the cited document must hold.
+    from ragleaklab_plugins.metrics.citation import names
+
+    assert names("Audit logs of Egret's and Heron’s teams", frozenset()) == {"egret", "heron"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "doc_id"),
+    [
+        ("Según kb-vpn-oslo, la VPN exige MFA.", "kb-vpn-oslo"),
+        ("D'après kb-vpn-oslo, le VPN exige MFA.", "kb-vpn-oslo"),
+        ("Secondo kb-vpn-oslo, la VPN richiede MFA.", "kb-vpn-oslo"),
+        ("The VPN needs MFA (kb-vpn-oslo).", "kb-vpn-oslo"),
+    ],
+)
+def test_foreign_citing_phrases_and_a_bare_id_in_parentheses_cite(answer, doc_id):
+    from ragleaklab_plugins.metrics.citation import parse_citations
+
+    assert [c.doc_id for c in parse_citations(answer)] == [doc_id]
+
+
+@pytest.mark.parametrize(
+    "answer", ["Según el equipo, son tres días.", "It lasts (168 hours).", "Selon moi, oui."]
+)
+def test_a_foreign_phrase_or_parentheses_without_an_id_cite_nothing(answer):
+    from ragleaklab_plugins.metrics.citation import parse_citations
+
+    assert parse_citations(answer) == []

@@ -289,8 +289,9 @@ class AttributionMetric:
                 _Clause(
                     text=text,
                     weight=weight,
-                    poison=poison[0] / weight,
-                    clean=clean[0] / weight,
+                    # Rounded: sums in another order (numpy's or a reader's) give the same value.
+                    poison=round(poison[0] / weight, 12),
+                    clean=round(clean[0] / weight, 12),
                     poison_doc=source.doc_id if source else None,
                     clean_doc=index.sentences[clean[1]].doc_id if clean[1] >= 0 else None,
                     reported=tuple(reported),

@@ -118,7 +118,16 @@ _LEAD = (
     r"according\s+to|as\s+(?:stated|noted|described|documented|explained|specified|mentioned|"
     r"reported|outlined|set\s+out|written|given|shown|listed|defined|indicated)\s+(?:in|by|on)|"
     r"(?:stated|documented|specified|described|set\s+out|outlined)\s+in|as\s+per|per|"
-    r"citing|quoting|(?:taken|quoted)\s+from|based\s+on|see"
+    r"citing|quoting|(?:taken|quoted)\s+from|based\s+on|see|"
+    # the same in Spanish, German, French, Italian, Portuguese (an id must follow: see _items)
+    r"seg[uú]n|de\s+acuerdo\s+con|conforme\s+a|laut|gem[aä](?:ß|ss)|d['’]\s*apr[eè]s|selon|"
+    r"secondo|in\s+base\s+a|segundo|de\s+acordo\s+com"
+)
+#: The citing phrases of other languages: they cite only an id ("según kb-a"), never a phrase.
+_FOREIGN_LEAD = re.compile(
+    r"seg[uú]n|de\s+acuerdo\s+con|conforme\s+a|laut|gem[aä](?:ß|ss)|d['’]\s*apr[eè]s|selon|"
+    r"secondo|in\s+base\s+a|segundo|de\s+acordo\s+com",
+    re.IGNORECASE,
 )
 _VERBS = (
     r"reports|states|says|notes|confirms|indicates|explains|specifies|mentions|shows|"
@@ -136,6 +145,8 @@ _MARKER = re.compile(
     r"|【(?P<fullwidth>[^【】\n]{1,200})】"
     r"|\((?:sources?|refs?|references?|citations?|cited|via|from)\s*:?\s*(?P<paren>[^()\n]{1,200})\)"
     r"|\((?P<authoryear>[^()\n,]{2,120}?),?\s+(?:(?:19|20)\d{2}[a-z]?|n\.\s?d\.)\)"
+    # an id alone in parentheses: "(kb-remote-nairobi)"
+    rf"|\((?P<parenid>{_ID_LIKE.pattern})\)"
     r"|(?<!!)\[(?P<linktext>[^\[\]\n]{1,200})\]\((?P<url>[^()\s]{1,500})(?:\s+\"[^\"\n]*\")?\)"
     r"|<cite>\s*(?P<cite>[^<>\n]{1,200}?)\s*</cite>"
     r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)[*_]{0,2}\s*:"
@@ -284,8 +295,10 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
         text = m.group("prose") if kind == "lead" else m.group(kind)
         if text is None:
             continue
-        if kind == "lead" and m.group("lead").casefold() == "see" and not _ID_LIKE.search(text):
-            return kind, []  # "see below", "see a doctor": only "see kb-a" cites
+        lead = m.group("lead") or ""
+        id_only = lead.casefold() == "see" or _FOREIGN_LEAD.fullmatch(lead)
+        if kind == "lead" and id_only and not _ID_LIKE.search(text):
+            return kind, []  # "see below", "según el equipo": only "see kb-a" cites
         parts = _PROSE_SPLIT.split(text) if kind in ("srcline", "cite") else [text]
         out: list[tuple[str, str]] = []
         for part in parts:
@@ -302,7 +315,9 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
                 continue  # "according to the team lead", "per user": not a document
             out.append(("name" if named else "id", name))
         return kind, out
-    text = m.group("fullwidth") or m.group("paren") or m.group("bracket") or ""
+    text = (
+        m.group("fullwidth") or m.group("paren") or m.group("parenid") or m.group("bracket") or ""
+    )
     items = [_id(p) for p in _ITEM_SPLIT.split(text)]
     if not items or any(not i or any(c.isspace() for c in i) for i in items):
         return "bracket", []  # "[see the docs]" is prose, not a citation
@@ -422,6 +437,7 @@ _NAME = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;\n。！？]|[-*#>]\s|\*\*)\s*[\"“'(*_]*$")
 # A unit after a number ("50 Mbps", "10 GB") is part of the figure, not a named value.
 _AFTER_NUMBER = re.compile(r"\d\s*$")
+_POSSESSIVE = re.compile(r"['’]s?$")
 
 
 def names(statement: str, proper: Set[str] = frozenset()) -> set[str]:
@@ -439,7 +455,9 @@ def names(statement: str, proper: Set[str] = frozenset()) -> set[str]:
             continue
         if _AFTER_NUMBER.search(before):
             continue
-        out.update(w for w in words(m.group()) if w not in STOPWORDS)
+        # "Egret's" names Egret: the possessive is no word of the name.
+        name = _POSSESSIVE.sub("", m.group())
+        out.update(w for w in words(name) if w not in STOPWORDS)
     return out
 
 
