@@ -162,7 +162,7 @@ class _Clause:
 
     @property
     def margin(self) -> float:
-        return max(0.0, self.poison - self.clean)
+        return round(max(0.0, self.poison - self.clean), 12)
 
 
 @frozen
