@@ -18,6 +18,7 @@ from ragleaklab_core import (
     DECISION_RULES,
     FLAG_HIGH,
     FLAG_LOW,
+    ConfigError,
     InputError,
     PackInfo,
     Threshold,
@@ -163,9 +164,11 @@ def choose_gate(
 
     The gated value is *value*, else the calibration's ``metric_name``, else the pack's primary
     metric when this scorer produces it, else the first (by name) value of *produced* that has a
-    pack threshold. Its threshold is *threshold* (with *decision_rule*, by default the rule of
-    the value's direction), else the calibration report's, else the pack's default for that
-    value; with none of them, nothing is gated.
+    pack threshold, else (with an explicit threshold or calibration) the value the pack's
+    metrics declare for its type (``primary_for``) when this scorer produces it. Its threshold
+    is *threshold* (with *decision_rule*, by default the rule of the value's direction), else
+    the calibration report's, else the pack's default for that value; with none of them,
+    nothing is gated.
 
     Raises:
         ValueError: An explicit threshold or calibration has no value to apply to, or the
@@ -182,6 +185,18 @@ def choose_gate(
             name = primary
     if name is None:
         name = next((n for n in sorted(produced) if n in pack_thresholds), None)
+    if name is None and info is not None and (threshold is not None or calibration is not None):
+        # A pack that runs two metrics gates only its primary value by default (relevance-hijack:
+        # attribution's), so its other metric's scorer finds neither the primary nor a pack
+        # threshold among its values. Given an explicit threshold, that scorer still gates the
+        # value its metric declares for the pack's type (retrieval: poison_rate_at_k), as it did
+        # when that value was the pack's primary, instead of refusing the threshold.
+        try:
+            typed = primary_metric_for(info.pack_type, info.metrics)
+        except ConfigError:
+            typed = None
+        if typed in produced:
+            name = typed
     if name is None and (threshold is not None or calibration is not None):
         raise ValueError(
             f"a threshold was given but this scorer produces none of the pack's gated values; "
