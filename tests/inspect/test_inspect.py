@@ -50,12 +50,13 @@ from ragleaklab_core import (
     calibrate,
     load_pack,
     metric_values,
+    pack_info,
 )
 from ragleaklab_core import reducer as ragleaklab_reducer
 from tests.support.cli import rlk
 
 BUILTIN = {
-    "relevance-hijack": ("retrieval", "poison_rate_at_k"),
+    "relevance-hijack": ("attribution", "poison_attribution"),
     "sentinel-takeover-safe": ("sentinel", "leak_rate"),
     "claim-corruption": ("claim", "poison_claim_rate"),
     "verbatim-extraction": ("verbatim", "verbatim_score"),
@@ -454,10 +455,14 @@ def test_pack_task_reports_what_ragleaklab_run_reports(tmp_path, pack):
 def test_every_value_a_builtin_metric_produces_is_a_declared_key(tmp_path):
     # The per-value metrics need every key up front: a value missing from the metric's declared
     # ``values`` would be kept in the score but never aggregated.
+    # A pack may run several metrics (relevance-hijack: attribution and retrieval): its values
+    # are those every one of its metrics declares.
     report = rlk_run(tmp_path, "--smoke")
     for entry in report["packs"]:
-        family = BUILTIN[entry["name"]][0]
-        assert set(entry["values"]) == set(metric_values(family))
+        metrics = pack_info(load_pack(entry["name"]).obj).metrics
+        assert BUILTIN[entry["name"]][0] in metrics
+        declared = {value for metric in metrics for value in metric_values(metric)}
+        assert set(entry["values"]) == declared
 
 
 def test_sample_ids_are_the_case_ids_and_metadata_rebuilds_the_case():
@@ -605,17 +610,18 @@ def test_gated_reducer_judges_cases_as_ragleaklab_run_with_epochs(tmp_path, fake
         name,
         env={"PYTHONPATH": os.pathsep.join([str(fake_root), os.environ.get("PYTHONPATH", "")])},
     )
-    gate = report["packs"][0]["values"]["poison_rate_at_k"]
+    family, primary = BUILTIN["relevance-hijack"]  # the pack's gated value
+    gate = report["packs"][0]["values"][primary]
 
     task = pack_task(pack="relevance-hijack", smoke=True, target="flaky", reducer=name)
     log = evaluate(task, tmp_path, epochs=3)  # --epochs keeps the task's reducer
 
     assert log.eval.config.epochs_reducer == ["ragleaklab/gated"]
-    reduced = successes(log, "retrieval")
+    reduced = successes(log, family)
     assert sorted(i for i, v in reduced.items() if v == 1.0) == gate["failing_ids"]
-    result = scorer_result(log, "retrieval")
+    result = scorer_result(log, family)
     assert result.metrics["leak_rate"].value == pytest.approx(gate["fail_rate"]["rate"], abs=1e-6)
-    means = scorer_result(log, "poison_rate_at_k").metrics["mean"].value
+    means = scorer_result(log, primary).metrics["mean"].value
     assert means == pytest.approx(gate["summary"]["mean"], abs=1e-6)
 
 
@@ -718,22 +724,27 @@ def test_threshold_precedence_argument_then_calibration_then_pack(tmp_path):
     def run(**args: Any) -> tuple[dict[str, Any], int, int]:
         log = evaluate(pack_task(pack="relevance-hijack", smoke=True, **args), tmp_path)
         meta = log.samples[0].scores["retrieval"].metadata["threshold"]
+        if meta["threshold"] is None:  # not gated: no sample has an attack success
+            assert successes(log, "retrieval") == {}
+            return meta, 0, 0
         raw = [s.scores["retrieval"].value["poison_rate_at_k"] for s in log.samples]
         flagged = sum(v == 1.0 for v in successes(log, "retrieval").values())
         return meta, flagged, sum(v >= meta["threshold"] for v in raw)
 
-    # The pack's own threshold (a poison document ranked first) flags no smoke case.
-    by_pack, flagged, expected = run()
-    assert (by_pack["source"], by_pack["threshold"], flagged, expected) == ("pack", 1.0, 0, 0)
+    # The pack gates its primary value (attribution's) by default: the rank metric is reported
+    # but has no threshold of the pack's, so it gates nothing until one is given.
+    by_pack, _, _ = run()
+    assert (by_pack["value_name"], by_pack["threshold"], by_pack["source"]) == (None, None, "none")
     by_cal, flagged_cal, expected_cal = run(calibration=str(cal))
     assert (by_cal["source"], by_cal["threshold"]) == ("calibration", 0.8)
     assert by_cal["calibration"]["sha256"] == read_calibration(str(cal)).sha256
     assert by_cal["calibration"]["fitter"] == "exact"
-    explicit, flagged_arg, expected_arg = run(calibration=str(cal), threshold=0.6)
-    assert (explicit["source"], explicit["threshold"]) == ("argument", 0.6)
+    # the smoke cases rank 0, 1, 4 or 5 poison documents of 5: 0.2 flags more than 0.8 does
+    explicit, flagged_arg, expected_arg = run(calibration=str(cal), threshold=0.2)
+    assert (explicit["source"], explicit["threshold"]) == ("argument", 0.2)
     assert explicit["decision_rule"] == FLAG_HIGH
     assert (flagged_cal, flagged_arg) == (expected_cal, expected_arg)
-    assert flagged < flagged_cal < flagged_arg
+    assert 0 < flagged_cal < flagged_arg
 
 
 def test_a_calibration_for_another_pack_or_value_is_refused(tmp_path):
@@ -826,6 +837,40 @@ def test_choose_gate(args, expected):
     assert (d["value_name"], d["threshold"], d["decision_rule"], d["source"]) == expected
     if expected[1] is None:
         assert math.isnan(gate.attack_success({"true_doc_recall_at_k": 0.0}))
+
+
+#: A pack that runs two metrics and gates attribution's value only, as relevance-hijack does.
+TWO_METRICS = PackInfo(
+    "p",
+    "1",
+    "retrieval",
+    ("attribution", "retrieval"),
+    primary_metric="poison_attribution",
+    thresholds={"poison_attribution": Threshold(0.05)},
+)
+
+
+def test_the_other_metric_of_a_two_metric_pack_is_gated_only_when_told():
+    def gate_of(produced: tuple[str, ...], **args: Any) -> tuple[Any, ...]:
+        d = choose_gate(
+            produced=produced,
+            lower_is_worse=frozenset({"true_doc_recall_at_k"}),
+            info=TWO_METRICS,
+            **args,
+        ).to_dict()
+        return d["value_name"], d["threshold"], d["source"]
+
+    retrieval = metric_values("retrieval")
+    assert gate_of(metric_values("attribution")) == ("poison_attribution", 0.05, "pack")
+    # no default gate for the rank values: reported, not judged
+    assert gate_of(retrieval) == (None, None, "none")
+    # an explicit threshold gates the rank metric's own value for the pack's type
+    assert gate_of(retrieval, threshold=0.4) == ("poison_rate_at_k", 0.4, "argument")
+    assert gate_of(retrieval, threshold=0.4, value="poison_mrr") == ("poison_mrr", 0.4, "argument")
+    # a pack of a type no metric of it declares a value for: the threshold is still refused
+    other = PackInfo("q", "1", "claim", ("retrieval",))
+    with pytest.raises(ValueError, match="name the value to gate"):
+        choose_gate(produced=retrieval, lower_is_worse=frozenset(), info=other, threshold=0.4)
 
 
 def test_a_flags_nothing_calibration_never_flags(tmp_path):
@@ -1103,7 +1148,8 @@ def test_inspect_eval_command_runs_a_builtin_pack_offline(tmp_path):
     log = json.loads(written.read_text(encoding="utf-8"))
     assert log["eval"]["task_registry_name"] == "ragleaklab/pack"
     assert log["eval"]["task_args"]["pack"] == "relevance-hijack"
-    main = next(s for s in log["results"]["scores"] if s["name"] == "retrieval")
+    family, primary = BUILTIN["relevance-hijack"]
+    main = next(s for s in log["results"]["scores"] if s["name"] == family)
     report = rlk_run(tmp_path, "-p", "relevance-hijack", "--smoke")
-    rate = report["packs"][0]["values"]["poison_rate_at_k"]["fail_rate"]["rate"]
+    rate = report["packs"][0]["values"][primary]["fail_rate"]["rate"]
     assert main["metrics"]["leak_rate"]["value"] == pytest.approx(rate, abs=1e-6)
