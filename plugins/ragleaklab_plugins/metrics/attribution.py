@@ -78,6 +78,15 @@ class _Sentence:
 _NAME = re.compile(r"(?<=[\w,;)] )[A-Z][\w-]*")
 
 
+def _name_postings(sentences: Sequence[_Sentence]) -> dict[str, np.ndarray]:
+    """Per name, the sentences that hold it as a name, in index order."""
+    found: dict[str, list[int]] = defaultdict(list)
+    for i, sentence in enumerate(sentences):
+        for name in sentence.names:
+            found[name].append(i)
+    return {name: np.asarray(found[name], dtype=np.intp) for name in sorted(found)}
+
+
 def _names(text: str) -> set[str]:
     """The tokens of the capitalised words of *text* that do not start a sentence."""
     return {t for word in _NAME.findall(text) for t in content_tokens(word)}
@@ -101,6 +110,8 @@ class _Index:
     poison: np.ndarray
     doc_ids: np.ndarray
     named: np.ndarray
+    #: Per name, the sentences that hold it as a name (not merely as a word).
+    name_postings: Mapping[str, np.ndarray]
 
     @classmethod
     def build(cls, documents: Sequence[Document]) -> _Index:
@@ -135,6 +146,7 @@ class _Index:
             np.array([s.poison for s in sentences], dtype=bool),
             np.array([s.doc_id for s in sentences], dtype=object),
             np.array([bool(s.names) for s in sentences], dtype=bool),
+            _name_postings(sentences),
         )
 
     def held(self, weights: Mapping[str, float]) -> np.ndarray:
@@ -318,7 +330,9 @@ def _usable(index: _Index, from_poison: np.ndarray, about: set[str]) -> np.ndarr
     """
     usable = np.where(index.poison, from_poison, True)
     if about:
-        shares = index.held(dict.fromkeys(about & index.names, 1.0)) > 0
+        shares = np.zeros(index.poison.size, dtype=bool)
+        for name in about & index.names:
+            shares[index.name_postings[name]] = True
         usable &= index.poison | ~index.named | shares
     return usable
 
