@@ -340,9 +340,16 @@ def test_a_service_echoing_its_credentials_leaves_none_in_any_output(tmp_path):
     )
     assert leaks(texts, secrets) == []
 
-    # The text was altered, and every record that was says so.
+    # The text was altered, and every record that was says so: the answer always, and the
+    # attribution metric's evidence where a clause it quotes from the answer held a secret.
     lines = [json.loads(x) for x in texts["o/runs.jsonl"].splitlines()]
-    assert lines and all(x["masked"] == ["answer"] for x in lines)
+    assert lines and all(
+        x["masked"] in (["answer"], ["answer", "metrics.attribution"]) for x in lines
+    )
+    quoting = [x for x in lines if "metrics.attribution" in x["masked"]]
+    assert quoting and all(
+        "[debug: " in json.dumps(x["metrics"]["attribution"]["evidence"]) for x in quoting
+    )
     assert all("[debug: " in x["answer"] and "***" in x["answer"] for x in lines)
     assert all("visible-tag" in x["answer"] for x in lines)  # what is not secret is kept
     recorded = [json.loads(x) for x in texts[f"rec/{PACK}.jsonl"].splitlines()]
@@ -352,7 +359,7 @@ def test_a_service_echoing_its_credentials_leaves_none_in_any_output(tmp_path):
     assert all("[auth: " in d["text"] for x in recorded for d in x["response"]["retrieved"])
     report = json.loads(texts["o/report.json"])
     details = [c["detail"] for p in report["packs"] for c in p["case_results"] if c["detail"]]
-    assert all(d["masked"] == ["answer"] for d in details)
+    assert all(d["masked"] in (["answer"], ["answer", "metrics.attribution"]) for d in details)
     if details:
         assert "a configured secret was masked as *** in: answer" in texts["o/r.html"]
     options = json.dumps(report)
@@ -380,8 +387,9 @@ def build(documents=(), fail_every=0, **settings):
         if fail_every and len(calls) % fail_every == 0:
             raise ConnectionError(f"lost the database {settings['dsn']} ({settings['conn']})")
         quoted = " ".join(str(v) for v in settings.values())
+        # The question is echoed: an app answering one text to every question is not tested.
         return {
-            "answer": f"connected with {quoted}",
+            "answer": f"{query} connected with {quoted}",
             "retrieved": [{"doc_id": d.doc_id, "text": f"{d.text} {quoted}"} for d in docs],
         }
 

@@ -279,7 +279,8 @@ class AttributionMetric:
             # question's words the clause lacks weigh less, so they place the clause without
             # outweighing what it says.
             weights = {t: _weight(index, t, t in own) for t in own | asked}
-            weight = sum(weights.values())
+            # Summed in token order: a set's order (the hash seed's) never moves the value.
+            weight = sum(weights[t] for t in sorted(weights))
             usable = _usable(index, from_poison, about)
             poison, clean = _best(index, index.held(weights), usable)
             # What the clause itself says must come from poison at least as well as from clean

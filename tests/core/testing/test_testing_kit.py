@@ -62,16 +62,35 @@ def test_every_builtin_pack_passes_the_pack_contract(name):
     assert pack.info().name == name
 
 
+#: Packs whose gated metric separates the reference target's instrumented labels exactly: the
+#: attribution metric fails the 277 cases labelled positive and none of the 343 negative ones.
+EXACT_ON_REFERENCE = {"relevance-hijack": (277, 343)}
+
+
 @pytest.mark.parametrize("name", BUILTIN_PACKS)
 def test_builtin_labels_are_sound_and_are_not_the_metrics_verdict(name):
     pack = load_plugin(PACKS, name).obj
-    with warnings.catch_warnings():
-        # Labels that mirrored the metric would warn; the built-in ones come from instrumentation.
-        warnings.simplefilter("error", LabelsMirrorMetricWarning)
-        check = assert_labels_are_sound(name)
+    exact = EXACT_ON_REFERENCE.get(name)
+    if exact is None:
+        with warnings.catch_warnings():
+            # Labels that mirrored the metric would warn; the built-in ones come from
+            # instrumentation.
+            warnings.simplefilter("error", LabelsMirrorMetricWarning)
+            check = assert_labels_are_sound(name)
+    else:
+        # Labels from instrumentation that the metric matches on every case still warn: the
+        # check sees only the agreement, not where the labels came from.
+        with pytest.warns(LabelsMirrorMetricWarning, match=f"pack {name}: labels agree"):
+            check = assert_labels_are_sound(name)
+        assert (check.n_positive, check.n_negative) == exact
     assert check.n_positive >= 100 and check.n_negative >= check.negatives_needed
     assert check.provenance is not None and check.provenance.label_source == "instrumentation"
     assert check.run is not None and len(check.run.results) == len(pack.cases())
+    if exact is not None:
+        # The deprecated circular check passes: on the reference target they are its verdict.
+        with pytest.deprecated_call():
+            assert_labels_are_outcomes(name)
+        return
     # The deprecated circular check fails on them: the labels are not the metric's verdict.
     with pytest.raises(Failed) as info, pytest.deprecated_call():
         assert_labels_are_outcomes(name)
@@ -88,6 +107,7 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
         labels = parse_labels(pack.default_labels(), source=name).records
         responses = assert_target_contract("reference", docs, [c.query for c in cases])
         threshold = info.thresholds[info.primary_metric]
+        primary_scored = False
         for metric in info.metrics:
             seen.add(metric)
             options = info.metric_options.get(metric)
@@ -95,12 +115,20 @@ def test_every_builtin_metric_passes_the_metric_contract_on_its_packs_cases():
                 result = assert_metric_contract(
                     metric, case, response, documents=docs, options=options
                 )
+                if info.primary_metric not in result.values:
+                    # Another metric of a two-metric pack (retrieval beside attribution): its
+                    # values are reported, the pack's primary is its partner's.
+                    assert result.values, metric
+                    continue
+                primary_scored = True
                 score = result.values[info.primary_metric]
                 # A verdict exists for every labelled case (its agreement with the label is
                 # what calibration measures, tests/plugins/test_packs.py).
                 assert isinstance(threshold.fails(score), bool) and case.test_id in labels
+        assert primary_scored, name
     assert seen == {
         "access",
+        "attribution",
         "citation",
         "claim",
         "exfiltration",
