@@ -266,19 +266,30 @@ def summary(env: dict[str, str]) -> str:
 
 
 @pytest.mark.parametrize(
-    ("pack", "code", "verdict", "heading"),
+    ("pack", "rate", "code", "verdict", "heading"),
     [
-        ("relevance-hijack", 0, "pass", "## ✅ ragleaklab: PASS"),
-        ("verbatim-extraction", 1, "fail", "## ❌ ragleaklab: FAIL"),
+        # relevance-hijack fails 12 of its 30 smoke cases on the reference: 0.4 allows them.
+        ("relevance-hijack", "0.4", 0, "pass", "## ✅ ragleaklab: PASS"),
+        ("verbatim-extraction", "", 1, "fail", "## ❌ ragleaklab: FAIL"),
     ],
 )
-def test_the_action_runs_ragleaklab_and_says_what_it_did(tmp_path, pack, code, verdict, heading):
+def test_the_action_runs_ragleaklab_and_says_what_it_did(
+    tmp_path, pack, rate, code, verdict, heading
+):
     work = tmp_path / "my repo"  # spaces in every path
     work.mkdir()
-    env = runner_env(tmp_path, packs=pack, smoke="true", out="out dir", working_directory=str(work))
+    env = runner_env(
+        tmp_path,
+        packs=pack,
+        smoke="true",
+        out="out dir",
+        working_directory=str(work),
+        max_fail_rate=rate,
+    )
     done = script("run", env, tmp_path)
     assert done.returncode == code, done.stdout + done.stderr  # ragleaklab's own exit code
-    assert f"ragleaklab run --out out\\ dir --pack {pack} --smoke --junit " in done.stdout
+    allowing = f"--max-fail-rate {rate} " if rate else ""
+    assert f"ragleaklab run --out out\\ dir --pack {pack} --smoke {allowing}--junit " in done.stdout
 
     outputs = github_outputs(env)
     assert step_outputs_read() <= set(outputs)  # every output action.yml reads is written
@@ -307,8 +318,8 @@ def test_the_action_runs_ragleaklab_and_says_what_it_did(tmp_path, pack, code, v
 
 
 def test_a_report_an_earlier_run_left_is_not_taken_for_this_ones(tmp_path):
-    env = runner_env(tmp_path, packs="relevance-hijack", smoke="true")
-    assert script("run", env, tmp_path).returncode == 0
+    env = runner_env(tmp_path, packs="relevance-hijack", smoke="true", max_fail_rate="0.4")
+    assert script("run", env, tmp_path).returncode == 0  # 12 of 30 fail, 0.4 allows them
     stale = (tmp_path / "ragleaklab-out" / "report.json").read_bytes()
 
     env = runner_env(tmp_path, packs="relevance-hijack", smoke="true", target_options="top_k=0")
@@ -589,7 +600,7 @@ def test_the_validate_hook_checks_the_packs_of_the_changed_files(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
         "not in a pack: data/notes.jsonl (no pack.toml in its directory or above)",
-        "packs/rh: valid: 533 documents, 620 cases, 310 positive / 310 negative labels",
+        "packs/rh: valid: 533 documents, 620 cases, 277 positive / 343 negative labels",
     ]  # once, though three of its files changed
 
     shutil.copytree(repo / "packs" / "rh", repo / "packs" / "broken")
@@ -604,10 +615,17 @@ def test_the_validate_hook_checks_the_packs_of_the_changed_files(tmp_path):
     assert done.stdout.splitlines()[-1] == "2 packs: 1 valid, 1 invalid"
 
 
-@pytest.mark.parametrize(("pack", "code"), [("relevance-hijack", 0), ("verbatim-extraction", 1)])
-def test_the_smoke_hook_gates_on_the_run(tmp_path, pack, code):
+@pytest.mark.parametrize(
+    ("pack", "allow", "code"),
+    [
+        # relevance-hijack fails 12 of its 30 smoke cases on the reference: 0.4 allows them.
+        ("relevance-hijack", ("--max-fail-rate", "0.4"), 0),
+        ("verbatim-extraction", (), 1),
+    ],
+)
+def test_the_smoke_hook_gates_on_the_run(tmp_path, pack, allow, code):
     """With the args a team's .pre-commit-config.yaml gives it."""
-    done = run_hook("ragleaklab-smoke", tmp_path, ("--pack", pack))
+    done = run_hook("ragleaklab-smoke", tmp_path, ("--pack", pack, *allow))
     assert done.returncode == code, done.stdout + done.stderr
     assert "(30 cases, 0 errored, tags smoke)" in done.stdout  # the smoke cases only
     assert (tmp_path / "ragleaklab_out" / "report.json").is_file()

@@ -177,6 +177,7 @@ def test_worked_example_report(tmp_path):
     assert proc.stdout.splitlines() == [
         "threshold 0.66  rule 'score >= threshold -> FAIL'  fpr 0.1000 (1/10)  "
         "tpr 0.6000 (3/5)  fpr 95% upper bound 0.3942",
+        "auc 0.860 [0.663, 1.000]  next point: threshold 0.61  fpr 0.2000 (2/10)  tpr 0.6000 (3/5)",
         "guarantee: FPR on the calibration sample <= target; no guarantee beyond the sample",
         "wrote out/calibration_report.json",
     ]
@@ -537,6 +538,7 @@ def test_json_logs_go_to_stderr_and_stdout_has_results_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("threshold 0.66  rule ")
     assert proc.stdout.splitlines()[1:] == [
+        "auc 0.860 [0.663, 1.000]  next point: threshold 0.61  fpr 0.2000 (2/10)  tpr 0.6000 (3/5)",
         "guarantee: FPR on the calibration sample <= target; no guarantee beyond the sample",
         "wrote out/calibration_report.json",
     ]
@@ -559,9 +561,9 @@ def test_default_verbosity_keeps_info_logs_off(tmp_path):
     proc = calibrate(tmp_path, "--target-fpr", "0.5")
     assert proc.returncode == 0, proc.stderr
     assert "calibration.fitted" not in proc.stderr + proc.stdout
-    # threshold, guarantee, the note (10 negatives could support a guarantee at 50%), wrote
+    # threshold, auc, guarantee, the note (10 negatives could support a guarantee at 50%), wrote
     lines = proc.stdout.splitlines()
-    assert len(lines) == 4 and lines[2].startswith("note: these 10 negatives could support")
+    assert len(lines) == 5 and lines[3].startswith("note: these 10 negatives could support")
 
 
 @pytest.mark.parametrize("args", [["--help"], ["calibrate", "--help"], ["plugins", "--help"]])
@@ -628,10 +630,12 @@ def test_calibrate_on_a_builtin_pack_names_the_fitter_that_would_give_a_guarante
     assert lines.pop(0) == (
         "tested: reference (the embedded reference RAG, reference@693fcdcd3a7c), no config file"
     )
-    assert lines[1].startswith("guarantee: FPR on the calibration sample <= target")
+    assert lines[1].startswith("auc ") and "  next point: " in lines[1]
+    assert lines[2].startswith("guarantee: FPR on the calibration sample <= target")
     negatives = json.loads((tmp_path / "exact" / "calibration_report.json").read_text())
     n_neg = negatives["result"]["n_negative"]
-    assert lines[2] == (
+    assert n_neg == 343
+    assert lines[3] == (
         f"note: these {n_neg} negatives could support a 95% guarantee that the true "
         "false-positive rate meets the target (at least 299 are needed); this fitter gives none "
         "beyond the sample: a fitter that states one (the built-in neyman-pearson) would "

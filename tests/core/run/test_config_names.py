@@ -114,7 +114,7 @@ def test_the_thresholds_file_names_only_installed_packs_and_values(tmp_path):
     assert "t.json" in out.stderr
     assert (
         "pack 'relevance-hijack' has no metric value 'poison_rate_at_kk' (did you mean "
-        "'poison_rate_at_k'?)" in out.stderr
+        "'poison_rate_at_k', 'poison_share'?)" in out.stderr
     )
     assert "@ $.packs.relevance-hijack.poison_rate_at_kk" in out.stderr
     assert not (tmp_path / "o").exists()
@@ -163,7 +163,10 @@ def test_calibrate_refuses_a_misspelt_metric_value_before_asking(server, tmp_pat
         cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
-    assert "no metric value 'poison_rate_at_kk' (did you mean 'poison_rate_at_k'?)" in out.stderr
+    assert (
+        "no metric value 'poison_rate_at_kk' (did you mean 'poison_rate_at_k', 'poison_share'?)"
+        in out.stderr
+    )
     assert server.hits == {} and not (tmp_path / "co").exists()
 
 
