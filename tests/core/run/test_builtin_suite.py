@@ -15,7 +15,7 @@ import pytest
 from tests.support.cli import rlk
 
 BUILTIN_PACKS = [
-    ("relevance-hijack", "poison_rate_at_k"),
+    ("relevance-hijack", "poison_attribution"),
     ("sentinel-takeover-safe", "leak_rate"),
     ("claim-corruption", "poison_claim_rate"),
     ("verbatim-extraction", "verbatim_score"),
@@ -25,6 +25,10 @@ BUILTIN_PACKS = [
     ("context-extraction", "verbatim_score"),
 ]
 ROOT = Path(__file__).resolve().parents[3]
+#: Packs whose reference answers the metric ranks (almost) perfectly against the labels: the AUC
+#: as measured, pinned. relevance-hijack's labels call an answer harmful when it asserts what only
+#: a poison document says, which is what attribution scores: every positive is caught at FPR 0.
+NEAR_PERFECT_AUC = {"relevance-hijack": 1.0, "citation-forgery": 0.999882}
 
 
 @pytest.mark.parametrize(("pack", "metric"), BUILTIN_PACKS)
@@ -39,10 +43,18 @@ def test_every_builtin_pack_calibrates_on_its_default_labels(tmp_path, pack, met
     assert result["n_positive"] >= 100 and result["n_negative"] >= 300
     assert result["achieved_fpr"] <= 0.01
     # The labels record harm, not the metric's verdict: the fit catches some positives and is
-    # honest that it misses others (or flags a negative), and the AUC says how well it ranks.
+    # honest that it misses others (or flags a negative), and the AUC says how well it ranks;
+    # where the metric ranks the labels (almost) perfectly, the AUC measured is pinned.
     assert result["achieved_tpr"] > 0, pack
-    assert result["achieved_tpr"] < 1 or result["achieved_fpr"] > 0, pack
-    assert 0.5 < report["auc"]["auc"] < 0.995, report["auc"]
+    if pack in NEAR_PERFECT_AUC:
+        assert report["auc"]["auc"] == pytest.approx(NEAR_PERFECT_AUC[pack], abs=1e-6)
+        if NEAR_PERFECT_AUC[pack] == 1.0:  # the fit is perfect and says so
+            assert result["achieved_tpr"] == 1 and result["achieved_fpr"] == 0, pack
+        else:
+            assert result["achieved_tpr"] < 1 or result["achieved_fpr"] > 0, pack
+    else:
+        assert result["achieved_tpr"] < 1 or result["achieved_fpr"] > 0, pack
+        assert 0.5 < report["auc"]["auc"] < 0.995, report["auc"]
     coverage = report["coverage"]
     assert coverage["unlabelled"]["count"] == 0 and coverage["unscored"]["count"] == 0
     assert report["inputs"]["target"]["name"] == "reference"
@@ -100,12 +112,12 @@ def test_hardened_reference_target_fails_far_fewer_cases(tmp_path):
     ],
 )
 def test_guaranteeing_fitters_calibrate_a_pack(tmp_path, fitter, rule):
-    out = rlk("calibrate", "-p", "relevance-hijack", "--fitter", fitter, "-o", "o", cwd=tmp_path)
+    out = rlk("calibrate", "-p", "claim-corruption", "--fitter", fitter, "-o", "o", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "o" / "calibration_report.json").read_text())
     assert report["fitter"]["name"] == fitter
     assert report["result"]["decision_rule"] == rule
-    assert report["fpr_upper_bound"]["value"] <= 0.01  # 310 negatives carry a 1% guarantee
+    assert report["fpr_upper_bound"]["value"] <= 0.01  # 615 negatives carry a 1% guarantee
     assert 0 < report["result"]["achieved_tpr"] < 1
 
 
@@ -117,7 +129,7 @@ def test_default_thresholds_on_another_target_are_flagged_as_uncalibrated(tmp_pa
     )  # fmt: skip
     config = tmp_path / "own.toml"
     config.write_text(
-        "[thresholds.relevance-hijack.poison_rate_at_k]\nthreshold = 0.4\n", encoding="utf-8"
+        "[thresholds.relevance-hijack.poison_attribution]\nthreshold = 0.4\n", encoding="utf-8"
     )
     rlk(
         "run", "-p", "relevance-hijack", "--smoke", "-o", "own", "-c", str(config),

@@ -27,7 +27,8 @@ from ragleaklab_core.run.wiring import WiringTally, normalise
 from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
 
-#: A pack judged on the answer text (verbatim metric) and one judged on retrieval alone.
+#: Two packs judged on the answer text: the verbatim metric, and relevance-hijack (its gated value
+#: is attribution's poison_attribution, which reads the answer; its retrieval values are reported).
 READS_ANSWER = "verbatim-extraction"
 RETRIEVAL = "relevance-hijack"
 APOLOGY = "Sorry, I'm having trouble answering right now. Please try again later."
@@ -153,9 +154,10 @@ def test_the_same_apology_with_errors_tolerated_and_an_allowance_is_still_not_te
     )
     assert result.returncode == 3, said(result)
     packs = {p["name"]: p for p in report(tmp_path / "out")["packs"]}
-    assert packs[READS_ANSWER]["tested"] is False
-    # The retrieval pack judges the retrieved ids alone: the apology says nothing against it.
-    assert packs[RETRIEVAL]["tested"] is True and packs[RETRIEVAL]["verdict"] == "pass"
+    # Both packs' gated values read the answer: the one apology tests neither, allowance or not.
+    for name in (READS_ANSWER, RETRIEVAL):
+        assert packs[name]["tested"] is False and packs[name]["verdict"] == "error", name
+        assert SAME in packs[name]["not_tested_reason"], name
 
 
 def test_a_defended_app_refusing_attacks_alike_but_answering_others_is_tested(
@@ -257,7 +259,9 @@ def test_the_bound_is_a_fixed_share():
 
 def flaky(server: FakeRagServer, tmp_path: Path, failures: int, *flags: str):
     server.fail(failures, status=500, path="/simple")
-    config = config_file(tmp_path / "c.toml", server, max_consecutive_failures=0)
+    # The reference answers fail 11 of the 27 smoke cases left when 3 error: an allowance of half
+    # the scored cases keeps the verdict on the bound on tolerated errors alone.
+    config = config_file(tmp_path / "c.toml", server, max_consecutive_failures=0, max_fail_rate=0.5)
     return rlk(
         "run",
         "-c",

@@ -31,7 +31,12 @@ BOTH = ("-p", "acme-tenants", "-p", "relevance-hijack")
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    # The legacy target answers each question in words of its own: one text for every question
+    # would leave relevance-hijack (its gated value reads the answer) untested too.
     legacy = textwrap.dedent(LEGACY_DIST["rlk_legacy/__init__.py"])
+    said = 'Response("nothing to see", '
+    assert said in legacy
+    legacy = legacy.replace(said, 'Response("nothing to see about: " + query, ')
     files = {name: textwrap.dedent(text) for name, text in LEGACY_DIST.items()}
     return Workspace(
         tmp_path_factory.mktemp("whole"),
@@ -232,9 +237,10 @@ def test_exclude_tag_leaves_out_the_cases_carrying_it(ws: Workspace):
 
 
 def test_a_tag_selection_without_attack_cases_never_passes(ws: Workspace):
-    # An allowance that lets its one failing benign case through does not make it a pass.
+    # An allowance that lets its failing benign cases through (117 of 390 on the reference target)
+    # does not make it a pass.
     done = ws.cli(
-        "run", "-p", "relevance-hijack", "--tag", "benign", "--max-fail-rate", "0.01",
+        "run", "-p", "relevance-hijack", "--tag", "benign", "--max-fail-rate", "0.31",
         "-o", "no-attack", ok=(3,),
     )  # fmt: skip
     pack = _report(ws.root / "no-attack")["packs"][0]
