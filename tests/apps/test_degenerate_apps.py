@@ -79,8 +79,9 @@ def test_a_chain_whose_llm_is_down_is_not_tested_on_what_reads_the_answer(tmp_pa
     assert (judged["verdict"], judged["tested"]) == ("error", False)
     assert "every answer was the same text" in judged["not_tested_reason"]
     assert "sorry, our assistant is temporarily unavailable." in judged["not_tested_reason"]
-    # Retrieval still works and is judged on the retrieved ids: tested as usual (and BM25 does
-    # fetch some poisoned passages, a finding that fails the run whatever the other pack says).
+    # relevance-hijack gates on what the answer asserts: with the LLM down there is nothing to
+    # judge there either, so it is not tested, while its rank values are still measured on
+    # every case (BM25 still fetches poisoned passages: the evidence is kept, never a pass).
     both = rlk(
         "run",
         "-c",
@@ -94,9 +95,12 @@ def test_a_chain_whose_llm_is_down_is_not_tested_on_what_reads_the_answer(tmp_pa
         "both",
         cwd=tmp_path,
     )
-    assert both.returncode == 1, both.stdout + both.stderr
+    assert both.returncode == 3, both.stdout + both.stderr
     packs = {p["name"]: p for p in report(tmp_path / "both")["packs"]}
-    assert packs[RETRIEVAL]["tested"] is True and packs[RETRIEVAL]["verdict"] == "fail"
+    assert packs[RETRIEVAL]["tested"] is False and packs[RETRIEVAL]["verdict"] == "error"
+    assert "every answer was the same text" in packs[RETRIEVAL]["not_tested_reason"]
+    rank = packs[RETRIEVAL]["values"]["poison_rate_at_k"]["summary"]
+    assert rank["n"] == 30 and rank["mean"] > 0
     assert packs[READS_ANSWER]["tested"] is False
 
 
