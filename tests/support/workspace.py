@@ -2,8 +2,11 @@
 
 The fakes are a distribution on ``PYTHONPATH`` (a ``.dist-info`` with entry points and one
 module), which is what an install makes visible to ``importlib.metadata``: ``broken`` raises on
-some queries (errored cases), ``blind`` never says what it retrieved (unscorable cases), and any
-extra targets a test module adds.
+some queries (errored cases), ``blind`` never says what it retrieved (unscorable cases),
+``unreported`` is the reference RAG that never says what it retrieved (its retrieval values
+unscorable, its answers judged), ``vetted`` is the reference RAG that never ingests a poison
+document (a system that passes relevance-hijack for the right reason), and any extra targets a
+test module adds.
 """
 
 from __future__ import annotations
@@ -38,6 +41,32 @@ class Broken:
 
 
 @define
+class Vetted:
+    """The reference RAG behind a vetting step that keeps every poison document out."""
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+
+    def ingest(self, documents):
+        self._inner.ingest([d for d in documents if d.kind != "poison"])
+
+    def answer(self, query):
+        return self._inner.answer(query)
+
+
+@define
+class Unreported:
+    """The reference RAG behind an API that returns the answer alone."""
+
+    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
+
+    def ingest(self, documents):
+        self._inner.ingest(documents)
+
+    def answer(self, query):
+        return Response(answer=self._inner.answer(query).answer, retrieved=None)
+
+
+@define
 class Blind(ScriptedTarget):
     """Never says what it retrieved, so retrieval metrics cannot score it."""
 
@@ -68,6 +97,8 @@ class Workspace:
             "ragleaklab.targets": {
                 "broken": "rlk_test_fakes:Broken",
                 "blind": "rlk_test_fakes:Blind",
+                "vetted": "rlk_test_fakes:Vetted",
+                "unreported": "rlk_test_fakes:Unreported",
             }
         }
         for group, entries in (extra_entry_points or {}).items():

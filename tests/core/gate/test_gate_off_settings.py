@@ -166,16 +166,17 @@ def allowances(directory: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
-    config = config_file(tmp_path / "c.toml", server, "\n[run]\nmax_fail_rate = 0.05\n")
+    # The naive service fails 12 of the 30 smoke cases (0.4): the allowance lets them pass.
+    config = config_file(tmp_path / "c.toml", server, "\n[run]\nmax_fail_rate = 0.45\n")
     result = smoke_run(config, tmp_path, "--tolerate-errors")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verdict: PASS" in result.stdout
     summary = " ".join(result.stdout.split())  # the allowances line may wrap
-    assert f"max failing rate 0.05 ({config.as_posix()} [run] max_fail_rate)" in summary
+    assert f"max failing rate 0.45 ({config.as_posix()} [run] max_fail_rate)" in summary
     assert "errors tolerated (--tolerate-errors; at least 90% scored)" in summary
     run_level, (pack,) = allowances(tmp_path / "out")
     assert pack == {
-        "max_fail_rate": {"value": 0.05, "source": f"{config.as_posix()} [run] max_fail_rate"},
+        "max_fail_rate": {"value": 0.45, "source": f"{config.as_posix()} [run] max_fail_rate"},
         "tolerate_errors": {"value": True, "source": "--tolerate-errors"},
     }
     assert run_level["tolerate_errors"] == "--tolerate-errors"
@@ -184,21 +185,21 @@ def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
 def test_the_flag_and_a_per_pack_entry_name_their_sources(server, tmp_path):
     extra = f"\n[run]\nmax_fail_rate = 0.2\n[run.max_fail_rates]\n{PACK} = 0.1\n"
     config = config_file(tmp_path / "c.toml", server, extra)
-    result = smoke_run(config, tmp_path, "--max-fail-rate", f"{PACK}=0.07")
+    result = smoke_run(config, tmp_path, "--max-fail-rate", f"{PACK}=0.47")
     assert result.returncode == 0, result.stdout + result.stderr
     run_level, (pack,) = allowances(tmp_path / "out")
     assert pack["max_fail_rate"] == {
-        "value": 0.07,
+        "value": 0.47,
         "source": "--max-fail-rate relevance-hijack=RATE",
     }
     assert run_level["max_fail_rate"] == f"{config.as_posix()} [run] max_fail_rate"
-    assert "max failing rate 0.07 (--max-fail-rate" in " ".join(result.stdout.split())
+    assert "max failing rate 0.47 (--max-fail-rate" in " ".join(result.stdout.split())
 
 
 def test_the_defaults_are_shown_too(server, tmp_path):
     config = config_file(tmp_path / "c.toml", server)
     result = rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr  # a FAIL shows them as well
     assert "allowances: max failing rate 0 (default); errors not tolerated (default)" in (
         result.stdout
     )
@@ -326,6 +327,7 @@ def test_run_refuses_a_counting_reducer_its_thresholds_cannot_fail(server, tmp_p
     result = smoke_run(config, tmp_path, "--reducer", "pass_at_1")
     message = refused(result, server, tmp_path)
     assert "fails neither 0 nor 1" in message and f"$.thresholds.{PACK}.{VALUE}" in message
-    # The same threshold under the mean reducer is the user's business (values may exceed 1).
+    # The same threshold under the mean reducer is the user's business (values may exceed 1):
+    # the run goes ahead (and fails on the pack's default gate, poison_attribution).
     ok = rlk("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out", cwd=tmp_path)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.returncode == 1 and "verdict: FAIL" in ok.stdout, ok.stdout + ok.stderr

@@ -254,9 +254,16 @@ def test_mapped_ids_are_tested_and_some_unknown_ids_are_counted_and_warned(wired
 
 def test_a_pack_whose_answers_hold_nothing_the_metric_judges_is_not_tested(tmp_path):
     # The citation metric reads citations; a target that never cites (or cites in a form the
-    # metric does not read) scores 0 everywhere: that is no evidence, and never a pass.
-    never = rlk(tmp_path, "run", "-p", "citation-forgery", "--smoke", "--target-option",
-                'citations="never"', "-o", "never", cwd=tmp_path)  # fmt: skip
+    # metric does not read) scores 0 everywhere: that is no evidence, and never a pass. (The
+    # reference target's citations="never" is no such target: it repeats poison text that
+    # itself cites, "According to kb-...", and the metric reads that.)
+    (tmp_path / "uncited_app.py").write_text(
+        "def answer(query):\n"
+        "    return 'Our handbook covers this: ' + query.split('?')[0].lower() + '.'\n"
+    )
+    never = rlk(tmp_path, "run", "-p", "citation-forgery", "--smoke", "--target", "python",
+                "--target-option", 'callable="uncited_app:answer"', "-o", "never",
+                cwd=tmp_path)  # fmt: skip
     assert never.returncode == 3, never.stdout + never.stderr
     _no_traceback(never)
     assert "ERROR (not tested)  citation-forgery" in never.stdout

@@ -66,14 +66,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (ws.root / "console.toml").write_text(CONFIG, encoding="utf-8")
     smoke = "--smoke"
     rh = ("-p", "relevance-hijack", smoke)
+    unreported = ("--target", "unreported", "--config", "console.toml", "--tolerate-errors")
     printed = {
         "several-failing": ws.cli("run", smoke, "-o", "several-failing"),
-        "passing": ws.cli("run", *rh, "-o", "passing", ok=(0,)),
+        "passing": ws.cli("run", *rh, "--target", "vetted", "-o", "passing", ok=(0,)),
         "config": ws.cli("run", *rh, "--config", "console.toml", "-o", "config"),
         "errored": ws.cli("run", *rh, "--target", "broken", "-o", "errored"),
-        "unscorable": ws.cli(
-            "run", *rh, "--target", "blind", "--tolerate-errors", "-o", "unscorable", ok=(0, 1, 3)
-        ),
+        "unscorable": ws.cli("run", *rh, *unreported, "-o", "unscorable", ok=(1,)),
         "hostile": ws.cli(
             "run", "-p", "sentinel-takeover-safe", smoke, "--target", "escaping", "-o", "hostile"
         ),
@@ -184,7 +183,7 @@ def test_a_clean_pass_takes_three_lines(runs):
     assert len(block) == 3, block
     [(name, value)] = [(n, v) for n, v in report["packs"][0]["values"].items() if v["threshold"]]
     attack, benign = value["by_kind"]["attack"], value["by_kind"]["benign"]
-    assert block[1].startswith(f"    {name}: score >= 1 -> FAIL, threshold from the pack's")
+    assert block[1].startswith(f"    {name}: score >= 0.0541296 -> FAIL, threshold from the pack's")
     assert block[2] == (
         f"      0/{attack['trials']} attack and 0/{benign['trials']} benign cases fail "
         f"(attack rate at most {wording.percent(attack['upper'])}, 95% exact)"
@@ -398,16 +397,16 @@ def test_unscorable_cases_are_counted_with_a_reason(runs):
 
 
 def test_each_threshold_says_where_it_came_from(runs):
-    def origin(kind: str) -> str:
+    def origin(kind: str, value: str = "poison_rate_at_k") -> str:
         report = runs["reports"][kind]
         [block] = pack_blocks(console.render(report))
-        at = next(i for i, line in enumerate(block) if line.startswith("    poison_rate_at_k: "))
+        at = next(i for i, line in enumerate(block) if line.startswith(f"    {value}: "))
         said = " ".join(line.strip() for line in block[at:])
         return said.split(", threshold from ", 1)[1]
 
     assert origin("config").startswith("the config file")
-    assert origin("errored").startswith("the pack's default")
-    calibrated = origin("calibrated")
+    assert origin("errored", "poison_attribution").startswith("the pack's default")
+    calibrated = origin("calibrated", "poison_attribution")
     assert calibrated.startswith("calibrated.json (calibrated by exact on ")
     assert "labels of pack relevance-hijack)" in calibrated
 

@@ -121,10 +121,17 @@ MANY_PACK_FILES = {
 
 RUNS: dict[str, tuple[str, ...]] = {
     "several": ("--smoke",),
-    "passing": ("-p", "relevance-hijack", "--smoke"),
+    "passing": ("-p", "relevance-hijack", "--smoke", "--target", "vetted"),
     "epochs": ("-p", "sentinel-takeover-safe", "--smoke", "--epochs", "2", "--reducer", "max"),
     "errored": ("-p", "relevance-hijack", "--smoke", "--target", "broken"),
-    "unscorable": ("-p", "relevance-hijack", "--smoke", "--target", "blind", "--tolerate-errors"),
+    "unscorable": (
+        "-p",
+        "relevance-hijack",
+        "--smoke",
+        "--target",
+        "unreported",
+        "--tolerate-errors",
+    ),
     "thirdparty": ("-p", "acme-secrets", "--smoke"),
     "many": ("-p", "acme-many", "--target", "broken", "--max-consecutive-failures", "0"),
 }
@@ -410,7 +417,7 @@ def test_sarif_is_valid_and_has_one_result_per_failing_case_and_value(
 def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
     run = json.loads(sarif.render(_load(reports["several"])))["runs"][0]
     rules = {r["id"]: r["properties"] for r in run["tool"]["driver"]["rules"]}
-    assert rules["relevance-hijack/poison_rate_at_k"]["tags"] == [
+    assert rules["relevance-hijack/poison_attribution"]["tags"] == [
         "security",
         "LLM04:2025",
         "LLM08:2025",
@@ -459,7 +466,7 @@ def test_sarif_tags_the_builtin_packs_with_their_catalogue_ids(reports):
         "acme-secrets/leak_rate": None,  # the third party's pack declares no severity
         "citation-forgery/forgery_score": "5.5",
         "claim-corruption/poison_claim_rate": "5.5",
-        "relevance-hijack/poison_rate_at_k": "8.0",
+        "relevance-hijack/poison_attribution": "8.0",
         "sentinel-takeover-safe/leak_rate": "8.0",
         "verbatim-extraction/verbatim_score": "8.0",
         "cross-tenant/forbidden_words": "8.0",

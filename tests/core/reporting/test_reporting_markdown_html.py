@@ -79,8 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     smoke = "--smoke"
     ws.cli("run", smoke, "-o", "several-failing")
     ws.cli(
-        "run", "-p", "relevance-hijack", smoke,
-        "--target-option", "filter_injections=true", "-o", "passing", ok=(0,),
+        "run", "-p", "relevance-hijack", smoke, "--target", "vetted", "-o", "passing", ok=(0,),
     )  # fmt: skip
     ws.cli(
         "calibrate", "--pack", "sentinel-takeover-safe", smoke, "-o", "cal",
@@ -92,7 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )  # fmt: skip
     ws.cli("run", "-p", "relevance-hijack", smoke, "--target", "broken", "-o", "errored")
     ws.cli(
-        "run", "-p", "relevance-hijack", smoke, "--target", "blind", "--tolerate-errors",
+        "run", "-p", "relevance-hijack", smoke, "--target", "unreported", "--tolerate-errors",
         "-o", "unscorable", ok=(0, 1, 3),
     )  # fmt: skip
     ws.cli("run", "-p", "acme-demo", "-o", "third-party")

@@ -80,7 +80,7 @@ def produced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
         "relevance-hijack",
         "--smoke",
         "--target",
-        "blind",
+        "unreported",
         "--tolerate-errors",
         "-o",
         "unscorable",
