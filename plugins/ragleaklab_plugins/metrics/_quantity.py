@@ -66,6 +66,11 @@ _units("bytes", 1e6, "mb", "megabytes")
 _units("bytes", 1e9, "gb", "gigabytes")
 _units("bytes", 1e12, "tb", "terabytes")
 
+#: Currency codes that may stand before the amount, as symbols do ("EUR 150").
+CURRENCY_CODES = frozenset(["eur", "usd", "gbp"])
+#: A letter right after a number that makes it thousands ("0.4k lines", "$12K").
+THOUSANDS_SUFFIX = frozenset(["k"])
+
 #: Words between a number and its unit that do not change the unit ("2 business days").
 UNIT_FILLERS = _word_set(
     "business working calendar full whole more hábiles hábil laborables naturales ouvrés "
@@ -415,9 +420,12 @@ def read_values(toks: Sequence[Tok]) -> Values:
             exact.append((i, f"w{WEEKDAYS[f]}"))
             i += 1
             continue
-        if t.kind == "sym" and f in UNITS and i + 1 < n and toks[i + 1].kind == "num":
+        money_first = t.kind == "sym" or (t.kind == "word" and f in CURRENCY_CODES)
+        if money_first and f in UNITS and i + 1 < n and toks[i + 1].kind == "num":
             value = parse_number(toks[i + 1].text)
-            if value is not None:  # €500, $1,000
+            if value is not None and i + 2 < n and toks[i + 2].folded in THOUSANDS_SUFFIX:
+                value, i = value * 1000, i + 1  # "$1.5k"
+            if value is not None:  # €500, $1,000, EUR 150
                 dimension, factor = UNITS[f]
                 quantities.append((i, Quantity(dimension, value * factor)))
             i += 2
@@ -515,6 +523,8 @@ def _read_number(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
     if t.kind == "num":
         value = parse_number(t.text)
         j = i + 1
+        if value is not None and j < n and toks[j].folded in THOUSANDS_SUFFIX:
+            value, j = value * 1000, j + 1  # "0.4k", "12K"
     elif t.folded in HALF and i + 1 < n and toks[i + 1].folded in ARTICLES | UNITS.keys():
         # "half a day", "half an hour", "une demi-heure" (demi-heure is one word: below)
         return 0.5, i + 2 if toks[i + 1].folded in ARTICLES else i + 1
