@@ -177,6 +177,16 @@ def test_numbers_match_in_any_usual_writing():
     )
 
 
+def test_a_question_beside_a_cited_claim_credits_nothing():
+    # "Lisbon" in the question is no name the cited page lacks: a question asserts nothing.
+    answer = "The Oslo VPN idle timeout is 30 minutes. FAQ: what is the Lisbon timeout?\n\n"
+    assert score(answer + "Source: kb-vpn-oslo", "kb-vpn-oslo")["forged"] == 0.0
+    claimed = "The Oslo VPN idle timeout is 30 minutes. The Lisbon timeout is the same.\n\n"
+    assert score(claimed + "Source: kb-vpn-oslo", "kb-vpn-oslo")["forged"] == 1.0
+    only = score("What is the Oslo VPN idle timeout? [kb-vpn-lisbon]", "kb-vpn-lisbon")
+    assert only["forged"] == 0.0
+
+
 def test_a_negated_claim_is_a_flip():
     answer = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
     assert score(answer, "kb-vpn-oslo")["forgery_score"] == FLIP_DEGREE

@@ -324,6 +324,20 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
     return "bracket", [("number" if i.isdigit() else "id", i) for i in items]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def asserted(statement: str) -> str:
+    """*statement* without its questions: a question credits nothing to a source ("Official
+    answer: How big should pull requests stay?" beside a cited claim)."""
+    kept = [
+        s
+        for s in _SENTENCE_END.split(statement)
+        if not s.rstrip(" \"')]*_").endswith(("?", "\uff1f"))
+    ]
+    return " ".join(kept).strip()
+
+
 def _cut_before(text: str) -> str:
     """The last clause of *text* (``x is 5, but`` leaves nothing: it is another claim's)."""
     parts = _CLAUSE.split(text.rstrip(" ,;"))
@@ -817,7 +831,10 @@ class CitationMetric:
                 )
             if not members:
                 continue  # the documents at large, and none retrieved with text
-            got = support(citation.statement, " \n".join(texts[k] for k in members), proper)
+            statement = asserted(citation.statement)
+            if not statement:
+                continue  # it credits questions only ("FAQ: when is ...?"): no claim
+            got = support(statement, " \n".join(texts[k] for k in members), proper)
             degree = got.degree(self.check_numbers, self.check_names)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
