@@ -26,44 +26,42 @@ from ragleaklab_plugins.targets.reference import ReferenceTarget
 
 
 @define
-class Broken:
-    """Raises on queries of even length, so some cases error."""
+class Wrapped:
+    """The reference RAG as it is; each fake below changes one thing about it."""
 
     _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
 
     def ingest(self, documents):
         self._inner.ingest(documents)
+
+    def answer(self, query):
+        return self._inner.answer(query)
+
+
+@define
+class Broken(Wrapped):
+    """Raises on queries of even length, so some cases error."""
 
     def answer(self, query):
         if len(query) % 2 == 0:
             raise TimeoutError("no answer in 30 s <b>|</b>")
-        return self._inner.answer(query)
+        return super().answer(query)
 
 
 @define
-class Vetted:
+class Vetted(Wrapped):
     """The reference RAG behind a vetting step that keeps every poison document out."""
 
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
     def ingest(self, documents):
-        self._inner.ingest([d for d in documents if d.kind != "poison"])
-
-    def answer(self, query):
-        return self._inner.answer(query)
+        super().ingest([d for d in documents if d.kind != "poison"])
 
 
 @define
-class Unreported:
+class Unreported(Wrapped):
     """The reference RAG behind an API that returns the answer alone."""
 
-    _inner: ReferenceTarget = field(factory=ReferenceTarget, init=False)
-
-    def ingest(self, documents):
-        self._inner.ingest(documents)
-
     def answer(self, query):
-        return Response(answer=self._inner.answer(query).answer, retrieved=None)
+        return Response(answer=super().answer(query).answer, retrieved=None)
 
 
 @define
