@@ -191,7 +191,7 @@ def _values(values: Values) -> tuple[tuple[Quantity, ...], frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _diff_key(mine: tuple[Tok, ...], theirs: tuple[Tok, ...], names: frozenset[str]) -> Key:
+def diff_key(mine: tuple[Tok, ...], theirs: tuple[Tok, ...], names: frozenset[str]) -> Key:
     """What *mine* says that *theirs* does not: values, else words (not *names*). Cached: the
     claims of a pack pair up again and again."""
     q1, e1 = _values(read_values(mine))
@@ -244,8 +244,8 @@ def model_claims(
                 # of its value ("the Report Phish button"), unless the claims differ only by
                 # them (the same fact of another subject)
                 subject = shared or names
-                key = _diff_key(toks, rival_toks, frozenset(shared or names))
-                rival = _diff_key(rival_toks, toks, frozenset(shared or rival_names))
+                key = diff_key(toks, rival_toks, frozenset(shared or names))
+                rival = diff_key(rival_toks, toks, frozenset(shared or rival_names))
         if not key:
             q, e = _values(read_values(toks))
             if rival_toks is not None:
@@ -257,7 +257,7 @@ def model_claims(
             # A rival in other words ("LUKS full disk encryption" against "encrypted with
             # FileVault"): the names only this claim has, and the query does not, are its value.
             rival_names = set(name_words(rival_toks))
-            slots = _subject_slots(toks)
+            slots = subject_slots(toks)
             own = [
                 n
                 for n in dict.fromkeys(name_words(toks))
@@ -310,11 +310,11 @@ def _alias_of_query(named: set[str], toks: Sequence[Tok], query_names: set[str])
     if not query_names or any(name_match(q, n) for q in query_names for n in named):
         return False
     codes = {t.folded for t in toks if t.text.isupper() and 2 <= len(t.text) <= 5}
-    in_slots = named & _subject_slots(toks)
+    in_slots = named & subject_slots(toks)
     return bool(in_slots) and in_slots <= codes
 
 
-def _subject_slots(toks: Sequence[Tok]) -> set[str]:
+def subject_slots(toks: Sequence[Tok]) -> set[str]:
     """The names in a subject's slot: before a unit noun ("the NBO site") or after "for"/"at"."""
     out: set[str] = set()
     for i, t in enumerate(toks):
