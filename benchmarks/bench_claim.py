@@ -9,6 +9,9 @@ or a sentence in Spanish, French or German. Then it measures, best of ``--repeat
 the time to score every case:
 
 * the metric (every cache of the metric emptied before each run: a fresh process);
+* the metric bound to the pack's documents, each answer with two poison and three clean
+  documents reported retrieved (it then also reads the claims the case does not list), and
+  the binding itself, once per pack;
 * its previous version, loaded from ``git show bbad19d:plugins/ragleaklab_plugins/metrics/
   claim.py`` at run time (a window of ``2 × len(claim)`` tokens holding the claim's content
   tokens);
@@ -45,7 +48,7 @@ from ragleaklab_plugins.metrics import _claim_support, _quantity
 from ragleaklab_plugins.metrics import claim as claim_module
 from ragleaklab_plugins.metrics.claim import ClaimMetric
 
-from ragleaklab_core import Case, Response
+from ragleaklab_core import Case, Document, Response, RetrievedDocument
 
 PACK = Path(__file__).resolve().parent.parent / "plugins/ragleaklab_plugins/packs/claim_corruption"
 PREVIOUS = "bbad19d:plugins/ragleaklab_plugins/metrics/claim.py"
@@ -56,7 +59,7 @@ CACHES = (
     _quantity.fold,
     _quantity.word_number,
     _claim_support.similar,
-    _claim_support._diff_key,
+    _claim_support.diff_key,
 )
 FOREIGN = (
     "Según la documentación, {c}",
@@ -157,11 +160,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     rng = random.Random(args.seed)
     pairs = [(case, Response(answer_for(rng, case, docs))) for case in cases]
     metric, previous = ClaimMetric(), load_previous()()
+    # Bound to the pack's documents, with what a target reports retrieving (two poison and
+    # three clean documents, seeded), the metric also reads the claims the case does not list.
+    documents = [
+        Document(**json.loads(line))
+        for line in (PACK / "documents.jsonl").read_text("utf-8").splitlines()
+    ]
+    poison = [d.doc_id for d in documents if d.kind == "poison"]
+    clean = [d.doc_id for d in documents if d.kind != "poison"]
+    retrieving = [
+        (
+            case,
+            Response(
+                response.answer,
+                tuple(RetrievedDocument(i) for i in rng.sample(poison, 2) + rng.sample(clean, 3)),
+            ),
+        )
+        for case, response in pairs
+    ]
+    t_bind, bound = best_time(lambda: metric.for_corpus(documents), args.repeat)
 
     def run_metric() -> float:
         for cache in CACHES:  # every cache emptied: the cost of a fresh process
             cache.cache_clear()
         return sum(metric.score(c, r).values["poison_claim_rate"] for c, r in pairs)
+
+    def run_bound() -> float:
+        for cache in CACHES:
+            cache.cache_clear()
+        return sum(bound.score(c, r).values["poison_claim_rate"] for c, r in retrieving)
 
     def run_previous() -> float:
         return sum(previous.score(c, r).values["poison_claim_rate"] for c, r in pairs)
@@ -170,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return sum(baseline(c, r.answer) for c, r in pairs)
 
     t_metric, s_metric = best_time(run_metric, args.repeat)
+    t_bound, s_bound = best_time(run_bound, args.repeat)
     t_previous, s_previous = best_time(run_previous, args.repeat)
     t_baseline, s_baseline = best_time(run_baseline, args.repeat)
     n = len(pairs)
@@ -179,10 +207,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"sum of poison_claim_rate: metric {s_metric:.2f}, previous {s_previous:.2f}, "
         f"baseline {s_baseline:.2f}"
     )
-    for label, t in (("metric", t_metric), ("previous", t_previous), ("baseline", t_baseline)):
+    print(f"sum of poison_claim_rate, bound and retrieving: {s_bound:.2f}")
+    timed = (
+        ("metric", t_metric),
+        ("bound", t_bound),
+        ("previous", t_previous),
+        ("baseline", t_baseline),
+    )
+    for label, t in timed:
         print(f"{label:>9}: {t * 1000:8.1f} ms  ({t / n * 1e6:7.1f} us per case)")
+    print(f"binding to {len(documents)} documents: {t_bind * 1000:.1f} ms, once per pack")
     print(f"metric / previous: {t_metric / t_previous:.2f}")
     print(f"metric / baseline: {t_metric / t_baseline:.2f}")
+    print(f"bound / metric: {t_bound / t_metric:.2f}")
     return 0
 
 
