@@ -187,6 +187,30 @@ def test_a_question_beside_a_cited_claim_credits_nothing():
     assert only["forged"] == 0.0
 
 
+def test_a_citing_phrase_without_a_comma_still_credits_the_rest_of_its_sentence():
+    # "According to kb-a the timeout is ..." once credited nothing: an evasion of the check
+    forged = score("According to kb-vpn-oslo the timeout is 8 hours.", "kb-vpn-oslo")
+    assert forged["forged"] == 1.0 and forged["cited"] == 1.0
+    fine = score("According to kb-vpn-oslo the idle timeout is 30 minutes.", "kb-vpn-oslo")
+    assert fine["forged"] == 0.0
+    both = cited("Per kb-vpn-oslo and kb-vpn-lisbon, the timeouts differ.")
+    assert [doc for doc, _ in both] == ["kb-vpn-oslo", "kb-vpn-lisbon"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "forged"),
+    [
+        # in another language the words cannot be compared; the number and the names can
+        ("Según kb-vpn-oslo, el tiempo de inactividad de la VPN de Oslo es de 30 minutos.", 0.0),
+        ("Selon kb-vpn-oslo, le délai d'inactivité du VPN d'Oslo est de 8 heures.", 1.0),
+        ("Laut kb-vpn-oslo beträgt das Zeitlimit für das VPN in Lisbon 30 Minuten.", 1.0),
+        ("Laut kb-vpn-oslo beträgt das Zeitlimit für das Oslo VPN 30 Minuten.", 0.0),
+    ],
+)
+def test_a_statement_in_another_language_is_checked_by_its_anchors(answer, forged):
+    assert score(answer, "kb-vpn-oslo", "kb-vpn-lisbon")["forged"] == forged
+
+
 def test_a_negated_claim_is_a_flip():
     answer = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
     assert score(answer, "kb-vpn-oslo")["forgery_score"] == FLIP_DEGREE

@@ -151,7 +151,10 @@ _MARKER = re.compile(
     r"|<cite>\s*(?P<cite>[^<>\n]{1,200}?)\s*</cite>"
     r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)[*_]{0,2}\s*:"
     r"[*_]{0,2}[ \t]*(?P<srcline>[^\n]{1,300})"
-    rf"|\b(?P<lead>{_LEAD})\s+(?P<prose>(?:the\s+)?{_PHRASE})(?=[,.;:!?()\n]|\s+(?:that|which|,)|$)"
+    # an id right after the phrase ends the source ("according to kb-a the timeout is ...")
+    rf"|\b(?P<lead>{_LEAD})\s+(?P<prose>{_ID_LIKE.pattern}"
+    rf"(?:(?:\s*,\s*|\s+and\s+|\s*&\s*){_ID_LIKE.pattern})*(?=[ \t,;:])"
+    rf"|(?:the\s+)?{_PHRASE}(?=[,.;:!?()\n]|\s+(?:that|which|,)|$))"
     rf"|(?P<speaker>(?:\[?{_ID_TOKEN}\]?|the\s+{_PHRASE}))\s+(?:{_VERBS})\b"
     r"|(?<!!)\[(?P<bracket>[^\[\]\n]{1,200})\](?![(:])",
     re.IGNORECASE,
@@ -299,7 +302,8 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
         id_only = lead.casefold() == "see" or _FOREIGN_LEAD.fullmatch(lead)
         if kind == "lead" and id_only and not _ID_LIKE.search(text):
             return kind, []  # "see below", "según el equipo": only "see kb-a" cites
-        parts = _PROSE_SPLIT.split(text) if kind in ("srcline", "cite") else [text]
+        several_ids = kind == "lead" and len(_ID_LIKE.findall(text)) > 1
+        parts = _PROSE_SPLIT.split(text) if kind in ("srcline", "cite") or several_ids else [text]
         out: list[tuple[str, str]] = []
         for part in parts:
             if kind == "speaker" and not _ID_LIKE.search(part):
@@ -567,7 +571,55 @@ def proper_names(text: str) -> set[str]:
     return names(text) - STOPWORDS
 
 
-def support(statement: str, document: str, proper: Set[str] = frozenset()) -> Support:
+#: Function words of English, and of the five other languages the metrics read (Spanish,
+#: French, German, Portuguese, Italian), by which a statement's language is told.
+ENGLISH_WORDS = frozenset(
+    str.split("the is are was were of to and in for with by on at from be it this that as an")
+)
+OTHER_WORDS = frozenset(
+    str.split(
+        "el los las del es son por para con una según une les des du est sont pour avec dans "
+        "selon après der die das und ist sind für mit von laut nach gemäß zufolge um uma não "
+        "são com pelo pela segundo della delle sono secondo nel gli de la le et sur leur sous"
+    )
+)
+_BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def written_in_another_language(statement: str) -> bool:
+    """Whether *statement* is in another language than English: more of its function words are
+    another language's than English, two of them or more, or one and no English one."""
+    said = words(statement)
+    other = sum(1 for w in said if w in OTHER_WORDS)
+    english = sum(1 for w in said if w in ENGLISH_WORDS)
+    return other > english and (other >= 2 or english == 0)
+
+
+def _anchor_support(statement: str, document: str, view: _DocView, proper: Set[str]) -> Support:
+    """Support of a statement in another language than its document's: its words cannot be
+    compared, its anchors can. Every figure must be backed (a bare number by the same number
+    anywhere in the document: ``24 heures`` by ``24 hours``), and every name the retrieved
+    documents write as a name (``Mira``, ``Aldebaran``) must be in it; coverage, flips and
+    additions are not measured (a changed role or a negation in another language is not
+    seen)."""
+    digits = set(_BARE_NUMBER.findall(document))
+    missing_numbers = sum(
+        1
+        for f in figures(statement)
+        if not figure_backed(f, view.figures) and not (_BARE_NUMBER.fullmatch(f) and f in digits)
+    )
+    # a capitalised word is a name only when the documents write it as one (German writes
+    # every noun capitalised)
+    missing_names = len((names(statement, proper) & proper) - view.words)
+    return Support(1.0, missing_numbers, missing_names)
+
+
+def support(
+    statement: str,
+    document: str,
+    proper: Set[str] = frozenset(),
+    corpus_names: Set[str] = frozenset(),
+) -> Support:
     """How *document* backs *statement*.
 
     *coverage* is the share of the statement's distinct content words (:func:`words` minus
@@ -585,6 +637,8 @@ def support(statement: str, document: str, proper: Set[str] = frozenset()) -> Su
     not one.
     """
     view = _view(document)
+    if written_in_another_language(statement):
+        return _anchor_support(statement, document, view, proper | corpus_names)
     clauses = [c for c in _clauses(statement) if c.strip()]
     # Advice around a claim ("Let me know if you need more") is not attributed to the source.
     terms = _terms(" ".join(c for c in clauses if not _ADVICE.match(c)))
@@ -738,6 +792,9 @@ class CitationMetric:
     check_numbers: bool = field(default=True, validator=v.instance_of(bool))
     check_names: bool = field(default=True, validator=v.instance_of(bool))
     _texts: Mapping[str, str] = field(factory=dict, init=False, repr=False, eq=False)
+    #: Every name the pack's documents write as one: a statement in another language is
+    #: checked for them (``Mira`` credited to the Aldebaran page).
+    _names: frozenset[str] = field(factory=frozenset, init=False, repr=False, eq=False)
 
     def for_corpus(self, documents: Sequence[Document]) -> CitationMetric:
         """A copy of this metric that knows every document's whole text, by folded id."""
@@ -748,6 +805,7 @@ class CitationMetric:
         # init=False state cannot go through evolve(); set it on the fresh copy before anyone
         # else sees it (the class is frozen to its users, not to its own constructor code).
         object.__setattr__(bound, "_texts", texts)
+        object.__setattr__(bound, "_names", frozenset().union(*map(proper_names, texts.values())))
         return bound
 
     def score(self, case: Case, response: Response) -> MetricResult:
@@ -834,7 +892,7 @@ class CitationMetric:
             statement = asserted(citation.statement)
             if not statement:
                 continue  # it credits questions only ("FAQ: when is ...?"): no claim
-            got = support(statement, " \n".join(texts[k] for k in members), proper)
+            got = support(statement, " \n".join(texts[k] for k in members), proper, self._names)
             degree = got.degree(self.check_numbers, self.check_names)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
