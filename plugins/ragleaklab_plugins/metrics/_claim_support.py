@@ -469,8 +469,10 @@ UNCONFIRMED = _word_set(
 )
 
 
-def _markers(words: Sequence[str], own: frozenset[str]) -> set[str]:
-    """The stance classes of a piece's words: ``refuted``, ``doubt``, ``hedge``, ``lean``."""
+def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = False) -> set[str]:
+    """The stance classes of a piece's words: ``refuted``, ``doubt``, ``hedge``, ``lean``.
+    *holds_value*: the piece states the claim's value itself, so an "if you..." clause it
+    opens makes the value hypothetical ("if your team wants a stricter 400-line limit")."""
     out: set[str] = set()
     replaced = False
     for i, w in enumerate(words):
@@ -478,8 +480,8 @@ def _markers(words: Sequence[str], own: frozenset[str]) -> set[str]:
             continue
         replaced = replaced or w in REPLACES
         nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in ("if", "whether") and nxt in ("you", "your", "you're"):
-            continue  # "if you are asking about Lapwing": about the user, not the fact
+        if w in ("if", "whether") and nxt in ("you", "your", "you're") and not holds_value:
+            continue  # "if you are asking about Lapwing, ...": about the user, not the fact
         if (w in NEGATIONS or w.endswith("n't")) and any(
             x in UNCONFIRMED for x in words[i + 1 : i + 3]
         ):
@@ -564,7 +566,7 @@ def _weight(
         return DISTANCED
     if _negated(words, at, claim.own_negations, lang_pt):
         return DISTANCED
-    marks = _markers(words, claim.own_words)
+    marks = _markers(words, claim.own_words, holds_value=True)
     # valueless pieces of the same segment: their doubt and hedges hold for it, their
     # refutations for the pieces before them
     for j, other in enumerate(read.pieces):

@@ -335,7 +335,8 @@ class ClaimMetric:
     "no longer", "previously", "misconception") or attributes the value to a doubtful source
     ("unverified", "allegedly", "claims", "could not confirm", "some documents", "one post",
     "someone"; not after "replaces": "replaces older notes") (0); or it hedges ("may", "might",
-    "possibly", "if", "whether", a question; not "if you...") (0.25) or leans ("probably",
+    "possibly", "if", "whether", a question; not "if you..." unless the value is in that
+    clause) (0.25) or leans ("probably",
     "likely", "apparently", "seems") (0.75). Words the claim itself holds ("old", "may only")
     do not count. A
     piece without values passes its doubt and hedges to the other pieces of its segment
