@@ -21,6 +21,7 @@ from ragleaklab_plugins.metrics._claim_support import (
     LEANING,
     ClaimModel,
     Key,
+    Read,
     is_portuguese,
     key_at,
     model_claims,
@@ -273,6 +274,18 @@ def _model(poison: tuple[str, ...], true: tuple[str, ...], query: str) -> _CaseM
     )
 
 
+def _valueless(read: Read, model: _CaseModel) -> list[bool]:
+    """Per piece of the answer: it holds no value and no key of the case's claims (its doubt,
+    hedges and refutations pass to the pieces that do)."""
+    keys = [m.key for m in (*model.poison, *model.true)]
+    return [
+        not values.quantities
+        and not values.exact
+        and all(key_at(Key((), frozenset(), k.words), values, w, p.toks) is None for k in keys)
+        for p, values, w in zip(read.pieces, read.values, read.words, strict=True)
+    ]
+
+
 #: What a stance weight is called in the evidence.
 STANCES = {ASSERTED: "asserted", LEANING: "leaning", 0.5: "contested", HEDGED: "hedged"}
 
@@ -439,13 +452,7 @@ class ClaimMetric:
 
         model = _model(tuple(c for c, _ in poison), tuple(c for c, _ in true), case.query)
         read = read_answer(response.answer)  # split and read once for every claim
-        keys = [m.key for m in (*model.poison, *model.true)]
-        valueless = [
-            not values.quantities
-            and not values.exact
-            and all(key_at(Key((), frozenset(), k.words), values, w, p.toks) is None for k in keys)
-            for p, values, w in zip(read.pieces, read.values, read.words, strict=True)
-        ]
+        valueless = _valueless(read, model)
         pt = is_portuguese(response.answer)
         known = set(model.known_names)
 
@@ -490,7 +497,7 @@ class ClaimMetric:
         return MetricResult(values=values, evidence=evidence)
 
     def _unlisted_weights(
-        self, response: Response, read: Any, listed: set[tuple[str, ...]], pt: bool
+        self, response: Response, read: Read, listed: set[tuple[str, ...]], pt: bool
     ) -> dict[str, float]:
         """``{claim: weight}`` of the claims the answer's retrieved poison documents make, the
         case does not list, and the answer mentions (weight 0 when only to refute them)."""
@@ -506,13 +513,7 @@ class ClaimMetric:
             return {}
         # Modelled without the query: these claims are of other subjects than the one asked.
         model = _model(tuple(c for c, _ in pairs), tuple(r for _, r in pairs), "")
-        keys = [m.key for m in (*model.poison, *model.true)]
-        valueless = [
-            not values.quantities
-            and not values.exact
-            and all(key_at(Key((), frozenset(), k.words), values, w, p.toks) is None for k in keys)
-            for p, values, w in zip(read.pieces, read.values, read.words, strict=True)
-        ]
+        valueless = _valueless(read, model)
         known = set(model.known_names)
         out: dict[str, float] = {}
         for claim in model.poison:
