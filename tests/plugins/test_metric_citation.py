@@ -22,6 +22,7 @@ from ragleaklab_plugins.metrics.citation import (
     numbers,
     parse_citations,
     support,
+    written_in_another_language,
 )
 
 from ragleaklab_core import (
@@ -386,6 +387,10 @@ def test_coverage_is_the_share_of_content_words_found(statement, document):
     # Advice clauses ("if ...", "so ...") are left out of coverage: keep to statements without.
     assume(not any(_ADVICE.match(statement[i:]) for i in range(len(statement))))
     got = support(statement, document)
+    if written_in_another_language(statement):
+        # its words are not compared with an English document's: judged by its anchors
+        assert got.coverage == 1.0
+        return
     terms = {
         w
         for w in words(statement)

@@ -588,11 +588,12 @@ _BARE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 def written_in_another_language(statement: str) -> bool:
     """Whether *statement* is in another language than English: more of its function words are
-    another language's than English, two of them or more, or one and no English one."""
+    another language's than English, two of them or more, or one and no English one in three
+    words or more (a lone "ES" is no sentence in Spanish)."""
     said = words(statement)
     other = sum(1 for w in said if w in OTHER_WORDS)
     english = sum(1 for w in said if w in ENGLISH_WORDS)
-    return other > english and (other >= 2 or english == 0)
+    return other > english and (other >= 2 or (english == 0 and len(said) >= 3))
 
 
 def _anchor_support(statement: str, document: str, view: _DocView, proper: Set[str]) -> Support:
