@@ -211,7 +211,7 @@ def diff_key(mine: tuple[Tok, ...], theirs: tuple[Tok, ...], names: frozenset[st
     return Key(quantities, exact, words, partial=True)
 
 
-def _jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     sa, sb = set(a), set(b)
     return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
 
@@ -232,14 +232,14 @@ def model_claims(
         names = set(name_words(toks))
         words = content_words(toks)
         plain = [w for w in words if w not in names]
-        rival_toks = max(other_toks, key=lambda o: _jaccard(words, content_words(o)), default=None)
+        rival_toks = max(other_toks, key=lambda o: jaccard(words, content_words(o)), default=None)
         rival: Key | None = None
         key = Key((), frozenset(), ())
         subject = names
         if rival_toks is not None:
             rival_names = set(name_words(rival_toks))
             shared = names & rival_names
-            if _jaccard(words, content_words(rival_toks)) >= 0.4:
+            if jaccard(words, content_words(rival_toks)) >= 0.4:
                 # the names both share are the subject; names only this claim has are part
                 # of its value ("the Report Phish button"), unless the claims differ only by
                 # them (the same fact of another subject)

@@ -19,6 +19,7 @@ from ragleaklab_plugins.metrics._claim_support import (
     FUNCTION_WORDS,
     content_words,
     diff_key,
+    jaccard,
     name_words,
     specific_names,
     subject_slots,
@@ -39,10 +40,6 @@ def _sentences(text: str) -> Iterable[str]:
         sentence = sentence.strip()
         if sentence and not sentence.endswith("?"):
             yield sentence
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 0.0
 
 
 def contradicting_sentences(
@@ -84,9 +81,9 @@ def contradicting_sentences(
             candidates = sorted({i for name in subject for i in by_name.get(name, ())})
             if not candidates:
                 continue
-            best = max(candidates, key=lambda i: (_jaccard(words, clean[i][2]), -i))
+            best = max(candidates, key=lambda i: (jaccard(words, clean[i][2]), -i))
             rival, rival_names, rival_words = clean[best]
-            overlap = _jaccard(words, rival_words)
+            overlap = jaccard(words, rival_words)
             if overlap < SAME_FRAME:
                 continue
             shared = names & rival_names
