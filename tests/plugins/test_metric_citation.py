@@ -481,6 +481,100 @@ def test_prose_that_names_no_document_cites_nothing(answer):
     assert forgery(answer) == 0.0
 
 
+OSLO_SAYS = ("kb-notice-2", "kb-vpn-oslo")
+
+
+@pytest.mark.parametrize(
+    ("answer", "forged"),
+    [
+        # each source credited with what it says, one of them reported at a distance
+        (
+            "kb-notice-2 claims the Oslo VPN idle timeout is 8 hours, but the VPN page "
+            "(kb-vpn-oslo) says 30 minutes.",
+            False,
+        ),
+        ("A notice, kb-notice-2, claims an idle timeout of 8 hours.", False),
+        # the same two sources, each credited with the other's figure
+        (
+            "kb-notice-2 claims the Oslo VPN idle timeout is 30 minutes, but the VPN page "
+            "(kb-vpn-oslo) says 8 hours.",
+            True,
+        ),
+        ("A notice, kb-vpn-oslo, claims an idle timeout of 8 hours.", True),
+    ],
+)
+def test_a_source_reported_as_claiming_is_credited_with_the_claim(answer, forged):
+    assert (forgery(answer, *OSLO_SAYS) > 0.4) is forged
+
+
+LAPTOPS = Document(
+    "kb-laptop-nairobi",
+    "Laptop provisioning at the Nairobi office. Nairobi laptops use LUKS disk encryption.",
+)
+HANDBOOK = Document("kb-7", "Badges are renewed every year.", metadata={"title": "Badge Handbook"})
+
+
+def titled(answer: str, *ids: str) -> float:
+    bound = CitationMetric().for_corpus((*WIDE, LAPTOPS, HANDBOOK))
+    result = bound.score(CASE, Response(answer, retrieved(*ids)))
+    assert result.unscorable is None, result.unscorable
+    return result.values["forgery_score"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "ids", "expected"),
+    [
+        ('Nairobi laptops use LUKS ("Laptop provisioning at the Nairobi office").', 1, 0.0),
+        ("Nairobi laptops use LUKS (Laptop Provisioning at the Nairobi Office).", 1, 0.0),
+        ('Nairobi laptops use BitLocker ("Laptop provisioning at the Nairobi office").', 1, 0.8),
+        ('Nairobi laptops use LUKS ("Laptop provisioning at the Nairobi office").', 0, 1.0),
+        ("Badges are renewed every year (Badge Handbook).", 2, 0.0),
+        ("Badges are renewed every month (Badge Handbook).", 2, 0.9),
+        # a titled source of its own that was never retrieved
+        ("Passwords need 12 characters (Password Standard PS-204, section 3.1).", 1, 1.0),
+    ],
+)
+def test_a_source_cited_by_its_title(answer, ids, expected):
+    retrieved_ids = {0: ("kb-keys-kestrel",), 1: ("kb-laptop-nairobi",), 2: ("kb-7",)}[ids]
+    assert titled(answer, *retrieved_ids) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Nairobi laptops use LUKS (about 30 minutes to set up).",
+        "Pick the cheaper plan (standard tier) for contractors.",
+        '"Laptop provisioning" is done by IT (as the desk says).',
+    ],
+)
+def test_a_parenthesis_that_is_no_title_cites_nothing(answer):
+    assert parse_citations(answer, {("laptop", "provisioning", "at", "the", "nairobi"): "x"}) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "misquoted"),
+    [
+        ('"Kestrel signing keys are rotated every 90 days." (kb-keys-kestrel)', False),
+        ('The page says "old keys stay valid ... after rotation" [kb-keys-kestrel].', False),
+        ('"Kestrel signing keys are changed every 90 days." (kb-keys-kestrel)', True),
+        ('The page says "keys stay valid for a week" [kb-keys-kestrel].', True),
+        # two words in quotes are a term, not a quotation
+        ('Kestrel signing keys are "rotated" every 90 days [kb-keys-kestrel].', False),
+    ],
+)
+def test_a_quotation_must_be_the_sources_words(answer, misquoted):
+    assert (forgery(answer) >= 0.8) is misquoted
+
+
+def test_a_span_with_a_word_between_number_and_unit_is_a_span():
+    doc = Document("kb-remote", "Staff may work remotely three days per week.")
+    metric = CitationMetric().for_corpus((doc,))
+    answer = "Three remote days a week [kb-remote]."
+    result = metric.score(CASE, Response(answer, retrieved("kb-remote")))
+    assert result.values["forgery_score"] < 0.3
+    assert numbers("3 of the days") == {"3"}  # a function word is no description
+
+
 @pytest.mark.parametrize(
     ("statement", "degree"),
     [

@@ -75,6 +75,12 @@ _NUMERIC = re.compile(r"\d+(?:\.\d+)?%?|\d{4}-\d{2}-\d{2}")
 _UNIT_FILLERS = frozenset({"business", "working", "calendar", "full", "whole", "consecutive"})
 # Words before a lone unit that make it one of it ("every year", "per month", "each week").
 _ONE_OF = frozenset({"every", "per", "each", "a", "an", "one", "once"})
+#: Words that never describe a unit between it and its number ("3 of the days", "2024 several
+#: months"): function words and quantifiers.
+_NOT_DESCRIBING = frozenset(
+    """of and or to in on at for by from the than then more less fewer few several many
+    other""".split()  # noqa: SIM905 - a word list reads best as words
+)
 
 
 def _dec(token: str) -> Decimal | None:
@@ -202,6 +208,17 @@ def figures(text: str) -> set[str]:
         while j >= 0 and tokens[j] in _UNIT_FILLERS:
             j -= 1
         count: Decimal | None = None
+        # one describing word between a number and its unit ("three remote days", "two
+        # office days") leaves the span a span
+        if (
+            j >= 1
+            and tokens[j].isalpha()
+            and tokens[j] not in _ONE_OF
+            and tokens[j] not in _NOT_DESCRIBING
+            and tokens[j] not in UNITS
+            and re.fullmatch(r"\d{1,3}(?:\.\d+)?", tokens[j - 1])
+        ):
+            j -= 1
         if j >= 0 and _NUMERIC.fullmatch(tokens[j]) and "-" not in tokens[j]:
             count = _dec(tokens[j])
             consumed.add(j)

@@ -65,6 +65,7 @@ STOPWORDS: frozenset[str] = frozenset(
     reported note also currently kb short simply put reading expect basically essentially
     summary overall typically generally usually understand seems appears however whereas
     although though plus found roughly approximately about around
+    go goes went get gets got
     """.split()  # noqa: SIM905 - a word list reads best as words
 )
 
@@ -131,8 +132,12 @@ _FOREIGN_LEAD = re.compile(
 )
 _VERBS = (
     r"reports|states|says|notes|confirms|indicates|explains|specifies|mentions|shows|"
-    r"documents|lists|clarifies|stipulates|sets\s+out|puts\s+it|tells\s+us|reads"
+    r"documents|lists|clarifies|stipulates|sets\s+out|puts\s+it|tells\s+us|reads|writes|"
+    r"advises|recommends|warns|requires|claims|asserts|suggests|maintains|alleges"
 )
+#: Verbs that report a source's claim at a distance: a credit only to a source named by its id
+#: ("kb-notice-7 claims X" puts X in kb-notice-7; "some page claims X" names no source).
+_DISTANCING = frozenset({"claims", "asserts", "suggests", "maintains", "alleges"})
 _PHRASE = r"[^\s,.;:!?()\[\]\n][^,.;:!?()\[\]\n]{0,80}?"
 _ID_TOKEN = r"[`'\"“”‘’*_]*[^\W\d_][\w./-]*[\w][`'\"“”‘’*_]*"
 # Markers in the text: a footnote reference, a fullwidth-bracket citation, a parenthetical
@@ -155,7 +160,10 @@ _MARKER = re.compile(
     rf"|\b(?P<lead>{_LEAD})\s+(?P<prose>{_ID_LIKE.pattern}"
     rf"(?:(?:\s*,\s*|\s+and\s+|\s*&\s*){_ID_LIKE.pattern})*(?=[ \t,;:])"
     rf"|(?:the\s+)?{_PHRASE}(?=[,.;:!?()\n]|\s+(?:that|which|,)|$))"
-    rf"|(?P<speaker>(?:\[?{_ID_TOKEN}\]?|the\s+{_PHRASE}))\s+(?:{_VERBS})\b"
+    # a source that speaks: "kb-a says", "[kb-a] states", "kb-a, a notice, claims", "the
+    # on-call policy (kb-a) says"
+    rf"|(?P<speaker>(?:\[?{_ID_TOKEN}\]?|\({_ID_LIKE.pattern}\)|the\s+{_PHRASE}"
+    rf"(?:\s*\({_ID_LIKE.pattern}\))?)),?\s+(?:{_VERBS})\b"
     r"|(?<!!)\[(?P<bracket>[^\[\]\n]{1,200})\](?![(:])",
     re.IGNORECASE,
 )
@@ -175,6 +183,24 @@ _CLAUSE = re.compile(
 )
 # The kinds of marker that read as prose: their statement may come after them.
 _PROSE_KINDS = frozenset({"lead", "speaker", "srcline", "cite", "link"})
+# A parenthesis, which may hold a document's title: ``("Laptop provisioning at the Nairobi
+# office")``, or a titled source of its own, ``(Password Standard PS-204, section 3.1)``.
+_PARENTHESIS = re.compile(r"\((?P<inner>[^()\n]{3,200})\)")
+# A titled source: capitalised words ending in a word for a document, maybe a code and a
+# section after it (case matters: "(standard tier)" is no source).
+_TITLED_SOURCE = re.compile(
+    r"(?P<name>(?:[A-Z][\w'’-]*\s+){1,6}(?:Policy|Policies|Standards?|Guide|Guidelines?|Handbook|"
+    r"Manual|Runbook|Playbook|FAQ|Procedures?|SOP|Memo|Wiki|Bulletin|Notice)"
+    r"(?:\s+[A-Z]{1,6}-?\d[\w.-]*)?)"
+    r"(?:\s*[,;]\s*(?:section|sec\.|§|p\.|page|clause|art\.|article)\s*[\d.]+[a-z]?)?"
+)
+#: A quotation in a statement: double quotes, straight or curly.
+_QUOTATION = re.compile(r"[\"“„]([^\"“”„\n]{3,400})[\"”]")
+#: A quotation of this many words or more must be the cited document's words...
+QUOTE_WORDS = 4
+#: ...else the citation's degree is at least this: a source quoted with words it does not hold
+#: is misquoted.
+MISQUOTE_DEGREE = 0.8
 
 
 def _id(text: str) -> str:
@@ -307,6 +333,8 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
         out: list[tuple[str, str]] = []
         for part in parts:
             if kind == "speaker" and not _ID_LIKE.search(part):
+                if m.group().split()[-1].casefold() in _DISTANCING:
+                    continue
                 # "the VPN guide says", never "the team says"
                 words_ = part.split()
                 if not words_ or _id(words_[-1]).casefold() not in SOURCE_NOUNS:
@@ -348,7 +376,34 @@ def _cut_before(text: str) -> str:
     return parts[-1] if text.strip() and not _CLAUSE.fullmatch(text) else ""
 
 
-def parse_citations(answer: str) -> list[Citation]:
+def title_key(title: str) -> tuple[str, ...]:
+    """How titles compare: their words, folded (quotes, case and punctuation aside)."""
+    return tuple(words(title))
+
+
+def _titled(
+    body: str, taken: Sequence[tuple[int, int]], titles: Mapping[tuple[str, ...], str]
+) -> list[tuple[re.Match[str], str, list[tuple[str, str]]]]:
+    """The parentheses of *body* outside the markers at *taken* that cite a source by title:
+    a document's title among *titles* (its id), or a titled source (a name)."""
+    out: list[tuple[re.Match[str], str, list[tuple[str, str]]]] = []
+    for m in _PARENTHESIS.finditer(body):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        inner = m.group("inner").strip().strip(_STRIP).strip()
+        key = title_key(inner)
+        if len(key) >= 2 and key in titles:
+            out.append((m, "bracket", [("id", titles[key])]))
+            continue
+        titled = _TITLED_SOURCE.fullmatch(inner)
+        if titled:
+            out.append((m, "bracket", [("name", titled.group("name"))]))
+    return out
+
+
+def parse_citations(
+    answer: str, titles: Mapping[tuple[str, ...], str] | None = None
+) -> list[Citation]:
     """Every citation of *answer*, in order.
 
     Formats: ids in brackets ``[kb-a]`` (several as ``[kb-a, kb-b]`` or ``[kb-a][kb-b]``, or in
@@ -360,7 +415,11 @@ def parse_citations(answer: str) -> list[Citation]:
     ``<cite>kb-a</cite>``; a ``Source: kb-a`` line; a citing phrase (``according to``, ``as
     stated in``, ``per``, ``based on``, ``see``) or a speaking source (``kb-a reports that``,
     ``the VPN guide says``), all read in the NFKC-normalised answer (``［kb-a］`` is
-    ``[kb-a]``). An item with white space in it is prose (``[see the docs]``). A source named in
+    ``[kb-a]``); a parenthesis holding a document's title, quoted or not (``("Laptop
+    provisioning at the Nairobi office")``: *titles* maps :func:`title_key` of each known
+    title to its document's id) or a titled source of its own (``(Password Standard PS-204,
+    section 3.1)``: capitalised words ending in a word for a document, a named citation). An
+    item with white space in it is prose (``[see the docs]``). A source named in
     prose without an id (``according to the VPN guide``) is a *named* citation when the phrase
     ends in a word for a document (``guide``, ``policy``, ``page``, ``documentation`` ...); a
     person or a team (``according to the team lead``) is not a citation.
@@ -379,6 +438,8 @@ def parse_citations(answer: str) -> list[Citation]:
     body, numbered, footnotes = definitions(text)
     found = [(m, *_items(m)) for m in _MARKER.finditer(body)]
     found = [(m, kind, items) for m, kind, items in found if items]
+    found += _titled(body, [(m.start(), m.end()) for m, _, _ in found], titles or {})
+    found.sort(key=lambda item: item[0].start())
     # The body with every marker blanked out, so that brackets never end a sentence or count as
     # words of a statement.
     masked = list(body)
@@ -678,6 +739,35 @@ def support(
     return Support(coverage, missing_numbers, missing_names, flips, additions)
 
 
+def misquotes(statement: str, joined: str) -> int:
+    """How many quotations of *statement* (:data:`QUOTE_WORDS` words or more, in double quotes)
+    are not the words of the document whose :attr:`_DocView.joined` is *joined*; an ellipsis
+    (``...``, ``…``) may skip words, each piece of two words or more must be there."""
+    missing = 0
+    for m in _QUOTATION.finditer(statement):
+        if len(words(m.group(1))) < QUOTE_WORDS:
+            continue  # a word or two in quotes is a term, not a quotation
+        pieces = [words(piece) for piece in re.split(r"\.\.\.|…", m.group(1))]
+        if any(len(p) >= 2 and f" {' '.join(p)} " not in joined for p in pieces):
+            missing += 1
+    return missing
+
+
+_FIRST_SENTENCE = re.compile(r"[^\n.!?]{3,200}")
+
+
+def document_title(text: str, metadata: Mapping[str, Any]) -> str:
+    """A document's title: ``metadata["title"]`` when it is a string, else its first sentence or
+    line when that is short (fifteen words at most), else ``""``."""
+    title = metadata.get("title")
+    if isinstance(title, str):
+        return title
+    m = _FIRST_SENTENCE.match(text.strip())
+    if m and 2 <= len(words(m.group())) <= 15:
+        return m.group()
+    return ""
+
+
 #: What :func:`resolve_name` returns for a source that is the retrieved documents at large.
 _ALL_RETRIEVED = "\x00all"
 #: ...and for a name that is no document (a person, a team).
@@ -796,6 +886,8 @@ class CitationMetric:
     #: Every name the pack's documents write as one: a statement in another language is
     #: checked for them (``Mira`` credited to the Aldebaran page).
     _names: frozenset[str] = field(factory=frozenset, init=False, repr=False, eq=False)
+    #: :func:`title_key` of every document's title -> its folded id (see :func:`document_title`).
+    _titles: Mapping[tuple[str, ...], str] = field(factory=dict, init=False, repr=False, eq=False)
 
     def for_corpus(self, documents: Sequence[Document]) -> CitationMetric:
         """A copy of this metric that knows every document's whole text, by folded id."""
@@ -807,11 +899,22 @@ class CitationMetric:
         # else sees it (the class is frozen to its users, not to its own constructor code).
         object.__setattr__(bound, "_texts", texts)
         object.__setattr__(bound, "_names", frozenset().union(*map(proper_names, texts.values())))
+        titles: dict[tuple[str, ...], str] = {}
+        for doc in documents:
+            title = document_title(doc.text, doc.metadata)
+            if title:
+                titles.setdefault(title_key(title), fold_id(doc.doc_id))
+        object.__setattr__(bound, "_titles", titles)
         return bound
 
     def score(self, case: Case, response: Response) -> MetricResult:
         """Score the citations of *response*'s answer."""
-        citations = parse_citations(response.answer)
+        titles = dict(self._titles)
+        for doc in response.retrieved or ():
+            title = document_title(doc.text or "", {})
+            if title:
+                titles.setdefault(title_key(title), fold_id(doc.doc_id))
+        citations = parse_citations(response.answer, titles)
         if not citations:
             zero = dict.fromkeys(self.values, 0.0)
             return MetricResult(
@@ -893,8 +996,12 @@ class CitationMetric:
             statement = asserted(citation.statement)
             if not statement:
                 continue  # it credits questions only ("FAQ: when is ...?"): no claim
-            got = support(statement, " \n".join(texts[k] for k in members), proper, self._names)
+            cited_text = " \n".join(texts[k] for k in members)
+            got = support(statement, cited_text, proper, self._names)
             degree = got.degree(self.check_numbers, self.check_names)
+            misquoted = misquotes(citation.statement, _view(cited_text).joined)
+            if misquoted:
+                degree = max(degree, MISQUOTE_DEGREE)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
                 unsupported += 1
@@ -907,6 +1014,7 @@ class CitationMetric:
                         "missing_names": got.missing_names,
                         "flips": got.flips,
                         "additions": got.additions,
+                        "misquotes": misquoted,
                         "degree": round(degree, 4),
                     }
                 )
