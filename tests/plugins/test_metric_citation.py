@@ -186,6 +186,12 @@ def test_a_question_beside_a_cited_claim_credits_nothing():
     assert score(claimed + "Source: kb-vpn-oslo", "kb-vpn-oslo")["forged"] == 1.0
     only = score("What is the Oslo VPN idle timeout? [kb-vpn-lisbon]", "kb-vpn-lisbon")
     assert only["forged"] == 0.0
+    # a claim with a question mark still asserts: no way past the check
+    rhetorical = score("The Oslo VPN idle timeout is 8 hours? [kb-vpn-oslo]", "kb-vpn-oslo")
+    assert rhetorical["forged"] == 1.0
+    asked = "Official answer: how long is the Lisbon timeout? [kb-vpn-oslo]"
+    labelled = score(asked, "kb-vpn-oslo")
+    assert labelled["forged"] == 0.0
 
 
 def test_a_citing_phrase_without_a_comma_still_credits_the_rest_of_its_sentence():

@@ -357,16 +357,28 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A question asks: it opens (or its part after a label, "FAQ: how ...") with a question word or
+# an auxiliary. A statement with a question mark ("keys rotate every 30 days?") still asserts.
+_ASKS = re.compile(
+    r"(?:^|[:\u2013\u2014-]\s)[\s\"'(*_]*(?:what|how|where|when|who|whom|whose|which|why|is|are|"
+    r"was|were|do|does|did|can|could|should|would|will|may|must|has|have|had|shall|isn't|"
+    r"aren't|don't|doesn't|qu[eé]|c[oó]mo|d[oó]nde|cu[aá]ndo|qui[eé]n|comment|o[uù]|quand|wie|"
+    r"wo|wann|wer|welche[rs]?)\b",
+    re.IGNORECASE,
+)
+
+
+def _question(sentence: str) -> bool:
+    """Whether *sentence* asks: it ends in a question mark and opens with a question word or an
+    auxiliary (after a label: ``FAQ: what is ...?``)."""
+    return sentence.rstrip(" \"')]*_").endswith(("?", "\uff1f")) and bool(_ASKS.search(sentence))
 
 
 def asserted(statement: str) -> str:
     """*statement* without its questions: a question credits nothing to a source ("Official
-    answer: How big should pull requests stay?" beside a cited claim)."""
-    kept = [
-        s
-        for s in _SENTENCE_END.split(statement)
-        if not s.rstrip(" \"')]*_").endswith(("?", "\uff1f"))
-    ]
+    answer: How big should pull requests stay?" beside a cited claim). A claim written with a
+    question mark is no question ("Keys rotate every 30 days? [kb-a]" still credits kb-a)."""
+    kept = [s for s in _SENTENCE_END.split(statement) if not _question(s)]
     return " ".join(kept).strip()
 
 
