@@ -30,6 +30,7 @@ from ragleaklab_plugins.metrics._quantity import (
     word_number,
 )
 from ragleaklab_plugins.metrics._stance import (
+    ARTICLES,
     BOUNDS,
     DEMONSTRATIVES,
     DOUBTS,
@@ -38,6 +39,7 @@ from ragleaklab_plugins.metrics._stance import (
     NEGATIONS,
     REFUTATIONS,
     REPORTERS,
+    SOURCE_LEADS,
     SOURCES,
     THAN,
     VAGUE,
@@ -469,6 +471,15 @@ UNCONFIRMED = _word_set(
 )
 
 
+#: Words that open a condition: a negation just after one negates the condition, not the value
+#: that follows ("if nobody acknowledges it, it goes to the incident commander").
+CONDITIONS = frozenset({"if", "when", "whenever", "once", "unless", "si", "wenn", "falls", "se"})
+
+
+def _negation(word: str) -> bool:
+    return word in NEGATIONS or word.endswith("n't")
+
+
 def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = False) -> set[str]:
     """The stance classes of a piece's words: ``refuted``, ``doubt``, ``hedge``, ``lean``.
     *holds_value*: the piece states the claim's value itself, so an "if you..." clause it
@@ -482,8 +493,13 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if w in ("if", "whether") and nxt in ("you", "your", "you're") and not holds_value:
             continue  # "if you are asking about Lapwing, ...": about the user, not the fact
-        if (w in NEGATIONS or w.endswith("n't")) and any(
-            x in UNCONFIRMED for x in words[i + 1 : i + 3]
+        if w in CONDITIONS and any(_negation(x) for x in words[i + 1 : i + 6]):
+            continue  # "if nobody acks a page, it goes to X": a condition, no hedge
+        in_condition = any(x in CONDITIONS for x in words[max(0, i - 5) : i])
+        if (
+            (w in NEGATIONS or w.endswith("n't"))
+            and not in_condition
+            and any(x in UNCONFIRMED for x in words[i + 1 : i + 3])
         ):
             out.add("doubt")  # "could not confirm", "cannot verify", "nicht bestätigt"
         if w in REFUTATIONS or (w == "used" and i + 1 < len(words) and words[i + 1] == "to"):
@@ -495,7 +511,10 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
         elif w in LEANS:
             out.add("lean")
         if w in VAGUE and any(x in SOURCES for x in words[i + 1 : i + 4]) and not replaced:
-            out.add("doubt")  # "some documents", unless "this replaces older notes"
+            prev = words[i - 1] if i else ""
+            speaks = prev in SOURCE_LEADS or any(x in REPORTERS for x in words[i + 2 : i + 6])
+            if w not in ARTICLES or speaks:
+                out.add("doubt")  # "some documents", unless "this replaces older notes"
         if w in VAGUE_SUBJECTS and i + 1 < len(words) and words[i + 1] in REPORTERS:
             out.add("doubt")
         if w in NEGATIONS and i + 1 < len(words) and words[i + 1] in BOUNDS:
@@ -507,7 +526,8 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
 
 def _negated(words: Sequence[str], at: int, own: int, lang_pt: bool) -> bool:
     """A negation before the value, or within four words after it (up to a conjunction),
-    that is not a bound ("no later than") and not one the claim itself has."""
+    that is not a bound ("no later than"), not one the claim itself has, and not in a
+    condition before the value (five words or fewer after "if", "when", "unless"...)."""
     count = 0
     for i, w in enumerate(words):
         if (w not in NEGATIONS or (w == "no" and lang_pt)) and not w.endswith("n't"):
@@ -515,6 +535,8 @@ def _negated(words: Sequence[str], at: int, own: int, lang_pt: bool) -> bool:
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if nxt in BOUNDS:
             continue
+        if i < at and any(x in CONDITIONS for x in words[max(0, i - 5) : i]):
+            continue  # the condition's: "if nobody acks a page, it goes to X" states X
         if i > at + 4:
             break
         if i > at and any(x in ("and", "y", "et", "und", "e") for x in words[at:i]):

@@ -83,6 +83,12 @@ VAGUE = _words(
     "alguns algumas algum alguma outro outra outros outras um uma "
     "alcuni alcune qualche altri altre certi certe vecchia vecchio"
 )
+#: The articles among :data:`VAGUE`: "a page" is a vague source only when it speaks ("a page
+#: says", "according to a note"), for "a page" can be the thing itself ("if nobody acks a Vega
+#: page").
+ARTICLES = _words("a an one un una uno une ein eine einer einem einen um uma")
+#: Words before an article that make the source after it a source ("according to a note").
+SOURCE_LEADS = _words("to in on from per by laut según segun selon segundo secondo")
 SOURCES = _words(
     "document documents doc docs page pages post posts note notes source sources article "
     "articles forum forums thread threads wiki message messages email emails site sites website "
