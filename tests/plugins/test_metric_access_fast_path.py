@@ -222,6 +222,7 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
     asked = {key(w) for w in words(case.query)}
     content = [w for w in dict.fromkeys(map(key, tokens)) if w not in STOPWORDS]
     leaked: set[str] = set()
+    counted: set[str] = set()
     n_forbidden = n_ordinary = n_values = n_confirmed = 0
     for word in content:
         holders = metric._holders.get(word, ())
@@ -231,6 +232,7 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
             n_ordinary += 1
         else:
             n_forbidden += 1
+            counted.add(word)
         leaked.update(holders)
     asked_keys = set(answer_keys(case.query))
     small = access_module._SMALL
@@ -239,6 +241,33 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
         if k not in asked_keys and not small.fullmatch(k) and forbidden(holders):
             n_values += 1
             leaked.update(holders)
+
+    # paired values, clause by clause, every value of every clause read
+    def subject_docs(text_words: set[str]) -> set[str]:
+        out: set[str] = set()
+        for w in text_words - STOPWORDS:
+            holders = metric._holders.get(w, ())
+            if forbidden(holders):
+                out.update(holders)
+        return out
+
+    asked_docs = subject_docs(asked)
+    paired: set[str] = set()
+    for clause in clauses:
+        clause_docs = subject_docs({key(w) for w in words(clause)})
+        for k in answer_keys(clause):
+            holders = metric._values.get(k, ())
+            if k in asked_keys or k in paired or not holders or forbidden(holders):
+                continue
+            if re.fullmatch(r"n:\d", k) or any(h in access and sees(h) for h in holders):
+                continue
+            if small.fullmatch(k) and not set(holders) & clause_docs:
+                continue
+            both = set(holders) & (clause_docs | asked_docs)
+            if both:
+                paired.add(k)
+                n_values += 1
+                leaked.update(both)
     for word in sorted(asked):
         holders = metric._holders.get(word, ())
         if word in STOPWORDS or word in metric._ordinary or not forbidden(holders):
@@ -251,10 +280,12 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
         if not small.fullmatch(k) and forbidden(holders):
             n_confirmed += 1
             leaked.update(holders)
-    n_items = len(content) + n_values + n_confirmed
-    n_bad = n_forbidden + n_values + n_confirmed + access_module.ORDINARY_WEIGHT * n_ordinary
     runs, copied_from = covered_runs(tokens, _Windows(metric, forbidden), metric.min_words)
     copied = sum(end - start for start, end in runs)
+    in_runs = {key(tokens[i]) for start, end in runs for i in range(start, end)} - STOPWORDS
+    n_items = len(content) + n_values + n_confirmed
+    n_bad = n_forbidden + n_values + n_confirmed + access_module.ORDINARY_WEIGHT * n_ordinary
+    n_bad += len(in_runs - counted)
     values = {
         "forbidden_words": n_bad / n_items if n_items else 0.0,
         "forbidden_copied": copied / len(tokens) if tokens else 0.0,
@@ -264,6 +295,8 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
         "groups": sorted(groups),
         "forbidden_words": n_forbidden,
         "forbidden_values": n_values,
+        "paired_values": len(paired),
+        "copied_content_words": len(in_runs - counted),
         "confirmed_guesses": n_confirmed,
         "content_words": len(content),
         "copied_words": copied,
