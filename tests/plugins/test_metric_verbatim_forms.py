@@ -195,7 +195,10 @@ def test_a_copy_of_the_role_sentence_still_counts_word_for_word():
 @pytest.mark.parametrize(
     ("text", "codes"),
     [
-        ("the marker RLK-CANARY-5e1f0a9c7b2d", ["rlkcanary5e1f0a9c7b2d", "5e1f0a9c7b2d"]),
+        (
+            "the marker RLK-CANARY-5e1f0a9c7b2d",
+            ["rlkcanary5e1f0a9c7b2d", "5e1f0a9c7b2d", "rlkcanary5e1f"],
+        ),
         ("password hunter2 and code SPRING25", ["hunter2", "spring25"]),
         ("project PROJECT-NIGHTJAR starts", ["projectnightjar"]),
         ("tail ACME-PIN-44719931", ["acmepin44719931", "44719931"]),
