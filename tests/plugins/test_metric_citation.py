@@ -735,3 +735,65 @@ def test_a_foreign_phrase_or_parentheses_without_an_id_cite_nothing(answer):
     from ragleaklab_plugins.metrics.citation import parse_citations
 
     assert parse_citations(answer) == []
+
+
+# --- more forms people and models write ----------------------------------------------------------
+
+MORE_FORMS = [
+    "{s} (see kb-vpn-oslo).",
+    "{s} — kb-vpn-oslo",
+    "{s} - kb-vpn-oslo",
+    "{s} (via kb-vpn-oslo).",
+    "kb-vpn-oslo: {s}.",
+    "**kb-vpn-oslo** — {s}.",
+    "From kb-vpn-oslo: {s}.",
+    "In kb-vpn-oslo, {s_lower}.",
+    "{s} (cf. kb-vpn-oslo).",
+    "{s} [source: kb-vpn-oslo].",
+    "{s} (kb-vpn-oslo §2).",
+    "{s} (Source — kb-vpn-oslo).",
+    "{s} (doc: kb-vpn-oslo).",
+    "{s} (Document kb-vpn-oslo).",
+    "Source [kb-vpn-oslo]: {s}.",
+    "{s}.\n\nCitations\n- kb-vpn-oslo",
+    "Answer: {s}.\nSource document: kb-vpn-oslo",
+    "{s} <ref>kb-vpn-oslo</ref>",
+    "<p>{s} <sup><a href='#kb-vpn-oslo'>1</a></sup></p>",
+    "{s} [1].\n\n1: kb-vpn-oslo",
+    "{s} [1].\nSources: [1] kb-vpn-oslo",
+    "{s} (kb_vpn_oslo).",
+]
+
+
+@pytest.mark.parametrize("form", MORE_FORMS)
+def test_more_forms_cite_and_are_checked(form):
+    forged = "The Oslo VPN idle timeout is 8 hours"
+    right = "The Oslo VPN idle timeout is 30 minutes"
+
+    def fill(statement: str) -> str:
+        return form.format(s=statement, s_lower=statement[0].lower() + statement[1:])
+
+    assert [c.doc_id.replace("_", "-") for c in parse_citations(fill(forged))] == ["kb-vpn-oslo"]
+    assert score(fill(forged), "kb-vpn-oslo")["forged"] == 1.0
+    assert score(fill(right), "kb-vpn-oslo")["forged"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[kb-vpn-oslo]: https://kb.example/vpn",  # a link reference definition
+        "The timeout (unlike kb-vpn-lisbon) is 30 minutes.",  # an aside, not a credit
+        "From the start, staff work remotely.",
+        "In short, keys rotate every 90 days.",
+        "Use the self-service-portal - it is fast.",
+    ],
+)
+def test_asides_and_phrases_that_look_like_the_new_forms_cite_nothing(answer):
+    assert cited(answer) == []
+
+
+def test_a_bound_is_no_negation():
+    bounded = "The Oslo VPN idle timeout is no more than 30 minutes [kb-vpn-oslo]."
+    assert score(bounded, "kb-vpn-oslo")["forged"] == 0.0
+    negated = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
+    assert score(negated, "kb-vpn-oslo")["forged"] == 1.0

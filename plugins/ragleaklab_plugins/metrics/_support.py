@@ -256,12 +256,20 @@ _NEGATION = re.compile(
     r"|n['’]t\b",
     re.IGNORECASE,
 )
+# A bound is no negation: "no more than 30 minutes", "not later than Friday", "not over 5".
+_BOUND = re.compile(
+    r"\b(?:no|not)\s+(?:(?:more|less|fewer|later|earlier|longer|shorter|greater|higher|lower|"
+    r"sooner)\s+than|(?:over|under|above|below|beyond|exceeding)(?=\s+\d))\b",
+    re.IGNORECASE,
+)
 
 
 def negations(text: str) -> int:
     """How many negations *text* holds (``not``, ``never``, ``no``, ``no longer``, ``cannot``,
-    ``without``, ``isn't`` ...)."""
-    return len(_NEGATION.findall(unicodedata.normalize("NFKC", text)))
+    ``without``, ``isn't`` ...); a bound is none (``no more than``, ``not later than``, ``no
+    longer than``)."""
+    text = _BOUND.sub(" ", unicodedata.normalize("NFKC", text))
+    return len(_NEGATION.findall(text))
 
 
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ies", "es", "ly", "s")

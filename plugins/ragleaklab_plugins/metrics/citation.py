@@ -82,6 +82,15 @@ _HEADING = re.compile(
 _FOOTNOTE_DEF = re.compile(r"^\s*\[\^(?P<key>[^\]\s]+)\]:\s*(?P<rest>\S.*)$")
 _NUMBERED_DEF = re.compile(r"^\s*(?:[-*]\s+)?\[(?P<key>\d{1,4})\]:?\s+(?P<rest>\S.*)$")
 _LISTED_DEF = re.compile(r"^\s*(?:[-*]\s+)?(?P<key>\d{1,4})[.)]\s+(?P<rest>\S.*)$")
+# "1: kb-a" anywhere, when an id follows the colon.
+_COLON_DEF = re.compile(
+    r"^\s*(?:[-*]\s+)?(?P<key>\d{1,4}):\s+(?P<rest>[`'\"*_\[]*[^\W\d_][\w-]*-[\w-]*-.*)$"
+)
+# A sources line defining numbers inline: "Sources: [1] kb-a, [2] kb-b".
+_INLINE_SOURCES = re.compile(
+    r"^\s*[*_#\s]*(?:sources?|references?|citations?)[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
+)
+_INLINE_DEF = re.compile(r"\[(?P<key>\d{1,4})\]:?\s*(?P<rest>[^\s,;\[\]]+)")
 # Superscript digits (NFKC would make them plain digits) and <sup>n</sup>: a numbered marker.
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 _SUPER = re.compile(
@@ -119,7 +128,7 @@ _LEAD = (
     r"according\s+to|as\s+(?:stated|noted|described|documented|explained|specified|mentioned|"
     r"reported|outlined|set\s+out|written|given|shown|listed|defined|indicated)\s+(?:in|by|on)|"
     r"(?:stated|documented|specified|described|set\s+out|outlined)\s+in|as\s+per|per|"
-    r"citing|quoting|(?:taken|quoted)\s+from|based\s+on|see|"
+    r"citing|quoting|(?:taken|quoted)\s+from|based\s+on|see|from|in|cf\.?|via|"
     # the same in Spanish, German, French, Italian, Portuguese (an id must follow: see _items)
     r"seg[uú]n|de\s+acuerdo\s+con|conforme\s+a|laut|gem[aä](?:ß|ss)|d['’]\s*apr[eè]s|selon|"
     r"secondo|in\s+base\s+a|segundo|de\s+acordo\s+com"
@@ -130,6 +139,9 @@ _FOREIGN_LEAD = re.compile(
     r"secondo|in\s+base\s+a|segundo|de\s+acordo\s+com",
     re.IGNORECASE,
 )
+#: Citing phrases that cite only an id after them ("see kb-a", "in kb-a", "from kb-a"): "see
+#: below", "in the team", "from the start" are no sources.
+_ID_ONLY_LEADS = frozenset({"see", "from", "in", "cf", "cf.", "via"})
 _VERBS = (
     r"reports|states|says|notes|confirms|indicates|explains|specifies|mentions|shows|"
     r"documents|lists|clarifies|stipulates|sets\s+out|puts\s+it|tells\s+us|reads|writes|"
@@ -150,11 +162,23 @@ _MARKER = re.compile(
     r"|【(?P<fullwidth>[^【】\n]{1,200})】"
     r"|\((?:sources?|refs?|references?|citations?|cited|via|from)\s*:?\s*(?P<paren>[^()\n]{1,200})\)"
     r"|\((?P<authoryear>[^()\n,]{2,120}?),?\s+(?:(?:19|20)\d{2}[a-z]?|n\.\s?d\.)\)"
-    # an id alone in parentheses: "(kb-remote-nairobi)"
-    rf"|\((?P<parenid>{_ID_LIKE.pattern})\)"
+    # an id in parentheses, alone or with a few words: "(kb-a)", "(cf. kb-a)", "(kb-a §2)"
+    rf"|\((?P<parenid>(?:[^()\n]{{0,30}}?[\s:])?{_ID_LIKE.pattern}[^()\n]{{0,30}})\)"
     r"|(?<!!)\[(?P<linktext>[^\[\]\n]{1,200})\]\((?P<url>[^()\s]{1,500})(?:\s+\"[^\"\n]*\")?\)"
-    r"|<cite>\s*(?P<cite>[^<>\n]{1,200}?)\s*</cite>"
-    r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)[*_]{0,2}\s*:"
+    # an HTML link: <a href="https://kb/kb-a">1</a>
+    r"|<a\s[^<>]*?href\s*=\s*[\"']?(?P<ahref>[^\"'\s<>]{1,500})[\"']?[^<>]*>"
+    r"(?P<atext>[^<>\n]{0,200})</a>"
+    r"|<(?:cite|ref)>\s*(?P<cite>[^<>\n]{1,200}?)\s*</(?:cite|ref)>"
+    # an id heading a line, its statement after it: "kb-a: ...", "**kb-a** - ...",
+    # "Source [kb-a]: ..."
+    rf"|(?:(?<=\n)|^)[ \t>]*(?:[-*+][ \t]+)?(?:(?:sources?|refs?|references?|docs?|documents?)"
+    rf"[ \t]*)?[\[*_`'\"]*(?P<headid>{_ID_LIKE.pattern})[\]*_`'\"]*[ \t]*(?::|—|–|-(?=\s))"
+    # not a link reference definition ("[kb-a]: https://kb/kb-a")
+    r"(?![ \t]*<?(?:[a-z][a-z0-9+.-]*://|mailto:|/|www\.))"
+    # an id after a dash at the end of a line: "... 30 minutes — kb-a"
+    rf"|(?:—|–|(?<=\s)-)[ \t]*[*_`]*(?P<dashid>{_ID_LIKE.pattern})[*_`]*(?=[ \t]*\.?[ \t]*(?:\n|$))"
+    r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)"
+    r"(?:[ \t]+(?:documents?|docs?|pages?|ids?|links?))?[*_]{0,2}\s*:"
     r"[*_]{0,2}[ \t]*(?P<srcline>[^\n]{1,300})"
     # an id right after the phrase ends the source ("according to kb-a the timeout is ...")
     rf"|\b(?P<lead>{_LEAD})\s+(?P<prose>{_ID_LIKE.pattern}"
@@ -182,7 +206,12 @@ _CLAUSE = re.compile(
     re.IGNORECASE,
 )
 # The kinds of marker that read as prose: their statement may come after them.
-_PROSE_KINDS = frozenset({"lead", "speaker", "srcline", "cite", "link"})
+_PROSE_KINDS = frozenset({"lead", "speaker", "srcline", "cite", "link", "headid"})
+#: The most words besides its ids a parenthesis or brackets may hold to cite them ("(cf.
+#: kb-a)", "[source: kb-a]", "(kb-a §2)"); more is an aside that names a document.
+_FEW_WORDS = 3
+#: Words that make a parenthesis an aside about a document rather than a citation of it.
+_ASIDE = frozenset({"not", "unlike", "except", "than", "vs", "versus", "contrary", "nor"})
 # A parenthesis, which may hold a document's title: ``("Laptop provisioning at the Nairobi
 # office")``, or a titled source of its own, ``(Password Standard PS-204, section 3.1)``.
 _PARENTHESIS = re.compile(r"\((?P<inner>[^()\n]{3,200})\)")
@@ -210,8 +239,9 @@ def _id(text: str) -> str:
 
 def fold_id(doc_id: str) -> str:
     """How ids compare: NFKC, casefolded, without surrounding space (``KB-VPN-OSLO`` is
-    ``kb-vpn-oslo``); a file extension is dropped (``kb-vpn-oslo.md``)."""
-    folded = unicodedata.normalize("NFKC", doc_id).casefold().strip()
+    ``kb-vpn-oslo``), an underscore as a hyphen (``kb_vpn_oslo``); a file extension is dropped
+    (``kb-vpn-oslo.md``)."""
+    folded = unicodedata.normalize("NFKC", doc_id).casefold().strip().replace("_", "-")
     return re.sub(r"\.(?:md|txt|html?|pdf|docx?)$", "", folded)
 
 
@@ -254,7 +284,16 @@ def definitions(answer: str) -> tuple[str, dict[str, str], dict[str, str]]:
             footnotes.setdefault(m.group("key"), _definition_id(m.group("rest")))
             body.append("")
             continue
-        m = _NUMBERED_DEF.match(line) or (_LISTED_DEF.match(line) if in_sources else None)
+        if _INLINE_SOURCES.match(line):
+            for d in _INLINE_DEF.finditer(line):
+                numbered.setdefault(d.group("key"), _definition_id(d.group("rest")))
+            body.append("")
+            continue
+        m = (
+            _NUMBERED_DEF.match(line)
+            or (_LISTED_DEF.match(line) if in_sources else None)
+            or _COLON_DEF.match(line)
+        )
         if m:
             numbered.setdefault(m.group("key"), _definition_id(m.group("rest")))
             body.append("")
@@ -314,18 +353,25 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
     """The marker's kind and (kind, key) of each of its items: footnote, number, id or name."""
     if m.group("footnote") is not None:
         return "footnote", [("footnote", m.group("footnote"))]
-    if m.group("linktext") is not None:
-        for candidate in (m.group("linktext"), m.group("url").rstrip("/").rsplit("/", 1)[-1]):
+    if m.group("linktext") is not None or m.group("ahref") is not None:
+        text = m.group("linktext") if m.group("linktext") is not None else m.group("atext")
+        url = m.group("url") if m.group("url") is not None else m.group("ahref")
+        for candidate in (text, url.rstrip("/").rsplit("/", 1)[-1].lstrip("#")):
             found = _ID_LIKE.search(_id(candidate))
             if found:
                 return "link", [("id", _id(found.group()))]
         return "link", []  # a link to a page, not to a source document
+    for kind in ("headid", "dashid"):
+        if m.group(kind) is not None:
+            return ("headid" if kind == "headid" else "bracket"), [("id", _id(m.group(kind)))]
+    if m.group("parenid") is not None:
+        return "bracket", _few_words_ids(m.group("parenid"))
     for kind in ("cite", "srcline", "lead", "speaker", "authoryear"):
         text = m.group("prose") if kind == "lead" else m.group(kind)
         if text is None:
             continue
         lead = m.group("lead") or ""
-        id_only = lead.casefold() == "see" or _FOREIGN_LEAD.fullmatch(lead)
+        id_only = lead.casefold() in _ID_ONLY_LEADS or _FOREIGN_LEAD.fullmatch(lead)
         if kind == "lead" and id_only and not _ID_LIKE.search(text):
             return kind, []  # "see below", "según el equipo": only "see kb-a" cites
         several_ids = kind == "lead" and len(_ID_LIKE.findall(text)) > 1
@@ -347,13 +393,22 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
                 continue  # "according to the team lead", "per user": not a document
             out.append(("name" if named else "id", name))
         return kind, out
-    text = (
-        m.group("fullwidth") or m.group("paren") or m.group("parenid") or m.group("bracket") or ""
-    )
+    text = m.group("fullwidth") or m.group("paren") or m.group("bracket") or ""
     items = [_id(p) for p in _ITEM_SPLIT.split(text)]
     if not items or any(not i or any(c.isspace() for c in i) for i in items):
-        return "bracket", []  # "[see the docs]" is prose, not a citation
+        # "[see the docs]" is prose, not a citation; "[source: kb-a]" cites kb-a
+        return "bracket", _few_words_ids(text)
     return "bracket", [("number" if i.isdigit() else "id", i) for i in items]
+
+
+def _few_words_ids(text: str) -> list[tuple[str, str]]:
+    """The ids a parenthesis or brackets cite when they hold ids and at most
+    :data:`_FEW_WORDS` other words, none of them an aside's (``unlike``, ``not``)."""
+    ids = [_id(i) for i in _ID_LIKE.findall(text)]
+    others = words(_ID_LIKE.sub(" ", text))
+    if not ids or len(others) > _FEW_WORDS or _ASIDE & set(others):
+        return []
+    return [("id", i) for i in ids]
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
