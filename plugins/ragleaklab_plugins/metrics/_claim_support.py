@@ -46,6 +46,7 @@ from ragleaklab_plugins.metrics._stance import (
     VAGUE_SUBJECTS,
     Piece,
     pieces,
+    sentences,
 )
 
 
@@ -337,6 +338,9 @@ class Read:
     values: tuple[Values, ...]
     words: tuple[tuple[str, ...], ...]
     sentence_words: dict[int, tuple[str, ...]]
+    #: The sentences that are rows of a table ("| unverified notice | 30 days |"): a cell's
+    #: doubt holds for the whole row.
+    table_rows: frozenset[int] = frozenset()
 
 
 def read_answer(answer: str) -> Read:
@@ -347,7 +351,8 @@ def read_answer(answer: str) -> Read:
     by_sentence: dict[int, list[str]] = {}
     for p, w in zip(ps, words, strict=True):
         by_sentence.setdefault(p.sentence, []).extend(w)
-    return Read(ps, values, words, {k: tuple(v) for k, v in by_sentence.items()})
+    rows = frozenset(i for i, s in enumerate(sentences(answer)) if s.count("|") >= 2)
+    return Read(ps, values, words, {k: tuple(v) for k, v in by_sentence.items()}, rows)
 
 
 def key_at(key: Key, values: Values, words: Sequence[str], toks: Sequence[Tok]) -> int | None:
@@ -398,7 +403,8 @@ def _names_in(piece: Piece, known: set[str]) -> tuple[set[str], set[str]]:
         if t.text[:1].isupper() and t.folded not in FUNCTION_WORDS:
             nxt = toks[i + 1].folded if i + 1 < len(toks) else ""
             prev = toks[i - 1].folded if i > 0 else ""
-            possessive = t.folded.endswith(("'s", "’s"))  # "Puffin's go after 30 days"
+            # "Puffin's go after 30 days"; "It's", "That's", "Here's" are contractions
+            possessive = t.folded.endswith(("'s", "’s")) and _base(t.folded) not in CONTRACTED
             # a sentence's first word is capitalised anyway: a name there only in a unit's
             # slot ("Denver staff ...") or as a possessive
             slot = nxt in ENTITY_NOUNS or possessive or (i > 0 and prev in ENTITY_PREPOSITIONS)
@@ -417,6 +423,10 @@ def _names_in(piece: Piece, known: set[str]) -> tuple[set[str], set[str]]:
         # a table cell or a "Nuthatch: 30 days" label: a subject, unless a plain label word
         unknown.update(_base(t.folded) for t in words)
     return found, unknown
+
+
+#: Words whose "'s" is "is" or "us", never a possessive ("It's 30 days", "Let's see").
+CONTRACTED = _word_set("it that there here what who where how he she let this")
 
 
 #: Capitalised words that head a piece without naming a subject ("Note: ...", "Answer: ...").
@@ -476,6 +486,32 @@ UNCONFIRMED = _word_set(
 CONDITIONS = frozenset({"if", "when", "whenever", "once", "unless", "si", "wenn", "falls", "se"})
 
 
+#: What a denial of what was said before turns on: "that is not right", "that's not what the
+#: policy says", "this isn't the case".
+DENIED = _word_set("right correct true accurate what case current valid official so")
+_DENIALS = {"that's", "it's", "this's", "thats"}
+
+
+def _denies(words: Sequence[str], i: int) -> bool:
+    """Whether *words* deny, at *i*, what was said before: a demonstrative, "is" and a negation
+    ("that is not", "that's not", "this isn't"), then within three words one of
+    :data:`DENIED` ("right", "what the policy says")."""
+    w = words[i]
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if w in _DENIALS:
+        rest = list(words[i + 1 : i + 2])
+    elif w in ("that", "this", "it") and nxt in ("is", "was"):
+        rest = list(words[i + 2 : i + 3])
+    elif w in ("that", "this", "it") and nxt in ("isn't", "wasn't"):
+        rest = ["not"]
+    else:
+        return False
+    if not rest or not _negation(rest[0]):
+        return False
+    after = words[i + 1 : i + 6]
+    return any(x in DENIED for x in after)
+
+
 def _negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
@@ -504,6 +540,14 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
             out.add("doubt")  # "could not confirm", "cannot verify", "nicht bestätigt"
         if w in REFUTATIONS or (w == "used" and i + 1 < len(words) and words[i + 1] == "to"):
             out.add("refuted")
+        elif _denies(words, i):
+            out.add("refuted")  # "..., but that is not what the policy says"
+        elif (
+            w == "past"
+            and tuple(words[max(0, i - 2) : i]) == ("in", "the")
+            and not (nxt in UNITS or word_number(nxt) is not None or nxt in ("few", "several"))
+        ):
+            out.add("refuted")  # "it was 30 days in the past", not "in the past 30 days"
         elif w in DOUBTS:
             out.add("doubt")
         elif w in HEDGES:
@@ -595,7 +639,9 @@ def _weight(
         if j == index or not valueless[j] or other.sentence != piece.sentence:
             continue
         theirs = _markers(read.words[j], claim.own_words)
-        if other.segment == piece.segment and other.opener == "":
+        if piece.sentence in read.table_rows:
+            marks |= theirs & {"doubt", "hedge", "lean", "refuted"}  # a cell of its row
+        elif other.segment == piece.segment and other.opener == "":
             marks |= theirs & {"doubt", "hedge", "lean"}
             if j > index:
                 marks |= theirs & {"refuted"}

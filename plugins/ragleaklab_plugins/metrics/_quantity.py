@@ -46,13 +46,14 @@ _units("time", 60, "minute", "minutes", "min", "mins", "minuto", "minutos", "min
 _units("time", 3600, "hour", "hours", "hr", "hrs", "h", "hora", "horas", "heure", "heures")
 _units("time", 3600, "stunde", "stunden", "std", "ora", "ore")
 _units("time", _DAY, "day", "days", "día", "días", "dia", "dias", "jour", "jours", "journée")
+_units("time", _DAY, "d")  # "30d", as tickets and configs write it
 _units("time", _DAY, "journées", "tag", "tage", "tagen", "giorno", "giorni", "werktag")
 _units("time", _DAY, "werktage", "werktagen", "arbeitstag", "arbeitstage", "arbeitstagen")
 _units("time", 7 * _DAY, "week", "weeks", "wk", "wks", "semana", "semanas", "semaine")
 _units("time", 7 * _DAY, "semaines", "woche", "wochen", "settimana", "settimane")
 _units("time", 14 * _DAY, "fortnight", "fortnights", "quincena", "quinzena", "quinzaine")
 _units("time", _MONTH, "month", "months", "mes", "meses", "mois", "monat", "monate", "monaten")
-_units("time", _MONTH, "mese", "mesi")
+_units("time", _MONTH, "mese", "mesi", "mo", "mos")
 _units("time", 3 * _MONTH, "quarter", "quarters", "trimestre", "trimestres", "quartal")
 _units("time", 3 * _MONTH, "quartale", "quartalen", "trimestri")
 _units("time", _YEAR, "year", "years", "yr", "yrs", "año", "años", "ano", "anos", "an", "ans")
@@ -119,8 +120,9 @@ _SMALL.update(
 ARTICLES = frozenset(
     ["a", "an", "una", "une", "ein", "eine", "einen", "einem", "einer", "uma", "un", "uno"]
 )
-#: Words skipped between a number and its unit: fillers, articles, "per", "al".
-_SKIPPABLE = UNIT_FILLERS | ARTICLES | {"per", "al"}
+#: Words skipped between a number and its unit: fillers, articles, "per", "al"; never "d",
+#: which right after a number is the day ("30d"), not French "de".
+_SKIPPABLE = (UNIT_FILLERS | ARTICLES | {"per", "al"}) - {"d"}
 _TENS: dict[str, int] = {}
 for _lang_tens in (
     "twenty thirty forty fifty sixty seventy eighty ninety",
