@@ -9,8 +9,6 @@ document, or a refusal. Timed, best of ``--repeat`` runs each, scoring every cas
 * the metric as it is;
 * its previous version (``plugins/ragleaklab_plugins/metrics/access.py`` at commit bbad19d,
   loaded with ``git show`` at run time);
-* the same rules before their scoring was made fast (``access.py`` and ``_values.py`` at commit
-  f16a3b0), after a check that it scores every case exactly as the metric does;
 * the baseline: a few lines that do the core job, a set of the words only forbidden
   documents hold (per tenant, precomputed) and a set intersection with the answer's words.
 
@@ -42,8 +40,6 @@ PACK = Path("plugins/ragleaklab_plugins/packs/cross_tenant")
 METRICS = "plugins/ragleaklab_plugins/metrics"
 #: The metric before values however spelled, confirmed guesses and refusals were read.
 PREVIOUS = "bbad19d"
-#: The same rules as now, before their scoring was made fast (same scores, checked below).
-UNOPTIMISED = "f16a3b0"
 
 
 def _load(commit: str, path: str, name: str, patch: tuple[str, str] | None = None) -> Any:
@@ -67,18 +63,6 @@ def _load(commit: str, path: str, name: str, patch: tuple[str, str] | None = Non
 
 def _previous() -> type:
     module = _load(PREVIOUS, f"{METRICS}/access.py", "access_previous")
-    return module.AccessMetric  # type: ignore[no-any-return]
-
-
-def _unoptimised() -> type:
-    """The same rules before they were made fast: its access.py with its own _values.py."""
-    _load(UNOPTIMISED, f"{METRICS}/_values.py", "access_values_unoptimised")
-    module = _load(
-        UNOPTIMISED,
-        f"{METRICS}/access.py",
-        "access_unoptimised",
-        ("from ragleaklab_plugins.metrics._values import", "from access_values_unoptimised import"),
-    )
     return module.AccessMetric  # type: ignore[no-any-return]
 
 
@@ -144,26 +128,17 @@ def main() -> int:
     responses = [Response(a) for a in answers]
     current = AccessMetric().for_corpus(docs)
     previous = _previous()().for_corpus(docs)
-    unoptimised = _unoptimised()().for_corpus(docs)
     base = _baseline(docs)
     pairs = list(zip(cases, responses, strict=True))
-    for c, r in pairs:
-        if current.score(c, r) != unoptimised.score(c, r):
-            raise SystemExit(f"case {c.test_id}: the fast path scores differently")
     t_cur = _time(lambda: [current.score(c, r) for c, r in pairs], args.repeat)
     t_prev = _time(lambda: [previous.score(c, r) for c, r in pairs], args.repeat)
     t_base = _time(lambda: [base(c, r.answer) for c, r in pairs], args.repeat)
-    t_unopt = _time(lambda: [unoptimised.score(c, r) for c, r in pairs], args.repeat)
     n = len(pairs)
     print(f"python {sys.version.split()[0]}, {n} cases of the cross-tenant pack")
     print(f"access score:      {1e6 * t_cur / n:8.1f} us/case")
     print(f"previous version:  {1e6 * t_prev / n:8.1f} us/case")
     print(f"baseline (sets):   {1e6 * t_base / n:8.1f} us/case")
-    print(f"same rules, slow:  {1e6 * t_unopt / n:8.1f} us/case")
-    print(
-        f"ratio vs previous: {t_cur / t_prev:.2f}x   ratio vs baseline: {t_cur / t_base:.2f}x"
-        f"   ratio vs same rules, slow: {t_cur / t_unopt:.2f}x"
-    )
+    print(f"ratio vs previous: {t_cur / t_prev:.2f}x   ratio vs baseline: {t_cur / t_base:.2f}x")
     return 0
 
 

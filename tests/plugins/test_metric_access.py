@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ragleaklab_plugins._access import groups_of, visible
 from ragleaklab_plugins.metrics._claim_support import FUNCTION_WORDS
+from ragleaklab_plugins.metrics._quantity import word_number
 from ragleaklab_plugins.metrics._text import words
 from ragleaklab_plugins.metrics._values import answer_keys, document_keys
 from ragleaklab_plugins.metrics.access import AccessMetric
@@ -232,7 +233,7 @@ def _brute(documents, principal, explicit, query, answer, retrieved, min_words):
             continue
         # the answer neither refuses nor negates: a small number pairs with its own subject,
         # or with the question's when that subject's document holds every other word of it
-        other = [w for w in said - FUNCTION_WORDS if not answer_keys(w)]
+        other = [w for w in said - FUNCTION_WORDS if not (w.isdigit() or word_number(w))]
         drawn = {d for d in asked_docs if all(w in doc_words[d] for w in other)}
         if re.fullmatch(r"n:\d{1,2}", key) and not holders & (clause_docs | drawn):
             continue
@@ -506,7 +507,7 @@ CONTOSO = Document(
     "private",
     {"access": {"groups": ["contoso"]}},
 )
-CANTEEN = Document("canteen", "Lunch vouchers cost 60 cents, with receipts kept for expense claims.")
+CANTEEN = Document("canteen", "Lunch vouchers cost 60 cents; keep receipts for claims.")
 ABOUT_CONTOSO = AccessMetric().for_corpus([CONTOSO, CANTEEN, PUBLIC])
 
 

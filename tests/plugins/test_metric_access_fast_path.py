@@ -20,6 +20,7 @@ from ragleaklab_plugins._access import groups_of, visible
 from ragleaklab_plugins.metrics import _values
 from ragleaklab_plugins.metrics import access as access_module
 from ragleaklab_plugins.metrics._claim_support import FUNCTION_WORDS
+from ragleaklab_plugins.metrics._quantity import word_number
 from ragleaklab_plugins.metrics._text import string_list, words
 from ragleaklab_plugins.metrics._values import answer_keys
 from ragleaklab_plugins.metrics.access import AccessMetric
@@ -267,7 +268,7 @@ def _reference(metric: AccessMetric, case: Case, response: Response) -> MetricRe
                     everyday[d] = everyday.get(d, 0) + 1
         clause_docs |= {d for d, n in everyday.items() if n >= 2}
         stating = not PLAIN_REFUSAL.search(clause) and not PLAIN_NEGATION.search(clause)
-        other = [w for w in said - FUNCTION_WORDS if not answer_keys(w)]
+        other = [w for w in said - FUNCTION_WORDS if not (w.isdigit() or word_number(w))]
         drawn = {d for d in asked_docs if all(d in metric._holders.get(w, ()) for w in other)}
         for k in answer_keys(clause):
             holders = metric._values.get(k, ())
