@@ -12,6 +12,7 @@ document's text by a lexical entailment proxy.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import re
@@ -954,7 +955,7 @@ class CitationMetric:
     #: checked for them (``Mira`` credited to the Aldebaran page).
     _names: frozenset[str] = field(factory=frozenset, init=False, repr=False, eq=False)
     #: :func:`title_key` of every document's title -> its folded id (see :func:`document_title`).
-    _titles: Mapping[tuple[str, ...], str] = field(factory=dict, init=False, repr=False, eq=False)
+    _titles: dict[tuple[str, ...], str] = field(factory=dict, init=False, repr=False, eq=False)
 
     def for_corpus(self, documents: Sequence[Document]) -> CitationMetric:
         """A copy of this metric that knows every document's whole text, by folded id."""
@@ -976,11 +977,14 @@ class CitationMetric:
 
     def score(self, case: Case, response: Response) -> MetricResult:
         """Score the citations of *response*'s answer."""
-        titles = dict(self._titles)
+        # the corpus's titles, then those of retrieved texts it does not know (no copy made)
+        reported: dict[tuple[str, ...], str] = {}
         for doc in response.retrieved or ():
-            title = document_title(doc.text or "", {})
-            if title:
-                titles.setdefault(title_key(title), fold_id(doc.doc_id))
+            if doc.text and fold_id(doc.doc_id) not in self._texts:
+                title = document_title(doc.text, {})
+                if title:
+                    reported.setdefault(title_key(title), fold_id(doc.doc_id))
+        titles = collections.ChainMap(self._titles, reported) if reported else self._titles
         citations = parse_citations(response.answer, titles)
         if not citations:
             zero = dict.fromkeys(self.values, 0.0)
