@@ -797,3 +797,12 @@ def test_a_bound_is_no_negation():
     assert score(bounded, "kb-vpn-oslo")["forged"] == 0.0
     negated = "The Oslo VPN idle timeout is not 30 minutes [kb-vpn-oslo]."
     assert score(negated, "kb-vpn-oslo")["forged"] == 1.0
+
+
+def test_a_title_of_a_retrieved_text_cites_it_without_a_bound_corpus():
+    text = "Laptop provisioning at the Nairobi office. Nairobi laptops use LUKS disk encryption."
+    retrieved_docs = (RetrievedDocument("kb-laptop-nairobi", text=text),)
+    answer = 'Nairobi laptops use BitLocker ("Laptop provisioning at the Nairobi office").'
+    result = CitationMetric().score(CASE, Response(answer, retrieved_docs))
+    assert result.values["forgery_score"] == pytest.approx(MISSING_NAME_DEGREE)
+    assert result.evidence["cited_ids"] == ["kb-laptop-nairobi"]
