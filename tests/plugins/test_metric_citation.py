@@ -480,6 +480,12 @@ def test_citation_forms_people_write(answer, forged):
         "It costs 5 euros per user, see below.",
         "See [the VPN page](https://kb.example/vpn) for details.",
         "Some page claims Kestrel keys are never rotated; that is wrong.",
+        # phrases shaped like the forms that cite an id, naming none
+        "[kb-vpn-oslo]: https://kb.example/vpn",  # a link reference definition
+        "The timeout (unlike kb-vpn-lisbon) is 30 minutes.",  # an aside, not a credit
+        "From the start, staff work remotely.",
+        "In short, keys rotate every 90 days.",
+        "Use the self-service-portal - it is fast.",
     ],
 )
 def test_prose_that_names_no_document_cites_nothing(answer):
@@ -776,20 +782,6 @@ def test_more_forms_cite_and_are_checked(form):
     assert [c.doc_id.replace("_", "-") for c in parse_citations(fill(forged))] == ["kb-vpn-oslo"]
     assert score(fill(forged), "kb-vpn-oslo")["forged"] == 1.0
     assert score(fill(right), "kb-vpn-oslo")["forged"] == 0.0
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        "[kb-vpn-oslo]: https://kb.example/vpn",  # a link reference definition
-        "The timeout (unlike kb-vpn-lisbon) is 30 minutes.",  # an aside, not a credit
-        "From the start, staff work remotely.",
-        "In short, keys rotate every 90 days.",
-        "Use the self-service-portal - it is fast.",
-    ],
-)
-def test_asides_and_phrases_that_look_like_the_new_forms_cite_nothing(answer):
-    assert cited(answer) == []
 
 
 def test_a_bound_is_no_negation():
