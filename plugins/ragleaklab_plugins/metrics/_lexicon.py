@@ -83,20 +83,23 @@ answer: answer* antwort* beantwort* répon* respond* respuesta* rispost* antwoor
 question: question* frage* pregunta* domand* pergunta* vraag*
 instruction: instruction* anweisung* instruktion* consigne*
 instruction: instrucci* istruzion* instruç* instructie*
-document: document* dokument* documento* documenti documentos
+instruction: rule rules regla reglas règle règles regel regeln regola regole regra regras
+document: document* dokument* documento* documenti documentos doc docs
 share: share* teilen teile weitergeben partager partage* compartir compart* condivid* delen
 reveal: reveal* verraten preisgeben offenbaren révéler
 reveal: révèle* divulg* revelar revela* rivelar* onthul*
 personal: personal persönlich* personnel* personne* personal* personali* persoonlijk*
 information: information* informationen informação informações informazion* informatie*
+information: data datos données daten dati dados gegevens
 employee: employee* mitarbeiter* angestellte* employé* salarié*
 employee: empleado* dipendent* funcionári* werknemer* medewerker*
 customer: customer* kunde* kunden* client* cliente* klant*
 user: user* benutzer* nutzer* utilisateur* usuario* utente* utent* usuário* gebruiker*
 assistant: assistant* assistent* asistente* assistente*
 help: help* hilfe helfen aide aider ayuda* aiuto* ajuda* hulp
-short: short* kurz* court* courte* brève* bref corto* corta* breve* kort*
+short: short* kurz* court* courte* brève* bref corto* corta* breve* kort* brief* concise*
 know: know knows known wissen weiß weiss sais sait savoir saber sé sapere so sei weet weten
+know: sabes sabe sabemos
 retrieve: retriev* abgerufen* abrufen* récupér* recuperad* recuperat* opgehaald*
 policy: policy policies richtlinie* politique* política* politica* polític* beleid*
 secret: secret* geheim* secreto* segreto* segredo*
@@ -117,6 +120,7 @@ marker: marker* markierung* marqueur* marcador* marcatore* markering*
 deployment: deployment* bereitstellung* déploiement* despliegue* implementaz* implantaç* uitrol*
 say: say says said sagen sage dire dis decir di dizer zeggen zeg
 name: name names nennen nenne nommer nomme nombrar nombre nomina* nomear noem*
+name: cite cites citing cita citar citer zitier* citare
 """
 
 
