@@ -145,10 +145,30 @@ def test_evidence_names_the_clause_its_poison_source_and_the_markers() -> None:
         ("a fortnight", "20160"),
         ("deux semaines", "20160"),
         ("24h", "1440"),
+        # periods: "every year", an adverb, "once a year" (not Spanish eleven), a frequency
+        ("every year", "525600"),
+        ("yearly", "525600"),
+        ("annually", "525600"),
+        ("once a year", "525600"),
+        ("each week", "10080"),
+        ("quarterly", "129600"),
+        ("twice a year", "259200"),  # every six months
+        ("3 times a year", "175200"),
+        ("monthly", "43200"),
     ],
 )
 def test_durations_meet_whatever_unit_and_number_form(text: str, minutes: str) -> None:
     assert f"⏱{minutes}" in canonical_tokens(words(text))
+
+
+def test_once_before_a_period_is_no_spanish_eleven() -> None:
+    assert "11" not in canonical_tokens(words("once a year"))
+    assert "11" in canonical_tokens(words("once días"))  # Spanish eleven
+
+
+def test_a_terse_answer_is_read_by_its_value() -> None:
+    # "Yearly." once had no token the corpus knows, and so no clause at all
+    assert canonical_tokens(words("Yearly.")) == ["yearly", "⏱525600"]
 
 
 def test_clauses_split_at_sentences_lines_and_contrasts_not_at_colons() -> None:

@@ -77,12 +77,30 @@ _DURATIONS: dict[str, int] = {
 }
 _MONTH = 43200
 _MONTH_AS_YEAR = 43800
+_YEAR = 525600
 # "8h", "30min", "2wks": a number and a unit written as one token.
 _GLUED = re.compile(r"(\d+)(h|hr|hrs|min|mins|d|wk|wks|mo|mos|yr|yrs)")
 _GLUED_UNITS = {"d": "day", "wk": "week", "wks": "week", "mo": "month", "mos": "month"}
 _GLUED_UNITS |= {"yr": "year", "yrs": "year"}
-# A fortnight and the like are a number and a unit in one word.
-_WHOLE_DURATIONS: dict[str, int] = {"fortnight": 20160, "quincena": 20160, "quinzaine": 20160}
+# A fortnight and the like are a number and a unit in one word; so are the adverbs of a period
+# ("yearly" is "every year"), a month's among them read both ways, as a unit of months is.
+_QUARTER = (129600, 131400)
+_HALF_YEAR = (259200, 262800)
+_WHOLE_DURATIONS: dict[str, tuple[int, ...]] = {
+    **dict.fromkeys(("fortnight", "quincena", "quinzaine", "fortnightly", "biweekly"), (20160,)),
+    **dict.fromkeys(("hourly",), (60,)),
+    **dict.fromkeys(("daily", "täglich", "taglich", "diario", "diariamente"), (1440,)),
+    **dict.fromkeys(("weekly", "wöchentlich", "wochentlich", "semanal", "hebdomadaire"), (10080,)),
+    **dict.fromkeys(("monthly", "monatlich", "mensual", "mensuel", "mensile"), (43200, 43800)),
+    **dict.fromkeys(("quarterly", "vierteljährlich", "trimestral", "trimestriel"), _QUARTER),
+    **dict.fromkeys(("semiannually", "biannually", "semiannual", "halbjährlich"), _HALF_YEAR),
+    **dict.fromkeys(("yearly", "annually", "annual", "jährlich", "jahrlich", "anual"), (525600,)),
+    **dict.fromkeys(("anualmente", "annuel", "annuelle", "annuale", "annualmente"), (525600,)),
+}
+#: Words before a unit that make it one of it ("every year", "each week", "per month").
+_ONE_OF = frozenset({"every", "each", "per", "cada", "chaque", "jede", "jeden", "jedes", "ogni"})
+#: "twice a year" is every six months: how many times a period its word says.
+_TIMES = {"twice": 2, "thrice": 3}
 #: The prefix of a duration token: no word token starts with it.
 DURATION = "⏱"
 
@@ -97,8 +115,10 @@ def _decimal(token: str) -> Decimal | None:
 def _values(tokens: Sequence[str]) -> list[str]:
     """*tokens* with number words as digits: "twenty four" -> "24", "two hundred" -> "200"."""
     out: list[str] = []
-    for token in tokens:
+    for i, token in enumerate(tokens):
         value = NUMBER_WORDS.get(token)
+        if token == "once" and tokens[i + 1 : i + 2] and tokens[i + 1] in _ARTICLES | _ONE_OF:
+            value = None  # "once a year": once, not Spanish eleven
         if value is not None and token not in _ARTICLES:
             previous = _decimal(out[-1]) if out else None
             # "twenty four", "vingt quatre" (the hyphen is gone): a tens word then a unit word
@@ -132,13 +152,22 @@ def canonical_tokens(tokens: Iterable[str]) -> list[str]:
         out.append(token)
         whole = _WHOLE_DURATIONS.get(token)
         if whole is not None:
-            out.append(f"{DURATION}{whole}")
+            out += [f"{DURATION}{m}" for m in whole]
             continue
         minutes = _DURATIONS.get(token)
         if minutes is None or i == 0:
             continue
         amount = _amount(values, i)
         if amount is None:
+            continue
+        # "twice a year", "3 times a year": the period is the unit over the count
+        per = _times(values, i)
+        if per is not None:
+            out.append(_duration(minutes / per))
+            if minutes == _MONTH:
+                out.append(_duration(_MONTH_AS_YEAR / per))
+            elif minutes == _YEAR:  # "twice a year" also meets "every six months" of 30 days
+                out.append(_duration(12 * _MONTH / per))
             continue
         out.append(_duration(amount * minutes))
         if minutes == _MONTH:
@@ -163,10 +192,25 @@ def _unglued(tokens: Iterable[str]) -> list[str]:
     return out
 
 
+def _times(values: Sequence[str], unit_at: int) -> Decimal | None:
+    """How many times per the unit at *unit_at* ("twice a year": 2, "3 times per month": 3),
+    or None."""
+    if unit_at < 2 or values[unit_at - 1] not in _ARTICLES | _ONE_OF:
+        return None
+    word = values[unit_at - 2]
+    if word in _TIMES:
+        return Decimal(_TIMES[word])
+    if word == "times" and unit_at >= 3 and values[unit_at - 3].isdigit():
+        count = Decimal(values[unit_at - 3])
+        return count if count > 0 else None
+    return None
+
+
 def _amount(values: Sequence[str], unit_at: int) -> Decimal | None:
-    """The number before the unit at *unit_at*: a number token, "1 5" as 1.5, or an article."""
+    """The number before the unit at *unit_at*: a number token, "1 5" as 1.5, an article or
+    "every", "each", "per"."""
     before = values[unit_at - 1]
-    if before in _ARTICLES:
+    if before in _ARTICLES or before in _ONE_OF:
         return Decimal(1)
     number = _decimal(before) if before.isdigit() else None
     if number is None:
