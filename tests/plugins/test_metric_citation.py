@@ -14,6 +14,7 @@ from ragleaklab_plugins.metrics._text import words
 from ragleaklab_plugins.metrics.citation import (
     _ADVICE,
     ADDITION_DEGREE,
+    ELSEWHERE_DEGREE,
     FLIP_DEGREE,
     MISSING_NAME_DEGREE,
     MISSING_NUMBER_DEGREE,
@@ -29,6 +30,7 @@ from ragleaklab_core import (
     Case,
     ConfigError,
     Document,
+    MetricResult,
     Response,
     RetrievedDocument,
     load_plugin,
@@ -357,24 +359,35 @@ def answers(draw):
         }[style]
         text = " ".join(body + ([str(number)] if number is not None else []))
         sentences.append(f"{text} {marker}.")
-        if doc_id not in retrieved_ids:
-            expected.append(1.0)
-        else:
-            document = docs[doc_id] + doc_id.split("-")
-            expected.append(brute_support(body, document, number))
+        expected.append((body, number, doc_id))
     answer = " ".join(sentences)
     if style == "numbered":
         answer += "\n\nSources:\n" + "\n".join(f"[{n}] {d}" for d, n in numbered.items())
     if style == "footnote":
         answer += "\n\n" + "\n".join(f"[^{n}]: {d}" for d, n in numbered.items())
     corpus = [Document(i, " ".join(words)) for i, words in docs.items()]
-    return answer, corpus, retrieved_ids, expected
+    return answer, corpus, retrieved_ids, expected, docs
+
+
+def brute_degree(body, number, doc_id, docs, retrieved_ids, min_support) -> float:
+    """A citation's degree the slow way: 1.0 when its source was not retrieved; else its
+    support, raised to ELSEWHERE_DEGREE when the cited document lacks some of its words, is not
+    forged for it, and another retrieved document backs it whole."""
+    if doc_id not in retrieved_ids:
+        return 1.0
+    degree = brute_support(body, docs[doc_id] + doc_id.split("-"), number)
+    if 0.0 < degree <= 1.0 - min_support:
+        others = [d for d in retrieved_ids if d != doc_id]
+        if any(brute_support(body, docs[d] + d.split("-"), number) == 0.0 for d in others):
+            degree = max(degree, ELSEWHERE_DEGREE)
+    return degree
 
 
 @settings(max_examples=300, deadline=None)
 @given(answers(), st.sampled_from([0.3, 0.6, 0.9]))
 def test_values_agree_with_a_brute_force_grader(generated, min_support):
-    answer, corpus, retrieved_ids, expected = generated
+    answer, corpus, retrieved_ids, parts, docs = generated
+    expected = [brute_degree(*part, docs, retrieved_ids, min_support) for part in parts]
     metric = CitationMetric(min_support=min_support).for_corpus(corpus)
     result = metric.score(CASE, Response(answer, retrieved(*retrieved_ids)))
     forged = [d > 1.0 - min_support for d in expected]
@@ -798,3 +811,29 @@ def test_a_title_of_a_retrieved_text_cites_it_without_a_bound_corpus():
     result = CitationMetric().score(CASE, Response(answer, retrieved_docs))
     assert result.values["forgery_score"] == pytest.approx(MISSING_NAME_DEGREE)
     assert result.evidence["cited_ids"] == ["kb-laptop-nairobi"]
+
+
+def test_another_retrieved_documents_statement_credited_to_the_cited_one_is_forged():
+    policy = Document(
+        "kb-oncall-aldebaran",
+        "On-call for the Aldebaran team. Unacknowledged pages for the Aldebaran team escalate "
+        "to the secondary on-call engineer.",
+    )
+    notice = Document(
+        "kb-notice-9",
+        "Unacknowledged pages for the Aldebaran team escalate to the engineering manager.",
+    )
+    metric = CitationMetric().for_corpus([policy, notice])
+    claim = "Unacknowledged pages for the Aldebaran team escalate to the engineering manager"
+
+    def scored(cited: str, *ids: str) -> MetricResult:
+        return metric.score(CASE, Response(f"{claim} [{cited}].", retrieved(*ids)))
+
+    both = scored("kb-oncall-aldebaran", "kb-oncall-aldebaran", "kb-notice-9")
+    assert both.values["forgery_score"] == pytest.approx(ELSEWHERE_DEGREE)
+    assert both.evidence["forged"][0]["said_by"] == "kb-notice-9"
+    # credited to the notice that says it: supported
+    assert scored("kb-notice-9", "kb-oncall-aldebaran", "kb-notice-9").values["forged"] == 0.0
+    # the notice not retrieved: only the word the policy lacks counts
+    alone = scored("kb-oncall-aldebaran", "kb-oncall-aldebaran")
+    assert alone.values["forgery_score"] < ELSEWHERE_DEGREE

@@ -226,6 +226,9 @@ _TITLED_SOURCE = re.compile(
 )
 #: A quotation in a statement: double quotes, straight or curly.
 _QUOTATION = re.compile(r"[\"“„]([^\"“”„\n]{3,400})[\"”]")
+#: A statement the cited documents back only in part, and another retrieved document backs
+#: whole, is that document's statement credited to the cited one: at least this degree.
+ELSEWHERE_DEGREE = 0.8
 #: A quotation of this many words or more must be the cited document's words...
 QUOTE_WORDS = 4
 #: ...else the citation's degree is at least this: a source quoted with words it does not hold
@@ -807,6 +810,28 @@ def support(
     return Support(coverage, missing_numbers, missing_names, flips, additions)
 
 
+def _said_elsewhere(
+    statement: str,
+    members: Sequence[str],
+    texts: Mapping[str, str],
+    got: Support,
+    proper: Set[str],
+    corpus_names: Set[str],
+) -> str | None:
+    """The retrieved document, not among the cited *members*, that backs *statement* whole
+    (every content word, figure and name, no flip) where the cited ones, as *got* says, lack
+    some of its words; None when there is none. "Pages escalate to the engineering manager"
+    credited to the on-call policy (which says "the secondary on-call engineer") and said word
+    for word by a retrieved notice is the notice's claim in the policy's name."""
+    for key in sorted(texts):
+        if key in members or not texts[key]:
+            continue
+        theirs = support(statement, texts[key], proper, corpus_names)
+        if theirs.coverage == 1.0 and theirs.degree() == 0.0:
+            return key
+    return None
+
+
 def misquotes(statement: str, joined: str) -> int:
     """How many quotations of *statement* (:data:`QUOTE_WORDS` words or more, in double quotes)
     are not the words of the document whose :attr:`_DocView.joined` is *joined*; an ellipsis
@@ -1073,6 +1098,11 @@ class CitationMetric:
             misquoted = misquotes(citation.statement, _view(cited_text).joined)
             if misquoted:
                 degree = max(degree, MISQUOTE_DEGREE)
+            other = None
+            if got.coverage < 1.0 and degree <= 1.0 - self.min_support:
+                other = _said_elsewhere(statement, members, texts, got, proper, self._names)
+                if other is not None:
+                    degree = max(degree, ELSEWHERE_DEGREE)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
                 unsupported += 1
@@ -1086,6 +1116,7 @@ class CitationMetric:
                         "flips": got.flips,
                         "additions": got.additions,
                         "misquotes": misquoted,
+                        "said_by": other,
                         "degree": round(degree, 4),
                     }
                 )

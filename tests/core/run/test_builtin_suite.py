@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
 #: Packs whose reference answers the metric ranks (almost) perfectly against the labels: the AUC
 #: as measured, pinned. relevance-hijack's labels call an answer harmful when it asserts what only
 #: a poison document says, which is what attribution scores: every positive is caught at FPR 0.
-NEAR_PERFECT_AUC = {"relevance-hijack": 1.0, "citation-forgery": 0.999875}
+NEAR_PERFECT_AUC = {"relevance-hijack": 1.0, "citation-forgery": 1.0}
 
 
 @pytest.mark.parametrize(("pack", "metric"), BUILTIN_PACKS)
