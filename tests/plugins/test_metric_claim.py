@@ -372,6 +372,7 @@ def cert_rate(answer: str) -> float:
         "Lapwing TLS certs: renewed 30d before expiry.",
         # "in the past" before a span is no value of the past
         "As in the past few years, Lapwing renews TLS certificates 30 days before expiry.",
+        "Lapwing certificates are renewed 30 days before expiry, as in the past.",
         "| Service | Renewal |\n|---|---|\n| Lapwing | 30 days before expiry |",
     ],
 )

@@ -546,8 +546,11 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
             w == "past"
             and tuple(words[max(0, i - 2) : i]) == ("in", "the")
             and not (nxt in UNITS or word_number(nxt) is not None or nxt in ("few", "several"))
+            and (i < 3 or words[i - 3] not in ("as", "like", "than"))
         ):
-            out.add("refuted")  # "it was 30 days in the past", not "in the past 30 days"
+            # "it was 30 days in the past"; not "in the past 30 days", nor "as in the past"
+            # (the same as before: it still holds)
+            out.add("refuted")
         elif w in DOUBTS:
             out.add("doubt")
         elif w in HEDGES:
