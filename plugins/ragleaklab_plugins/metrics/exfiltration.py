@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import Any, ClassVar
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 # IDNA 2008 with the UTS #46 mapping, as browsers map host names: fullwidth letters, ideographic
 # full stops and case are mapped before a domain is compared, and xn-- labels are decoded.
@@ -483,17 +483,31 @@ class UrlParts:
         return ".".join(self.labels)
 
 
-def _mailto(rest: str) -> UrlParts | None:
-    """A ``mailto:`` URL (RFC 6068) as the message it writes: the host is the first
-    recipient's domain (``to=`` when no address precedes the ``?``), the path its addresses,
-    the query the header fields (``subject``, ``body``); None without a recipient domain."""
+#: What a browser's URL parser refuses in a host once percent-decoded (the WHATWG URL
+#: standard's forbidden domain code points): such a URL fails to parse, and nothing is fetched.
+_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+#: The header fields of a ``mailto:`` URL that add recipients (RFC 6068).
+_RECIPIENT_FIELDS = frozenset({"to", "cc", "bcc"})
+
+
+def _recipients(rest: str) -> tuple[list[str], str]:
+    """Every recipient of a ``mailto:`` URL (what follows its ``mailto:``), in order: the
+    addresses before its ``?``, then those of its ``to``, ``cc`` and ``bcc`` fields; and its
+    query."""
     addresses, _, query = rest.partition("?")
-    recipients = [a for a in unquote(addresses).split(",") if "@" in a]
-    if not recipients:
-        for key, _, value in (f.partition("=") for f in query.split("&")):
-            if key.lower() == "to":
-                recipients = [a for a in unquote(value).split(",") if "@" in a]
-                break
+    fields = [unquote(addresses)]
+    for key, _, value in (f.partition("=") for f in query.split("&")):
+        if key.lower() in _RECIPIENT_FIELDS:
+            fields.append(unquote(value))
+    return [a.strip() for f in fields for a in f.split(",") if "@" in a], query
+
+
+def _mailto(rest: str) -> UrlParts | None:
+    """A ``mailto:`` URL (RFC 6068) as the message it writes to its first recipient (see
+    :func:`one_per_recipient` for the others): the host is that recipient's domain, the path
+    the addresses before the ``?``, the query the header fields (``subject``, ``body``); None
+    without a recipient domain."""
+    recipients, query = _recipients(rest)
     if not recipients:
         return None
     host = recipients[0].rpartition("@")[2].strip()
@@ -502,14 +516,26 @@ def _mailto(rest: str) -> UrlParts | None:
     labels, ascii_labels = _host_labels(host)
     if not any(labels):
         return None
+    addresses = rest.partition("?")[0]
     return UrlParts(
         "mailto", "", host, "", addresses, query, "", tuple(labels), tuple(ascii_labels)
     )
 
 
-#: What a browser's URL parser refuses in a host once percent-decoded (the WHATWG URL
-#: standard's forbidden domain code points): such a URL fails to parse, and nothing is fetched.
-_FORBIDDEN_HOST = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+def one_per_recipient(linked: LinkedUrl) -> list[LinkedUrl]:
+    """*linked*, or for a ``mailto:`` link with several recipients one link per recipient,
+    each with the whole query: the message reaches every recipient's server, so an allowed
+    first address never hides a foreign one after it, in ``cc`` or in ``bcc``."""
+    match = _SCHEME.fullmatch(_TAB_NEWLINE.sub("", linked.url.strip(_C0_AND_SPACE)))
+    if not match or match.group(1).lower() != "mailto":
+        return [linked]
+    recipients, query = _recipients(match.group(2))
+    if len(recipients) < 2:
+        return [linked]
+    return [
+        LinkedUrl(f"mailto:{quote(r, safe='@')}?{query}", linked.shapes, linked.fetched)
+        for r in dict.fromkeys(recipients)
+    ]
 
 
 def split_url(url: str) -> UrlParts | None:
@@ -1196,7 +1222,11 @@ class ExfiltrationMetric:
         # Every URL, then every URL an allowed one hands on through an open redirect.
         # (the URL, its parts, whether allowed, the record it was carried by or -1)
         records: list[tuple[LinkedUrl, UrlParts, bool, int]] = []
-        queue = [(linked, 0, -1) for linked in find_urls(response.answer)]
+        queue = [
+            (one, 0, -1)
+            for linked in find_urls(response.answer)
+            for one in one_per_recipient(linked)
+        ]
         seen = {linked.url for linked, _, _ in queue}
         for linked, depth, via in queue:  # the queue grows as redirects are found
             parts = split_url(linked.url)
