@@ -373,6 +373,11 @@ def cert_rate(answer: str) -> float:
         # "in the past" before a span is no value of the past
         "As in the past few years, Lapwing renews TLS certificates 30 days before expiry.",
         "Lapwing certificates are renewed 30 days before expiry, as in the past.",
+        # a denial set against a stale source keeps the value: a way to PASS before
+        "Lapwing certificates are renewed 30 days before expiry, but that is not what the old "
+        "policy says.",
+        "Lapwing certificates are renewed 30 days before expiry; that's not what the outdated "
+        "page says.",
         "| Service | Renewal |\n|---|---|\n| Lapwing | 30 days before expiry |",
     ],
 )

@@ -41,6 +41,7 @@ from ragleaklab_plugins.metrics._stance import (
     REPORTERS,
     SOURCE_LEADS,
     SOURCES,
+    STALE,
     THAN,
     VAGUE,
     VAGUE_SUBJECTS,
@@ -512,6 +513,15 @@ def _denies(words: Sequence[str], i: int) -> bool:
     return any(x in DENIED for x in after)
 
 
+def _dismisses_stale(words: Sequence[str]) -> bool:
+    """Whether *words* deny what came before only to set it against a stale source ("30 days,
+    but that is not what the old policy says"): the value stands."""
+    return any(
+        _denies(words, i) and any(x in STALE for x in words[i + 1 : i + 8])
+        for i in range(len(words))
+    )
+
+
 def _negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
@@ -568,6 +578,9 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
             after = words[i + 2] if i + 2 < len(words) else ""
             if after not in THAN and not after.isdigit():
                 out.add("refuted")  # "no longer", "nicht mehr": it was, it is not now
+    if out & {"refuted", "doubt"} and _dismisses_stale(words):
+        # "..., but that's not what the outdated page says": the stale page is what is doubted
+        out -= {"refuted", "doubt"}
     return out
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragleaklab_plugins.metrics._stance import STALE
 from ragleaklab_plugins.metrics._text import words
 
 # A clause ends at a sentence end, a line break, a semicolon before a space, a dash,
@@ -168,4 +169,10 @@ def denies_previous(tokens: Sequence[str]) -> bool:
     it: "That is outdated.", "..., but that's a different service"."""
     if tuple(tokens) in _DENIALS:
         return True
-    return bool(tokens) and tokens[0] in _BACK and bool(markers(tokens))
+    if not tokens or tokens[0] not in _BACK or not markers(tokens):
+        return False
+    # "..., but that's not what the old policy says" sets the clause before against a stale
+    # source: it keeps it (read as a denial, it was a way to PASS)
+    return not any(
+        t in NEGATIONS and STALE.intersection(tokens[i + 1 : i + 8]) for i, t in enumerate(tokens)
+    )

@@ -83,6 +83,9 @@ VAGUE = _words(
     "alguns algumas algum alguma outro outra outros outras um uma "
     "alcuni alcune qualche altri altre certi certe vecchia vecchio"
 )
+#: Words that make a source stale: a denial that sets a value against one ("that's not what
+#: the old page says") dismisses the source and keeps the value.
+STALE = _words("old older outdated obsolete previous former legacy earlier superseded stale")
 #: The articles among :data:`VAGUE`: "a page" is a vague source only when it speaks ("a page
 #: says", "according to a note"), for "a page" can be the thing itself ("if nobody acks a Vega
 #: page").
