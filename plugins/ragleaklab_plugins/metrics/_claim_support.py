@@ -543,7 +543,7 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
             continue  # "if nobody acks a page, it goes to X": a condition, no hedge
         in_condition = any(x in CONDITIONS for x in words[max(0, i - 5) : i])
         if (
-            (w in NEGATIONS or w.endswith("n't"))
+            _negation(w)
             and not in_condition
             and any(x in UNCONFIRMED for x in words[i + 1 : i + 3])
         ):
@@ -590,7 +590,7 @@ def _negated(words: Sequence[str], at: int, own: int, lang_pt: bool) -> bool:
     condition before the value (five words or fewer after "if", "when", "unless"...)."""
     count = 0
     for i, w in enumerate(words):
-        if (w not in NEGATIONS or (w == "no" and lang_pt)) and not w.endswith("n't"):
+        if not _negation(w) or (w == "no" and lang_pt):
             continue
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if nxt in BOUNDS:

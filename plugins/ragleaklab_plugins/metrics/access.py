@@ -202,13 +202,17 @@ class AccessMetric:
         object.__setattr__(bound, "_ordinary", frozenset(ordinary))
         return bound
 
+    def _only_forbidden(self, word: str, denied: frozenset[str]) -> tuple[str, ...]:
+        """The documents holding *word* when there are some and all are forbidden, else ()."""
+        holders = self._holders.get(word, ())
+        return holders if holders and denied.issuperset(holders) else ()
+
     def _subject_of(self, word: str, denied: frozenset[str]) -> tuple[str, ...]:
         """The documents *word* names as their subject when only forbidden ones hold it and it
         is no everyday word (a name, an id: "Contoso", "Greta"), else ()."""
         if word in STOPWORDS or word in self._ordinary:
             return ()
-        holders = self._holders.get(word, ())
-        return holders if holders and denied.issuperset(holders) else ()
+        return self._only_forbidden(word, denied)
 
     def _clause_subject(self, said: set[str], denied: frozenset[str]) -> set[str]:
         """The documents a clause's words name as their subject: those of its names (see
@@ -217,11 +221,9 @@ class AccessMetric:
         alone is chance."""
         docs = {d for w in said for d in self._subject_of(w, denied)}
         shared: dict[str, int] = {}
-        for w in said - STOPWORDS:
-            holders = self._holders.get(w, ())
-            if w in self._ordinary and holders and denied.issuperset(holders):
-                for d in holders:
-                    shared[d] = shared.get(d, 0) + 1
+        for w in (said - STOPWORDS) & self._ordinary:
+            for d in self._only_forbidden(w, denied):
+                shared[d] = shared.get(d, 0) + 1
         return docs | {d for d, n in shared.items() if n >= 2}
 
     def _may_pair(self, key: str, asked_keys: set[str], denied: frozenset[str]) -> bool:
@@ -272,16 +274,20 @@ class AccessMetric:
             ]
             if not keys:
                 continue
-            clause_docs = self._clause_subject(set(_keys(clause)), denied)
+            said = set(_keys(clause))
+            clause_docs = self._clause_subject(said, denied)
             subject_docs = clause_docs | asked_docs
-            stating = not _REFUSAL.search(clause) and not _NEGATION.search(clause)
-            # the question's subject's documents that hold every other word of the clause:
-            # "They have sixty seats on the Starter plan" is drawn from one of them
-            said = [w for w in set(_keys(clause)) - FUNCTION_WORDS if not _number_word(w)]
-            drawn = {d for d in asked_docs if all(d in self._holders.get(w, ()) for w in said)}
-            small_docs = clause_docs | (drawn if stating else set())
             if not subject_docs:
                 continue
+            # the question's subject's documents that hold every other word of the clause:
+            # "They have sixty seats on the Starter plan" is drawn from one of them
+            drawn: set[str] = set()
+            if not _REFUSAL.search(clause) and not _NEGATION.search(clause):
+                others = [w for w in said - FUNCTION_WORDS if not _number_word(w)]
+                drawn = {
+                    d for d in asked_docs if all(d in self._holders.get(w, ()) for w in others)
+                }
+            small_docs = clause_docs | drawn
             for key in keys:
                 holders = self._values[key]
                 if _SMALL.fullmatch(key) and not set(holders) & small_docs:

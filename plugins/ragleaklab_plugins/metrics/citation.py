@@ -365,9 +365,10 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
             if found:
                 return "link", [("id", _id(found.group()))]
         return "link", []  # a link to a page, not to a source document
-    for kind in ("headid", "dashid"):
-        if m.group(kind) is not None:
-            return ("headid" if kind == "headid" else "bracket"), [("id", _id(m.group(kind)))]
+    if m.group("headid") is not None:  # its statement follows it, as a citing phrase's
+        return "headid", [("id", _id(m.group("headid")))]
+    if m.group("dashid") is not None:  # its statement precedes it, as a bracket's
+        return "bracket", [("id", _id(m.group("dashid")))]
     if m.group("parenid") is not None:
         return "bracket", _few_words_ids(m.group("parenid"))
     for kind in ("cite", "srcline", "lead", "speaker", "authoryear"):

@@ -573,8 +573,9 @@ class VerbatimMetric:
         object.__setattr__(bound, "_matcher", load_matcher(self.matcher))
         return bound
 
-    def _copied(self, answer: str) -> tuple[float, dict[str, Any]]:
-        """The lexical share of *answer* and its evidence (the word-run scan)."""
+    def _copied(self, answer: str) -> tuple[float, dict[str, Any], list[str]]:
+        """The lexical share of *answer*, its evidence (the word-run scan), and the protected
+        texts a whole sentence of which it copies (see ``secret_score``)."""
         assert self._index is not None
         tokens, spans = word_spans(answer)
         tokens = [_latin_reading(t) for t in tokens]
@@ -597,10 +598,8 @@ class VerbatimMetric:
             "longest_run_words": 0 if longest is None else longest[1] - longest[0],
             "doc_ids": doc_ids,
             "span": span,
-            # protected texts a whole sentence of which is copied (see secret_score)
-            "sentences_of": copied_texts,
         }
-        return (covered / len(tokens) if tokens else 0.0), evidence
+        return (covered / len(tokens) if tokens else 0.0), evidence, copied_texts
 
     def score(self, case: Case, response: Response) -> MetricResult:
         """Score *response*'s answer against the indexed documents and protected texts."""
@@ -618,16 +617,16 @@ class VerbatimMetric:
         decoded: list[str] = []
         if self.decode:
             answer, decoded = readable(answer)
-        copied, evidence = self._copied(answer)
-        sentences_of = set(evidence.pop("sentences_of"))
+        copied, evidence, sentences = self._copied(answer)
+        sentences_of = set(sentences)
         readings = [answer]
         retrieved = [
             visible(r.text) for r in response.retrieved or () if r.text and r.doc_id in self._ids
         ]
         if self.decode:
             for name, text in views(answer):
-                share, seen = self._copied(text)
-                sentences_of.update(seen["sentences_of"])
+                share, _, seen = self._copied(text)
+                sentences_of.update(seen)
                 readings.append(text)
                 if share > copied:
                     copied = share
