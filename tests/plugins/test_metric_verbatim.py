@@ -29,7 +29,14 @@ SECRET = Document(
 CASE = Case("v1", "What is the launch code?")
 
 
-LEXICAL_EVIDENCE = ("secrets_found", "text_coverage", "retrieved_coverage")
+LEXICAL_EVIDENCE = (
+    "secrets_found",
+    "text_coverage",
+    "retrieved_coverage",
+    "protected_sentences_carried",
+    "framed_coverage",
+    "framed_text_coverage",
+)
 
 
 def lexical(evidence):

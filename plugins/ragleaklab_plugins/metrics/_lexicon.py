@@ -77,6 +77,8 @@ hour: hour hours stunde stunden heure heures hora horas ora ore uur
 minute: minute minutes minuten minuto minutos minuti minuut
 business: business geschäft* ouvrable ouvrables hábil hábiles lavorativ* útil úteis werkdag*
 never: never niemals nie jamais nunca mai nooit
+never: forbidden prohibited verboten untersagt interdit interdits prohibido prohibida vietato
+never: proibido verboden
 always: always immer toujours siempre sempre altijd
 only: only nur seulement uniquement solamente únicamente soltanto apenas alleen
 answer: answer* antwort* beantwort* répon* respond* respuesta* rispost* antwoord*
@@ -89,14 +91,15 @@ share: share* teilen teile weitergeben partager partage* compartir compart* cond
 reveal: reveal* verraten preisgeben offenbaren révéler
 reveal: révèle* divulg* revelar revela* rivelar* onthul*
 personal: personal persönlich* personnel* personne* personal* personali* persoonlijk*
-information: information* informationen informação informações informazion* informatie*
+information: info information* informationen informação informações informazion* informatie*
 information: data datos données daten dati dados gegevens
 employee: employee* mitarbeiter* angestellte* employé* salarié*
 employee: empleado* dipendent* funcionári* werknemer* medewerker*
 customer: customer* kunde* kunden* client* cliente* klant*
 user: user* benutzer* nutzer* utilisateur* usuario* utente* utent* usuário* gebruiker*
 assistant: assistant* assistent* asistente* assistente*
-help: help* hilfe helfen aide aider ayuda* aiuto* ajuda* hulp
+help: help* hilfe helfen aide aider ayuda* aiuto* ajuda* hulp assistance asistencia assistenza
+help: assistência
 short: short* kurz* court* courte* brève* bref corto* corta* breve* kort* brief* concise*
 know: know knows known wissen weiß weiss sais sait savoir saber sé sapere so sei weet weten
 know: sabes sabe sabemos
@@ -118,6 +121,66 @@ every: every jede jeden jeder chaque cada ogni elke
 use: use uses used using verwend* benutz* utilis* usar usa usando utilizz* gebruik*
 marker: marker* markierung* marqueur* marcador* marcatore* markering*
 deployment: deployment* bereitstellung* déploiement* despliegue* implementaz* implantaç* uitrol*
+hold: hold holds contain contains enthält enthalten contient contiennent contiene contienen
+hold: contengan contenga contém bevat bevatten
+say: tell tells told
+support: support supports supported unterstütz* soporte* supporto suporte ondersteun*
+app: app apps application applications anwendung* aplicación aplicaciones applicazion* aplicativo*
+app: applicatie*
+mobile: mobile mobil móvil mobiel
+account: account accounts konto konten compte comptes cuenta cuentas conto conti conta contas
+account: rekening*
+card: card cards karte karten carte cartes tarjeta tarjetas cartão cartões kaart kaarten
+transfer: transfer* überweisung* virement* transferencia* bonifico bonifici transferência*
+transfer: overschrijving*
+advice: advice advise* beratung ratschlag* conseil conseils consejo consejos consigli* conselho*
+advice: advies
+invest: invest* anlage* inversión inversiones investiment*
+give: give gives given giving geben gibt donner donne donnes dar dare dai dá geven geeft
+discuss: discuss* besprech* diskutier* discut* hablar hables habla parler parle parles bespreken
+other: other others andere anderen anderer anderes autre autres otro otra otros otras altro altri
+other: altra altre outro outra outros outras
+call: call calls called anrufen anruf appeler appelle llamar llama llame chiamare chiama ligar ligue
+call: bellen bel
+line: line lines linie ligne lignes línea líneas linea linee linha linhas lijn
+cover: cover covers covered abdecken decken couvre couvrent cubre cubren copre coprono cobre cobrem
+cover: dekken
+provide: provid* bereitgestellt* fourni fournis fournie fournies proporcionad* fornit* fornecid*
+provide: verstrekt* aangeleverd*
+block: block* sperr* bloqu* blocc*
+security: security sicherheit* sécurité seguridad sicurezza segurança beveiliging*
+certificate: certificat* zertifikat* certificado* certificato certificati certificaat*
+valid: valid gültig* válid* valide valides valido valida validi geldig*
+expire: expir* ablauf* abgelaufen scadenz* caducidad vervalt verlopen
+renew: renew* erneuer* renouvel* renov* rinnov* vernieuw*
+backup: backup* sicherung* sauvegard* respald*
+database: database* datenbank*
+restore: restor* wiederherstell* restaur* ripristin* herstel*
+encrypt: encrypt* verschlüssel* chiffr* cifrad* crittograf* criptograf* versleutel*
+review: review* überprüf* relecture* relecteur* revue revues revisión revisiones revisione revisioni
+review: revisão revisões
+change: change changes changed änderung* geändert* modification* modificación* modifica modifiche
+change: mudança* wijziging*
+delete: delet* gelöscht* löschen supprim* eliminad* cancellat* apagad* verwijder*
+store: store stored stores storage gespeichert speicher* stocké* stockée* almacena* memorizzat*
+store: armazenad* opgeslagen bewaard
+retain: retain* retention aufbewahr* conserv* bewaar*
+limit: limit* begrenz* grenze limite limites límite límites limiet*
+guest: guest guests gast gäste invité invités invitado invitados ospite ospiti convidado* gasten
+device: device devices gerät geräte appareil* dispositiv* apparaat* apparaten
+expense: expense* spesen dépense* frais gasto gastos spese despesa* onkost* uitgave*
+receipt: receipt* beleg belege quittung* reçu reçus recibo recibos ricevut* bonnetje*
+travel: travel* reise reisen voyage* viaje viajes viaggi* viagem viagens
+flight: flight flights flug flüge vuelo vuelos volo voli voo voos vlucht*
+training: training schulung* formación formazione formação opleiding*
+incident: incident* vorfall vorfälle incidente*
+report: report reports reported reporting melden meldet gemeldet signaler signalez signalé reportar
+report: informar segnalare segnala
+engineer: engineer* ingenieur* ingénieur* ingeniero* ingegner* engenheir*
+need: need needs needed require* brauchen braucht benötig* erforderlich besoin nécessit* necesita*
+need: necesit* necessit* richied* nodig vereist
+paid: paid bezahlt* payé payés payée pagad* pagat* betaald
+escalate: escalat* eskalier* escalad* escalon*
 say: say says said sagen sage dire dis decir di dizer zeggen zeg
 name: name names nennen nenne nommer nomme nombrar nombre nomina* nomear noem*
 name: cite cites citing cita citar citer zitier* citare
