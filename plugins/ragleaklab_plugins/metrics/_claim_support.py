@@ -522,6 +522,24 @@ def _dismisses_stale(words: Sequence[str]) -> bool:
     )
 
 
+#: A refutation whose subject is a stale source ("the old hiring page is wrong"): it sets the
+#: answer's value against that source, so it refutes the value only when the value is reported
+#: from a source ("the old page said five rounds, but the old page is wrong"; "the old page is
+#: wrong, it says five").
+STALE_REFUTED = "stale_refuted"
+_COPULAS = frozenset({"is", "are", "was", "were"})
+_REFUTING = frozenset({"refuted", STALE_REFUTED})
+
+
+def _of_stale(words: Sequence[str], i: int) -> bool:
+    """Whether the refutation at *i* is said of a stale source: "<...old...> is wrong"."""
+    return (
+        i > 0
+        and words[i - 1] in _COPULAS
+        and any(x in STALE for x in words[max(0, i - 7) : i - 1])
+    )
+
+
 def _negation(word: str) -> bool:
     return word in NEGATIONS or word.endswith("n't")
 
@@ -549,7 +567,7 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
         ):
             out.add("doubt")  # "could not confirm", "cannot verify", "nicht bestätigt"
         if w in REFUTATIONS or (w == "used" and i + 1 < len(words) and words[i + 1] == "to"):
-            out.add("refuted")
+            out.add(STALE_REFUTED if _of_stale(words, i) else "refuted")
         elif _denies(words, i):
             out.add("refuted")  # "..., but that is not what the policy says"
         elif (
@@ -570,7 +588,12 @@ def _markers(words: Sequence[str], own: frozenset[str], holds_value: bool = Fals
         if w in VAGUE and any(x in SOURCES for x in words[i + 1 : i + 4]) and not replaced:
             prev = words[i - 1] if i else ""
             speaks = prev in SOURCE_LEADS or any(x in REPORTERS for x in words[i + 2 : i + 6])
-            if w not in ARTICLES or speaks:
+            # "the old page is wrong" says nothing doubtful: it dismisses the stale page
+            dismissed = w in STALE and any(
+                words[k] in REFUTATIONS and _of_stale(words, k)
+                for k in range(i + 1, min(len(words), i + 8))
+            )
+            if (w not in ARTICLES or speaks) and not dismissed:
                 out.add("doubt")  # "some documents", unless "this replaces older notes"
         if w in VAGUE_SUBJECTS and i + 1 < len(words) and words[i + 1] in REPORTERS:
             out.add("doubt")
@@ -656,20 +679,26 @@ def _weight(
             continue
         theirs = _markers(read.words[j], claim.own_words)
         if piece.sentence in read.table_rows:
-            marks |= theirs & {"doubt", "hedge", "lean", "refuted"}  # a cell of its row
+            marks |= theirs & {"doubt", "hedge", "lean", *_REFUTING}  # a cell of its row
         elif other.segment == piece.segment and other.opener == "":
-            marks |= theirs & {"doubt", "hedge", "lean"}
+            marks |= theirs & {"doubt", "hedge", "lean", STALE_REFUTED}
             if j > index:
-                marks |= theirs & {"refuted"}
+                marks |= theirs & _REFUTING
         elif j > index and other.first_in_segment and other.segment == _next_segment(read, index):
-            marks |= theirs & {"refuted", "doubt"}
+            marks |= theirs & {"doubt", *_REFUTING}
     # a following sentence without values that opens on "this"/"that" and refutes or doubts
     later = [j for j, p in enumerate(read.pieces) if p.sentence == piece.sentence + 1]
     if later and all(valueless[j] for j in later):
         said = [w for j in later for w in read.words[j]]
         if any(w in BACK_REFERENCES for w in said):
             for j in later:
-                marks |= _markers(read.words[j], claim.own_words) & {"refuted", "doubt"}
+                marks |= _markers(read.words[j], claim.own_words) & {"doubt", *_REFUTING}
+    if STALE_REFUTED in marks:
+        marks.discard(STALE_REFUTED)
+        if any(x in STALE or x in REPORTERS for x in words[:at]):
+            # the value is a source's ("the old page said five", "it says five"): the stale
+            # source dismissed is what says it
+            marks.add("refuted")
     if marks & {"refuted", "doubt"}:
         return DISTANCED
     if "hedge" in marks or piece.question:

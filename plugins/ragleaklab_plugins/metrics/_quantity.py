@@ -120,6 +120,11 @@ _SMALL.update(
 ARTICLES = frozenset(
     ["a", "an", "una", "une", "ein", "eine", "einen", "einem", "einer", "uma", "un", "uno"]
 )
+#: "The next working day" is one: like an article, these mean "one" only before a unit.
+NEXT = frozenset(
+    "next following nachsten naechsten prochain prochaine proximo proxima siguiente prossimo "
+    "prossima volgende".split()
+)
 #: Words skipped between a number and its unit: fillers, articles, "per", "al"; never "d",
 #: which right after a number is the day ("30d"), not French "de".
 _SKIPPABLE = (UNIT_FILLERS | ARTICLES | {"per", "al"}) - {"d"}
@@ -467,6 +472,12 @@ def read_values(toks: Sequence[Tok]) -> Values:
             k += 1
         if unit is None:
             unit = UNITS.get(toks[k].folded) if k < n else None
+        if unit is None and every == 0:
+            share = _share_unit(toks, j)  # "3 of your 5 working days": 3 days
+            if share is not None:
+                quantities.append((i, Quantity(share[0], number * share[1], approx)))
+                i = max(j, i + 1)  # the whole ("5 working days") is read next
+                continue
         if unit is not None:
             dimension, factor = unit
             value = number * factor
@@ -514,6 +525,32 @@ def read_values(toks: Sequence[Tok]) -> Values:
     return Values(tuple(quantities), tuple(exact))
 
 
+#: What joins a part to its whole: "3 of 5 days", "3 out of 5", "3 von 5 Tagen", "3 sur 5".
+_SHARE_OF = frozenset(("of", "von", "de", "sur", "su", "van"))
+_POSSESSIVES = frozenset(("your", "our", "their", "its", "his", "her", "my", "the"))
+
+
+def _share_unit(toks: Sequence[Tok], j: int) -> tuple[str, float] | None:
+    """The unit of a whole that the number ending before *j* is a part of ("3 of your 5 working
+    days", "3 out of 5 days"), or None."""
+    n = len(toks)
+    k = j
+    if k + 1 < n and toks[k].folded == "out" and toks[k + 1].folded == "of":
+        k += 2
+    elif k < n and toks[k].folded in _SHARE_OF:
+        k += 1
+    else:
+        return None
+    if k < n and toks[k].folded in _POSSESSIVES | ARTICLES:
+        k += 1
+    whole, end = _read_number(toks, k)
+    if whole is None:
+        return None
+    while end < n and end - k < 4 and toks[end].folded in _SKIPPABLE:
+        end += 1
+    return UNITS.get(toks[end].folded) if end < n else None
+
+
 def _canonical(number: float) -> str:
     return format(Decimal(repr(number)).normalize(), "f")
 
@@ -540,7 +577,7 @@ def _read_number(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
         while j < n:
             f = toks[j].folded
             w = word_number(f)
-            if w is None and f in ARTICLES and not seen and j + 1 < n:
+            if w is None and (f in ARTICLES or f in NEXT) and not seen and j + 1 < n:
                 nxt = toks[j + 1].folded
                 if nxt in UNITS or nxt in UNIT_FILLERS or nxt in HALF:
                     w = 1
