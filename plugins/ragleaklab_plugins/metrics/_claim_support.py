@@ -534,9 +534,7 @@ _REFUTING = frozenset({"refuted", STALE_REFUTED})
 def _of_stale(words: Sequence[str], i: int) -> bool:
     """Whether the refutation at *i* is said of a stale source: "<...old...> is wrong"."""
     return (
-        i > 0
-        and words[i - 1] in _COPULAS
-        and any(x in STALE for x in words[max(0, i - 7) : i - 1])
+        i > 0 and words[i - 1] in _COPULAS and any(x in STALE for x in words[max(0, i - 7) : i - 1])
     )
 
 

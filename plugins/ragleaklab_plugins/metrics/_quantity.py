@@ -121,9 +121,9 @@ ARTICLES = frozenset(
     ["a", "an", "una", "une", "ein", "eine", "einen", "einem", "einer", "uma", "un", "uno"]
 )
 #: "The next working day" is one: like an article, these mean "one" only before a unit.
-NEXT = frozenset(
+NEXT = _word_set(
     "next following nachsten naechsten prochain prochaine proximo proxima siguiente prossimo "
-    "prossima volgende".split()
+    "prossima volgende"
 )
 #: Words skipped between a number and its unit: fillers, articles, "per", "al"; never "d",
 #: which right after a number is the day ("30d"), not French "de".
