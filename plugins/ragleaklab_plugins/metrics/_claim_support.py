@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from attrs import frozen
 
+from ragleaklab_plugins.metrics._lexicon import concept
 from ragleaklab_plugins.metrics._quantity import (
     MONTHS,
     MULTIPLIERS,
@@ -101,6 +102,8 @@ def similar(a: str, b: str) -> bool:
     "expiry"/"expiration", "confidential"/"confidencial")."""
     if a == b or _stem(a) == _stem(b):
         return True
+    if _same_word(a, b):
+        return True
     shorter = min(len(a), len(b))
     if shorter < 5:
         return False
@@ -110,6 +113,22 @@ def similar(a: str, b: str) -> bool:
             break
         common += 1
     return common >= max(4, -(-6 * shorter // 10))
+
+
+_JOINED = re.compile(r"[-'’]")
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Whether two folded words are one word as written, or one word of the matcher's lexicon in
+    two languages ("autoridad"/"authority", "nunca"/"never"): a translation. Not two forms that
+    share their first four letters ("stored"/"store", "renewed"/"renewal"): those are cognates
+    or inflections, which :func:`similar` reads, and which alone do not pin a worded key."""
+    if a == b:
+        return True
+    if a[:4] == b[:4]:
+        return False
+    named = concept(a)
+    return named is not None and named == concept(b)
 
 
 def _is_value_word(word: str) -> bool:
@@ -374,8 +393,12 @@ def key_at(key: Key, values: Values, words: Sequence[str], toks: Sequence[Tok]) 
                 if k.dimension == "percent" and abs(x * 100 - k.value) < 1e-6:
                     return index
     if key.words:
-        # a hyphenated word holds each of its parts ("full-disk": full, disk)
-        parts = [(t.folded, *t.folded.split("-")) if "-" in t.folded else (t.folded,) for t in toks]
+        # a hyphenated word holds each of its parts ("full-disk": full, disk), an elided one its
+        # word ("l'autorite": autorite)
+        parts = [
+            (t.folded, *_JOINED.split(t.folded)) if _JOINED.search(t.folded) else (t.folded,)
+            for t in toks
+        ]
         hits = [
             i for i, ps in enumerate(parts) if any(similar(p, w) for p in ps for w in key.words)
         ]
@@ -384,7 +407,7 @@ def key_at(key: Key, values: Values, words: Sequence[str], toks: Sequence[Tok]) 
             return hits[0]
         # all but one: enough when one of them is there as written ("bóveda central" for
         # "central vault"), not when only cognates are ("stored" for "secrets store")
-        exact = any(p in key.words for i in hits for p in parts[i])
+        exact = any(_same_word(p, w) for i in hits for p in parts[i] for w in key.words)
         if key.partial and len(found) >= max(1, len(key.words) - 1) and exact:
             return hits[0]
     return None

@@ -107,7 +107,8 @@ retrieve: retriev* abgerufen* abrufen* récupér* recuperad* recuperat* opgehaal
 policy: policy policies richtlinie* politique* política* politica* polític* beleid*
 secret: secret* geheim* secreto* segreto* segredo*
 confidential: confidential* vertraulich* confidentiel* confidencial* confidenzial*
-internal: internal* intern* interne* interno* interna* interni*
+internal: internal* intern* interne* interno* interna* interni* in-house inhouse
+authority: authority authorities autoridad autorité autorità autoridade behörde* autoriteit
 staff: staff personal belegschaft personnel plantilla persoal
 approve: approv* genehmig* approuv* aprob* approva* aprova* goedgekeur* goedkeur*
 request: request* anfrage* antrag* anträge* demande*
@@ -162,8 +163,6 @@ review: revisão revisões
 change: change changes changed änderung* geändert* modification* modificación* modifica modifiche
 change: mudança* wijziging*
 delete: delet* gelöscht* löschen supprim* eliminad* cancellat* apagad* verwijder*
-store: store stored stores storage gespeichert speicher* stocké* stockée* almacena* memorizzat*
-store: armazenad* opgeslagen bewaard
 retain: retain* retention aufbewahr* conserv* bewaar*
 limit: limit* begrenz* grenze limite limites límite límites limiet*
 guest: guest guests gast gäste invité invités invitado invitados ospite ospiti convidado* gasten
