@@ -46,7 +46,15 @@ def notice(text: str) -> None:
 
 @contextlib.contextmanager
 def termination_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP act as SIGINT while the block runs (in the main thread)."""
+    """SIGTERM and SIGHUP act as SIGINT while the block runs (in the main thread).
+
+    A signal the parent set to be ignored stays ignored: under ``nohup`` a hangup does not end
+    the run (that is what nohup is for). SIGINT ignored (a background job of a script inherits
+    that) is given Python's own handler for the block, so that SIGTERM still ends the run the
+    way Ctrl-C does, through the handler asyncio installs over it: the pack is cancelled, what
+    it planted removed and said so; a bare ``KeyboardInterrupt`` raised from wherever the
+    signal landed would skip that report.
+    """
     if not _main_thread():
         yield
         return
@@ -56,8 +64,13 @@ def termination_as_interrupt() -> Iterator[None]:
         _received.append(signum)
         _as_sigint(frame)
 
-    with _handling(TERMINATING, interrupt):
-        yield
+    handled = tuple(s for s in TERMINATING if signal.getsignal(s) != signal.SIG_IGN)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        with _handling((signal.SIGINT,), signal.default_int_handler), _handling(handled, interrupt):
+            yield
+    else:
+        with _handling(handled, interrupt):
+            yield
 
 
 def _as_sigint(frame: Any) -> None:

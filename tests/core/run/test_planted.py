@@ -130,7 +130,17 @@ def _pack_doc() -> tuple[str, int]:
     return docs[0].doc_id, len(docs)
 
 
-def _start(site: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+def _start(
+    site: Path, cwd: Path, *args: str, ignoring: tuple[signal.Signals, ...] = ()
+) -> subprocess.Popen[str]:
+    """The CLI in a child process whose signals are as a terminal's foreground run has them
+    (whatever this test process inherited: a CI job started in the background ignores SIGINT
+    and, under nohup, SIGHUP), but for *ignoring*."""
+
+    def dispositions() -> None:
+        for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN if signum in ignoring else signal.SIG_DFL)
+
     return subprocess.Popen(
         [sys.executable, "-m", "ragleaklab_core", *args],
         cwd=cwd,
@@ -139,6 +149,7 @@ def _start(site: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=dispositions,  # runs between fork and exec: no thread of ours meanwhile
     )
 
 
@@ -193,6 +204,40 @@ def test_a_terminated_run_removes_what_it_planted(
     assert _planted(store) == []
     assert not (tmp_path / "out" / LEDGER).exists()
     assert "--resume" in stderr  # the answers so far are kept, as for Ctrl-C
+
+
+@POSIX
+def test_a_run_started_with_sigint_ignored_still_ends_cleanly_on_sigterm(
+    site: Path, tmp_path: Path
+) -> None:
+    # A background job of a script inherits SIGINT ignored: SIGTERM (a CI cancelling the job)
+    # must still cancel the pack, remove what it planted and say so.
+    store = tmp_path / "store"
+    config = _config(tmp_path / "rag.toml", store, delay=0.3)
+    args = ("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
+    run = _start(site, tmp_path, *args, ignoring=(signal.SIGINT,))
+    _wait_mid_pack(tmp_path / "out", run)
+    run.send_signal(signal.SIGTERM)
+    stdout, stderr = run.communicate(timeout=120)
+    _, count = _pack_doc()
+    assert run.returncode == 128 + signal.SIGTERM, stdout + stderr
+    assert f"removed {count} planted documents" in stderr and "Traceback" not in stderr
+    assert _planted(store) == [] and not (tmp_path / "out" / LEDGER).exists()
+
+
+@POSIX
+def test_a_run_under_nohup_outlives_a_hangup(site: Path, tmp_path: Path) -> None:
+    # nohup ignores SIGHUP so that a run outlives its terminal: the run keeps it ignored.
+    store = tmp_path / "store"
+    config = _config(tmp_path / "rag.toml", store, delay=0.05)
+    args = ("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
+    run = _start(site, tmp_path, *args, ignoring=(signal.SIGHUP,))
+    _wait_mid_pack(tmp_path / "out", run)
+    run.send_signal(signal.SIGHUP)
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode in (0, 1), stdout + stderr  # the verdict, not 128 + SIGHUP
+    assert "wrote out/report.json" in stdout + stderr
+    assert _planted(store) == [] and not (tmp_path / "out" / LEDGER).exists()
 
 
 @POSIX
