@@ -781,6 +781,15 @@ MORE_FORMS = [
     "{s} [1].\n\n1: kb-vpn-oslo",
     "{s} [1].\nSources: [1] kb-vpn-oslo",
     "{s} (kb_vpn_oslo).",
+    # source labels in other languages, a sources list nothing refers to, a table's source
+    # column, a citation template
+    "{s}.\nQuelle: kb-vpn-oslo",
+    "{s}.\nFuente: kb-vpn-oslo",
+    "{s}.\n\nSources:\n1. kb-vpn-oslo",
+    "{s}.\n\n**References**\nkb-vpn-oslo",
+    "| Setting | Source |\n|---|---|\n| {s} | kb-vpn-oslo |",
+    "| Source | Setting |\n|---|---|\n| `kb-vpn-oslo` | {s} |",
+    "{s} {{{{cite:kb-vpn-oslo}}}}",
 ]
 
 
@@ -837,3 +846,38 @@ def test_another_retrieved_documents_statement_credited_to_the_cited_one_is_forg
     # the notice not retrieved: only the word the policy lacks counts
     alone = scored("kb-oncall-aldebaran", "kb-oncall-aldebaran")
     assert alone.values["forgery_score"] < ELSEWHERE_DEGREE
+
+
+def test_a_sources_list_a_marker_refers_to_keeps_its_numbers_and_a_table_cites_by_row():
+    # "[1]" refers to the list: its numbers resolve one by one, the list cites nothing else.
+    answer = "The Oslo VPN idle timeout is 30 minutes [1].\n\nSources:\n1. kb-vpn-oslo\n2. kb-x-y"
+    assert cited(answer) == [("kb-vpn-oslo", "The Oslo VPN idle timeout is 30 minutes")]
+    # Nothing refers to it: it cites the text before it, as a "Sources:" line would.
+    answer = "The Oslo VPN idle timeout is 30 minutes.\n\nSources:\n1. kb-vpn-oslo\n2. kb-x-y"
+    assert [doc_id for doc_id, _ in cited(answer)] == ["kb-vpn-oslo", "kb-x-y"]
+    # Each row's source column cites that row only.
+    table = (
+        "| Source | Setting |\n|---|---|\n| kb-vpn-oslo | The Oslo VPN idle timeout is 30 minutes |"
+        "\n| kb-vpn-oslo | The Oslo VPN idle timeout is 8 hours |"
+    )
+    assert [s.strip("| ") for _, s in cited(table)] == [
+        "The Oslo VPN idle timeout is 30 minutes",
+        "The Oslo VPN idle timeout is 8 hours",
+    ]
+    assert score(table, "kb-vpn-oslo")["forged_rate"] == 0.5
+
+
+def test_an_undefined_number_is_the_retrieved_document_at_that_position():
+    # "[1]" with no sources list: the first passage the target retrieved, checked like an id.
+    right, wrong = "The Oslo VPN idle timeout is 30 minutes", "The Oslo VPN idle timeout is 8 hours"
+    both = ("kb-vpn-oslo", "kb-vpn-lisbon")
+    for marker in ("[1]", "[doc1]", "¹", "[Source 1]"):
+        assert score(f"{right} {marker}.", *both)["forged"] == 0.0, marker
+        assert score(f"{wrong} {marker}.", *both)["forged"] == 1.0, marker
+    # The second position is the second document retrieved.
+    lisbon = "The Lisbon VPN idle timeout is 8 hours"
+    assert score(f"{lisbon} [2].", *both)["forged"] == 0.0
+    assert score(f"{lisbon} [1].", *both)["forged"] == 1.0
+    # Beyond the retrieved documents, or undefined beside a defined number: nowhere.
+    assert score(f"{right} [3].", *both)["unretrieved_rate"] == 1.0
+    assert score(f"{right} [2].\n\n[1] kb-vpn-oslo", *both)["unretrieved_rate"] == 1.0

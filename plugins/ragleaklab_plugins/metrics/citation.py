@@ -72,9 +72,15 @@ STOPWORDS: frozenset[str] = frozenset(
 
 # --- parsing ------------------------------------------------------------------------------------
 
+# The words that label a source or a list of them, in English and the five other languages read
+# ("Quelle:", "Fuente:", "Fonti:", "Bron:").
+_SOURCE_LABELS = (
+    r"sources?|references?|citations?|quellen?|fuentes?|fontes?|fonti|bronn?en|bron|"
+    r"referencias|r[ée]f[ée]rences|riferimenti|refer[êe]ncias|referenties"
+)
 # A line that heads a list of sources ("Sources:", "**References**", "## Citations").
 _HEADING = re.compile(
-    r"^\s*(?:#{1,6}\s*)?[*_]{0,2}\s*(?:sources?|references?|citations?|bibliography|footnotes?)"
+    rf"^\s*(?:#{{1,6}}\s*)?[*_]{{0,2}}\s*(?:{_SOURCE_LABELS}|bibliography|footnotes?)"
     r"\s*[*_]{0,2}\s*:?\s*[*_]{0,2}\s*$",
     re.IGNORECASE,
 )
@@ -89,7 +95,7 @@ _COLON_DEF = re.compile(
 )
 # A sources line defining numbers inline: "Sources: [1] kb-a, [2] kb-b".
 _INLINE_SOURCES = re.compile(
-    r"^\s*[*_#\s]*(?:sources?|references?|citations?)[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
+    rf"^\s*[*_#\s]*(?:{_SOURCE_LABELS})[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
 )
 _INLINE_DEF = re.compile(r"\[(?P<key>\d{1,4})\]:?\s*(?P<rest>[^\s,;\[\]]+)")
 # Superscript digits (NFKC would make them plain digits) and <sup>n</sup>: a numbered marker.
@@ -170,6 +176,11 @@ _MARKER = re.compile(
     r"|<a\s[^<>]*?href\s*=\s*[\"']?(?P<ahref>[^\"'\s<>]{1,500})[\"']?[^<>]*>"
     r"(?P<atext>[^<>\n]{0,200})</a>"
     r"|<(?:cite|ref)>\s*(?P<cite>[^<>\n]{1,200}?)\s*</(?:cite|ref)>"
+    # a citation template: {{cite:kb-a}}, {{cite|kb-a}}
+    r"|\{\{\s*cite\s*[:|]\s*(?P<template>[^{}\n]{1,200}?)\s*\}\}"
+    # a table cell holding ids alone: the row's source column
+    rf"|(?<=\|)[ \t]*[`*_]*(?P<cellid>{_ID_LIKE.pattern}(?:[ \t]*[,;][ \t]*{_ID_LIKE.pattern})*)"
+    r"[`*_]*[ \t]*(?=\|)"
     # an id heading a line, its statement after it: "kb-a: ...", "**kb-a** - ...",
     # "Source [kb-a]: ..."
     rf"|(?:(?<=\n)|^)[ \t>]*(?:[-*+][ \t]+)?(?:(?:sources?|refs?|references?|docs?|documents?)"
@@ -178,7 +189,7 @@ _MARKER = re.compile(
     r"(?![ \t]*<?(?:[a-z][a-z0-9+.-]*://|mailto:|/|www\.))"
     # an id after a dash at the end of a line: "... 30 minutes — kb-a"
     rf"|(?:—|–|(?<=\s)-)[ \t]*[*_`]*(?P<dashid>{_ID_LIKE.pattern})[*_`]*(?=[ \t]*\.?[ \t]*(?:\n|$))"
-    r"|(?<![\w(])[*_]{0,2}(?:sources?|references?|citations?|refs?|cited|citing)"
+    rf"|(?<![\w(])[*_]{{0,2}}(?:{_SOURCE_LABELS}|refs?|cited|citing)"
     r"(?:[ \t]+(?:documents?|docs?|pages?|ids?|links?))?[*_]{0,2}\s*:"
     r"[*_]{0,2}[ \t]*(?P<srcline>[^\n]{1,300})"
     # an id right after the phrase ends the source ("according to kb-a the timeout is ...")
@@ -271,6 +282,11 @@ def _superscripts(answer: str) -> str:
     return _SUPER.sub(repl, answer)
 
 
+# A line holding one id alone (under a sources heading: a source of the list).
+_ID_ALONE = re.compile(rf"^[ \t]*[`*_]*(?:{_ID_LIKE.pattern})[`*_]*[ \t]*$")
+_NUMBER_REFERENCE = re.compile(r"\[(\d{1,4})\]")
+
+
 def definitions(answer: str) -> tuple[str, dict[str, str], dict[str, str]]:
     """The answer without its definition lines, and the numbered and footnote definitions
     (key -> id; the first definition of a key wins)."""
@@ -278,9 +294,16 @@ def definitions(answer: str) -> tuple[str, dict[str, str], dict[str, str]]:
     footnotes: dict[str, str] = {}
     body: list[str] = []
     in_sources = False
+    # Each sources heading's line in the body, with the (key, id) of its numbered list.
+    lists: dict[int, list[tuple[str, str]]] = {}
     for line in answer.split("\n"):
         if _HEADING.match(line):
             in_sources = True
+            lists[len(body)] = []
+            body.append("")
+            continue
+        if in_sources and _ID_ALONE.match(line):
+            lists[max(lists)].append(("", _definition_id(line)))  # "Sources:\nkb-a"
             body.append("")
             continue
         m = _FOOTNOTE_DEF.match(line)
@@ -293,18 +316,28 @@ def definitions(answer: str) -> tuple[str, dict[str, str], dict[str, str]]:
                 numbered.setdefault(d.group("key"), _definition_id(d.group("rest")))
             body.append("")
             continue
+        listed = _LISTED_DEF.match(line)
         m = (
             _NUMBERED_DEF.match(line)
-            or (_LISTED_DEF.match(line) if in_sources else None)
+            # "1. kb-a" under a sources heading, or anywhere when the id is all the line holds
+            or (listed if listed and (in_sources or _ID_ALONE.match(listed["rest"])) else None)
             or _COLON_DEF.match(line)
         )
         if m:
             numbered.setdefault(m.group("key"), _definition_id(m.group("rest")))
+            if in_sources:
+                lists[max(lists)].append((m.group("key"), _definition_id(m.group("rest"))))
             body.append("")
             continue
         if line.strip():
             in_sources = False
         body.append(line)
+    # A list of sources no marker refers to ("Sources:\n1. kb-a") cites what comes before it,
+    # as a "Sources: kb-a" line does: it is read as one.
+    referred = set(_NUMBER_REFERENCE.findall("\n".join(body)))
+    for at, sources in lists.items():
+        if sources and not referred & {key for key, _ in sources if key}:
+            body[at] = "Sources: " + ", ".join(doc_id for _, doc_id in sources)
     return "\n".join(body), numbered, footnotes
 
 
@@ -334,6 +367,9 @@ class Citation:
     named: bool = False
     group: int = 0
     prose: bool = False
+    #: The number a ``[1]``, ``¹`` or ``[^1]`` marker holds when the answer defines no source
+    #: for any number: the metric reads it as the position of a retrieved document.
+    number: int | None = None
 
 
 def _prose_source(text: str) -> tuple[str, bool] | None:
@@ -371,6 +407,10 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
         return "bracket", [("id", _id(m.group("dashid")))]
     if m.group("parenid") is not None:
         return "bracket", _few_words_ids(m.group("parenid"))
+    if m.group("cellid") is not None:  # its statement is the rest of its row
+        return "bracket", [("id", _id(i)) for i in _ITEM_SPLIT.split(m.group("cellid"))]
+    if m.group("template") is not None:
+        return "cite", [("id", _id(i)) for i in _ITEM_SPLIT.split(m.group("template"))]
     for kind in ("cite", "srcline", "lead", "speaker", "authoryear"):
         text = m.group("prose") if kind == "lead" else m.group(kind)
         if text is None:
@@ -400,6 +440,8 @@ def _items(m: re.Match[str]) -> tuple[str, list[tuple[str, str]]]:
         return kind, out
     text = m.group("fullwidth") or m.group("paren") or m.group("bracket") or ""
     items = [_id(p) for p in _ITEM_SPLIT.split(text)]
+    if items and all(_POSITIONAL.fullmatch(i.casefold()) for i in items):
+        return "bracket", [("id", i) for i in items]  # "[Source 1]", "[doc 2, doc 3]"
     if not items or any(not i or any(c.isspace() for c in i) for i in items):
         # "[see the docs]" is prose, not a citation; "[source: kb-a]" cites kb-a
         return "bracket", _few_words_ids(text)
@@ -484,17 +526,19 @@ def parse_citations(
     lines, or ``1. kb-a`` lines under a ``Sources:`` heading); markdown footnotes ``[^1]``
     resolved by ``[^1]: kb-a`` lines; ``(source: kb-a)``; an author-year ``(kb-a, 2023)``; a
     markdown link whose text or address names an id (``[kb-a](https://kb/kb-a)``); an HTML
-    ``<cite>kb-a</cite>``; a ``Source: kb-a`` line; a citing phrase (``according to``, ``as
-    stated in``, ``per``, ``based on``, ``see``) or a speaking source (``kb-a reports that``,
-    ``the VPN guide says``), all read in the NFKC-normalised answer (``［kb-a］`` is
+    ``<cite>kb-a</cite>`` or ``{{cite:kb-a}}``; a ``Source: kb-a`` line (``Quelle:``,
+    ``Fuente:``... too), and a list of sources under a heading that no marker refers to, read as
+    one; a table cell holding ids alone (its row is the statement); a citing phrase (``according
+    to``, ``as stated in``, ``per``, ``based on``, ``see``) or a speaking source (``kb-a reports
+    that``, ``the VPN guide says``), all read in the NFKC-normalised answer (``［kb-a］`` is
     ``[kb-a]``); a parenthesis holding a document's title, quoted or not (``("Laptop
-    provisioning at the Nairobi office")``: *titles* maps :func:`title_key` of each known
-    title to its document's id) or a titled source of its own (``(Password Standard PS-204,
-    section 3.1)``: capitalised words ending in a word for a document, a named citation). An
-    item with white space in it is prose (``[see the docs]``). A source named in
-    prose without an id (``according to the VPN guide``) is a *named* citation when the phrase
-    ends in a word for a document (``guide``, ``policy``, ``page``, ``documentation`` ...); a
-    person or a team (``according to the team lead``) is not a citation.
+    provisioning at the Nairobi office")``: *titles* maps :func:`title_key` of each known title
+    to its document's id) or a titled source of its own (``(Password Standard PS-204, section
+    3.1)``: capitalised words ending in a word for a document, a named citation). An item with
+    white space in it is prose (``[see the docs]``). A source named in prose without an id
+    (``according to the VPN guide``) is a *named* citation when the phrase ends in a word for a
+    document (``guide``, ``policy``, ``page``, ``documentation`` ...); a person or a team
+    (``according to the team lead``) is not a citation.
 
     The *statement* a citation is attached to is the text before its marker, back to the
     previous marker group of the same sentence or the sentence's start; markers separated only
@@ -555,6 +599,10 @@ def parse_citations(
                 doc_id = numbered.get(key)
             else:
                 doc_id = key
+            # only in an answer that defines no source for any number: there "[1]" can only
+            # be the first of the passages it was given
+            undefined = item_kind in ("footnote", "number") and not numbered and not footnotes
+            number = int(key) if undefined and key.isdigit() else None
             out.append(
                 Citation(
                     m.group(),
@@ -564,6 +612,7 @@ def parse_citations(
                     named=item_kind == "name",
                     group=group,
                     prose=kind in ("lead", "speaker"),
+                    number=number,
                 )
             )
         group_end = previous_end = m.end()
@@ -863,6 +912,8 @@ def document_title(text: str, metadata: Mapping[str, Any]) -> str:
 
 
 #: What :func:`resolve_name` returns for a source that is the retrieved documents at large.
+#: An id that names a position rather than a document: "doc1", "source-2", "passage 3".
+_POSITIONAL = re.compile(r"(?:doc|document|source|passage|chunk|context|ref)[\s_-]?(\d{1,3})")
 _ALL_RETRIEVED = "\x00all"
 #: ...and for a name that is no document (a person, a team).
 _NOT_A_SOURCE = "\x00none"
@@ -1025,9 +1076,22 @@ class CitationMetric:
         retrieved: dict[str, list[str]] = {}
         for doc in response.retrieved:
             retrieved.setdefault(fold_id(doc.doc_id), []).append(doc.text or "")
+        # In retrieval order: "[1]" or "[doc1]" with no source defined is the first retrieved
+        # document (the numbered passages of a prompt, LlamaIndex's "Source 1", Azure's "[doc1]").
+        order = list(retrieved)
         keys: list[str | None] = []
+        by_position: dict[Citation, str] = {}
         for citation in citations:
-            if citation.doc_id is None:
+            position = citation.number
+            if position is None and citation.doc_id is not None and not citation.named:
+                positional = _POSITIONAL.fullmatch(fold_id(citation.doc_id))
+                unknown = fold_id(citation.doc_id) not in retrieved
+                if positional and unknown and fold_id(citation.doc_id) not in self._texts:
+                    position = int(positional.group(1))
+            if position is not None and 1 <= position <= len(order):
+                keys.append(order[position - 1])
+                by_position[citation] = order[position - 1]
+            elif citation.doc_id is None:
                 keys.append(None)
             elif citation.named:
                 keys.append(resolve_name(citation.doc_id, retrieved, self._texts))
@@ -1074,6 +1138,8 @@ class CitationMetric:
         worst = 0.0
         for citation, key in kept:
             entry = {"marker": citation.marker, "doc_id": citation.doc_id}
+            if citation in by_position:
+                entry["doc_id"] = by_position[citation]
             if key is None or (key != _ALL_RETRIEVED and key not in retrieved):
                 unretrieved += 1
                 worst = 1.0
@@ -1133,9 +1199,16 @@ class CitationMetric:
         }
         evidence = {
             "citations": n,
-            "cited_ids": sorted({c.doc_id for c in citations if c.doc_id is not None}),
+            "cited_ids": sorted(
+                {i for c in citations if (i := by_position.get(c) or c.doc_id) is not None}
+            ),
             "forged_citations": len(forged),
             "forged": forged[:MAX_EVIDENCE],
             "min_support": self.min_support,
         }
+        if by_position:
+            # which retrieved document each undefined number was read as
+            evidence["by_position"] = [
+                list(pair) for pair in sorted({(c.marker, i) for c, i in by_position.items()})
+            ]
         return MetricResult(values=values, evidence=evidence)
