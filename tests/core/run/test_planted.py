@@ -185,23 +185,38 @@ def test_a_finished_run_leaves_nothing_planted_and_the_teams_document_as_it_was(
     assert count > 100, done.stderr  # the whole pack was planted, not a handful
 
 
+def _signalled(
+    site: Path,
+    tmp_path: Path,
+    signum: signal.Signals,
+    *,
+    ignoring: tuple[signal.Signals, ...] = (),
+    delay: float = 0.3,
+) -> tuple[int, str, str]:
+    """A smoke run of the pack on the store, sent *signum* mid-pack: its exit code, stdout and
+    stderr."""
+    store = tmp_path / "store"
+    config = _config(tmp_path / "rag.toml", store, delay=delay)
+    args = ("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
+    run = _start(site, tmp_path, *args, ignoring=ignoring)
+    _wait_mid_pack(tmp_path / "out", run)
+    assert _planted(store), "nothing was planted before the signal"
+    run.send_signal(signum)
+    stdout, stderr = run.communicate(timeout=120)
+    return run.returncode, stdout, stderr
+
+
 @POSIX
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_terminated_run_removes_what_it_planted(
     site: Path, tmp_path: Path, signum: signal.Signals
 ) -> None:
-    store = tmp_path / "store"
-    config = _config(tmp_path / "rag.toml", store, delay=0.3)
-    run = _start(site, tmp_path, "run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
-    _wait_mid_pack(tmp_path / "out", run)
-    assert _planted(store), "nothing was planted before the signal"
-    run.send_signal(signum)
-    stdout, stderr = run.communicate(timeout=120)
+    code, stdout, stderr = _signalled(site, tmp_path, signum)
     _, count = _pack_doc()
-    assert run.returncode == 128 + signum, stdout + stderr
+    assert code == 128 + signum, stdout + stderr
     assert f"removing {count} planted documents from dirstore" in stderr
     assert f"removed {count} planted documents" in stderr
-    assert _planted(store) == []
+    assert _planted(tmp_path / "store") == []
     assert not (tmp_path / "out" / LEDGER).exists()
     assert "--resume" in stderr  # the answers so far are kept, as for Ctrl-C
 
@@ -212,32 +227,21 @@ def test_a_run_started_with_sigint_ignored_still_ends_cleanly_on_sigterm(
 ) -> None:
     # A background job of a script inherits SIGINT ignored: SIGTERM (a CI cancelling the job)
     # must still cancel the pack, remove what it planted and say so.
-    store = tmp_path / "store"
-    config = _config(tmp_path / "rag.toml", store, delay=0.3)
-    args = ("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
-    run = _start(site, tmp_path, *args, ignoring=(signal.SIGINT,))
-    _wait_mid_pack(tmp_path / "out", run)
-    run.send_signal(signal.SIGTERM)
-    stdout, stderr = run.communicate(timeout=120)
+    code, stdout, stderr = _signalled(site, tmp_path, signal.SIGTERM, ignoring=(signal.SIGINT,))
     _, count = _pack_doc()
-    assert run.returncode == 128 + signal.SIGTERM, stdout + stderr
+    assert code == 128 + signal.SIGTERM, stdout + stderr
     assert f"removed {count} planted documents" in stderr and "Traceback" not in stderr
-    assert _planted(store) == [] and not (tmp_path / "out" / LEDGER).exists()
+    assert _planted(tmp_path / "store") == [] and not (tmp_path / "out" / LEDGER).exists()
 
 
 @POSIX
 def test_a_run_under_nohup_outlives_a_hangup(site: Path, tmp_path: Path) -> None:
     # nohup ignores SIGHUP so that a run outlives its terminal: the run keeps it ignored.
-    store = tmp_path / "store"
-    config = _config(tmp_path / "rag.toml", store, delay=0.05)
-    args = ("run", "-c", str(config), "-p", PACK, "--smoke", "-o", "out")
-    run = _start(site, tmp_path, *args, ignoring=(signal.SIGHUP,))
-    _wait_mid_pack(tmp_path / "out", run)
-    run.send_signal(signal.SIGHUP)
-    stdout, stderr = run.communicate(timeout=120)
-    assert run.returncode in (0, 1), stdout + stderr  # the verdict, not 128 + SIGHUP
+    ignoring = (signal.SIGHUP,)
+    code, stdout, stderr = _signalled(site, tmp_path, signal.SIGHUP, ignoring=ignoring, delay=0.05)
+    assert code in (0, 1), stdout + stderr  # the verdict, not 128 + SIGHUP
     assert "wrote out/report.json" in stdout + stderr
-    assert _planted(store) == [] and not (tmp_path / "out" / LEDGER).exists()
+    assert _planted(tmp_path / "store") == [] and not (tmp_path / "out" / LEDGER).exists()
 
 
 @POSIX
