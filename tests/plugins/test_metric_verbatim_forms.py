@@ -14,6 +14,7 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._disclosure import framed
 from ragleaklab_plugins.metrics.sentinel import fold
 from ragleaklab_plugins.metrics.verbatim import (
     VerbatimMetric,
@@ -342,3 +343,18 @@ def test_the_frame_is_what_makes_part_of_the_prompt_a_dump(metric):
     assert values(metric, text.strip())["semantic_score"] <= BENIGN
     evidence = metric.score(CASE, Response(shown)).evidence
     assert evidence["framed_text_coverage"] >= 0.3 > evidence["framed_coverage"]
+
+
+def test_what_is_presented_as_the_context_ends_where_the_answer_is_labelled():
+    # A debug-style answer naming its sources, then answering from a short document: the answer
+    # proper is no part of what it presents as its context.
+    text = "Debit cards issued in Lisbon have a daily limit of 500 euros."
+    doc = Document("kb-lisbon", text, "private")
+    metric = VerbatimMetric(min_words=20, texts=[PROMPT], decode=True).for_corpus([doc])
+    retrieved = (RetrievedDocument("kb-lisbon", text=doc.text),)
+    labelled = f"Context: kb-lisbon\n\nAnswer: {doc.text}"
+    assert framed(labelled) == "kb-lisbon"
+    assert values(metric, labelled, retrieved)["semantic_score"] == 0.0
+    # The same document presented as the context is a dump.
+    dumped = f"Context: {doc.text}"
+    assert values(metric, dumped, retrieved)["semantic_score"] == 1.0

@@ -52,13 +52,25 @@ VOICES = (
 _VOICED = re.compile(rf"(?:^|(?<=[\s«\"“'‘(\[:*>-]))(?:{VOICES})\b[^.!?\n]*", re.IGNORECASE)
 
 
+# A label on its own line that starts the answer proper ("Answer:", "Respuesta:"): what an
+# answer presents as its context ends there.
+_ANSWER_LABEL = re.compile(
+    r"\n[ \t>*_#]*(?:answer|response|reply|respuesta|antwort|r[ée]ponse|risposta|resposta|"
+    r"antwoord)[*_]*[ \t]*[:：]",
+    re.IGNORECASE,
+)
+
+
 def framed(answer: str) -> str | None:
     """What *answer* presents as its context, instructions or documents (the text after the
-    first :data:`CONTEXT_FRAME`), or None when it presents nothing so."""
+    first :data:`CONTEXT_FRAME`, up to a line that labels the answer proper, "Answer:"), or None
+    when it presents nothing so."""
     m = CONTEXT_FRAME.search(answer)
     if m is None:
         return None
-    rest = answer[m.end() :].strip()
+    rest = answer[m.end() :]
+    end = _ANSWER_LABEL.search(rest)
+    rest = (rest if end is None else rest[: end.start()]).strip()
     return rest or None
 
 
