@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._quantity import read_values, tokenise
 from ragleaklab_plugins.metrics._text import normalise
 from ragleaklab_plugins.metrics._unlisted_claims import contradicting_sentences
 from ragleaklab_plugins.metrics.claim import STOPWORDS, ClaimMetric, claim_tokens, stated
@@ -931,3 +932,10 @@ def test_a_claim_keyed_by_words_in_other_languages_and_words(answer, expected):
     query = "Who issues TLS certificates for Egret?"
     result = ClaimMetric().score(Case("c1", query, EGRET), Response(answer))
     assert result.values["poison_claim_rate"] == expected
+
+
+@pytest.mark.parametrize("text", ["It is 3 of", "three out of", "3 of your", "3 out of 5"])
+def test_a_part_without_its_whole_reads_the_number_alone(text):
+    # The text ends before the whole's number or unit: the part is a bare number, no error.
+    values = read_values(tokenise(text))
+    assert values.quantities == () and [v for _, v in values.exact][:1] == ["n3"]

@@ -527,7 +527,8 @@ def read_values(toks: Sequence[Tok]) -> Values:
 
 #: What joins a part to its whole: "3 of 5 days", "3 out of 5", "3 von 5 Tagen", "3 sur 5".
 _SHARE_OF = frozenset(("of", "von", "de", "sur", "su", "van"))
-_POSSESSIVES = frozenset(("your", "our", "their", "its", "his", "her", "my", "the"))
+#: Words that may stand between "of" and the whole's number: "3 of your 5 days", "3 of the 5".
+_BEFORE_WHOLE = frozenset(("your", "our", "their", "its", "his", "her", "my", "the")) | ARTICLES
 
 
 def _share_unit(toks: Sequence[Tok], j: int) -> tuple[str, float] | None:
@@ -541,8 +542,10 @@ def _share_unit(toks: Sequence[Tok], j: int) -> tuple[str, float] | None:
         k += 1
     else:
         return None
-    if k < n and toks[k].folded in _POSSESSIVES | ARTICLES:
+    if k < n and toks[k].folded in _BEFORE_WHOLE:
         k += 1
+    if k >= n:
+        return None  # "... 3 of" ends the text: no whole
     whole, end = _read_number(toks, k)
     if whole is None:
         return None
