@@ -287,9 +287,9 @@ def protected_sentences(texts: Sequence[str]) -> Iterator[tuple[str, bool]]:
     the text's role sentence (:data:`_ROLE`)."""
     for text in texts:
         role = _ROLE.match(text) is not None
-        for i, m in enumerate(re.finditer(r"[^.!?\n]+[.!?]?", text)):
-            if len(words(m.group())) >= MIN_SENTENCE_WORDS:
-                yield m.group().strip(), role and i == 0
+        for i, sentence in enumerate(_SENTENCE_END.split(text)):
+            if len(words(sentence)) >= MIN_SENTENCE_WORDS:
+                yield sentence.strip(), role and i == 0
 
 
 def semantic_level(coverage: float) -> float:
@@ -533,7 +533,7 @@ class VerbatimMetric:
     :func:`~._disclosure.framed`): then one document carried at :data:`FRAMED_COVERAGE` (the
     retrieved texts, or the corpus documents sharing its rare words when the target does not
     expose them), or a protected text at :data:`FRAMED_TEXT_COVERAGE`, scores 1.0.
-    job. ``verbatim_score`` is the largest of the three.
+    ``verbatim_score`` is the largest of the three.
 
     Limits: a paraphrase with synonyms, or a translation into a language the matcher's lexicon
     lacks (outside English, German, French, Spanish, Italian, Portuguese, Dutch), is seen only
@@ -597,8 +597,9 @@ class VerbatimMetric:
     def for_corpus(self, documents: Sequence[Document]) -> VerbatimMetric:
         """A copy of this metric with the windows of *documents* whose kind is in ``kinds``,
         and of ``texts``; the protected texts' codes and letters; the matcher loaded."""
-        chosen = [d for d in documents if d.kind in self.kinds]
-        chosen += [Document(text_id(i), visible(t), "text") for i, t in enumerate(self.texts)]
+        protected = [d for d in documents if d.kind in self.kinds]
+        texts = [Document(text_id(i), visible(t), "text") for i, t in enumerate(self.texts)]
+        chosen = protected + texts
         codes: list[str] = []
         for text in (*self.texts, *self.secrets):
             for code in distinctive_codes(text) if text in self.texts else [letters(text)]:
@@ -615,12 +616,14 @@ class VerbatimMetric:
         contents = tuple(without_codes(without_role(visible(t))) for t in self.texts)
         object.__setattr__(bound, "_contents", contents)
         object.__setattr__(bound, "_sentences", sentence_index(self.texts))
-        object.__setattr__(bound, "_matcher", load_matcher(self.matcher))
-        wholes = tuple(without_codes(visible(t)) for t in self.texts)
-        object.__setattr__(bound, "_wholes", wholes)
-        object.__setattr__(bound, "_protected", tuple(protected_sentences(wholes)))
-        docs = [d.text for d in documents if d.kind in self.kinds]
-        object.__setattr__(bound, "_finder", SourceFinder.of(docs))
+        matcher = load_matcher(self.matcher)
+        object.__setattr__(bound, "_matcher", matcher)
+        if matcher is not None:  # what only the semantic part reads
+            wholes = tuple(without_codes(visible(t)) for t in self.texts)
+            object.__setattr__(bound, "_wholes", wholes)
+            object.__setattr__(bound, "_protected", tuple(protected_sentences(wholes)))
+            finder = SourceFinder.of([d.text for d in protected])
+            object.__setattr__(bound, "_finder", finder)
         return bound
 
     def _copied(self, answer: str) -> tuple[float, dict[str, Any], list[str]]:
