@@ -1084,10 +1084,10 @@ class CitationMetric:
         for citation in citations:
             position = citation.number
             if position is None and citation.doc_id is not None and not citation.named:
-                positional = _POSITIONAL.fullmatch(fold_id(citation.doc_id))
-                unknown = fold_id(citation.doc_id) not in retrieved
-                if positional and unknown and fold_id(citation.doc_id) not in self._texts:
-                    position = int(positional.group(1))
+                folded = fold_id(citation.doc_id)
+                positional = _POSITIONAL.fullmatch(folded)
+                if positional and folded not in retrieved and folded not in self._texts:
+                    position = int(positional.group(1))  # "[doc1]": no document has that id
             if position is not None and 1 <= position <= len(order):
                 keys.append(order[position - 1])
                 by_position[citation] = order[position - 1]
