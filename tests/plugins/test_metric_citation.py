@@ -9,7 +9,7 @@ import json
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from ragleaklab_plugins.metrics._support import FIGURE_WORDS, stem
+from ragleaklab_plugins.metrics._support import FIGURE_WORDS, figure_backed, figures, stem
 from ragleaklab_plugins.metrics._text import words
 from ragleaklab_plugins.metrics.citation import (
     _ADVICE,
@@ -601,6 +601,23 @@ def test_a_span_with_a_word_between_number_and_unit_is_a_span():
 
 
 @pytest.mark.parametrize(
+    ("said", "written", "backed"),
+    [
+        ("about a month", "4 weeks", True),  # 8% apart: a hedge rounds
+        ("a month", "4 weeks", False),  # unhedged: the calendar's 3%
+        ("roughly two weeks", "15 days", True),
+        ("around 6 weeks", "1 month", False),  # 31% apart
+        ("nearly a year", "11 months", True),
+        ("about 5 minutes", "4 minutes", False),  # 20% apart
+    ],
+)
+def test_a_hedged_span_is_backed_by_a_span_within_ten_percent(said, written, backed):
+    hedged = said.split()[0] in ("about", "roughly", "around", "nearly")
+    assert all(f.startswith("~") is hedged for f in figures(said))
+    assert any(figure_backed(f, figures(written)) for f in figures(said)) is backed
+
+
+@pytest.mark.parametrize(
     ("statement", "degree"),
     [
         # a changed figure, in any writing
@@ -610,6 +627,14 @@ def test_a_span_with_a_word_between_number_and_unit_is_a_span():
         ("Kestrel signing keys are rotated every ninety days", 0.0),
         ("Old keys stay valid for a week after rotation", 0.0),
         ("Old keys stay valid for 168 hours after rotation", 0.0),
+        # a hedged span may round (10%: "about a month" is how people say 4 weeks), not
+        # become another figure (80 days for 90, a fortnight for 7 days)
+        ("Old keys stay valid for about a week after rotation", 0.0),
+        ("Kestrel signing keys are rotated about every three months", 0.0),
+        ("Old keys stay valid for roughly a week after rotation", 0.0),
+        ("Kestrel signing keys are rotated about every two months", MISSING_NUMBER_DEGREE),
+        ("Kestrel signing keys are rotated about every 80 days", MISSING_NUMBER_DEGREE),
+        ("Old keys stay valid for about a fortnight after rotation", MISSING_NUMBER_DEGREE),
         # a negation, one way or the other
         ("Kestrel signing keys are not rotated every 90 days", FLIP_DEGREE),
         ("Old Kestrel keys no longer stay valid after rotation", FLIP_DEGREE),

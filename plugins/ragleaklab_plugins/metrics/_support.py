@@ -136,6 +136,12 @@ _ORDINALS = (
 #: one in minutes are the same when within :data:`CALENDAR_TOLERANCE` of each other.
 MONTH_MINUTES = Decimal("43830")
 CALENDAR_TOLERANCE = Decimal("0.03")
+#: Words that hedge the span after them ("about a month", "roughly two weeks"): a hedged span
+#: is written ``~`` before its figure and matches within :data:`HEDGED_TOLERANCE`, since
+#: "about a month" is how people say "4 weeks" (8% apart) and is no changed figure.
+HEDGES = frozenset({"about", "around", "roughly", "approximately", "approx", "nearly", "almost"})
+HEDGED_TOLERANCE = Decimal("0.1")
+_SPAN = re.compile(r"~?([\d.]+)(min|mo)")
 
 
 def _times(text: str) -> tuple[str, set[str]]:
@@ -164,21 +170,30 @@ def ordinals(text: str) -> set[str]:
 
 def figure_backed(figure: str, backing: set[str] | frozenset[str]) -> bool:
     """Whether *figure* (of :func:`figures`) is among *backing*, a span in months also matching
-    one in minutes within :data:`CALENDAR_TOLERANCE` (``3 months`` is ``90 days``)."""
-    if figure in backing:
+    one in minutes within :data:`CALENDAR_TOLERANCE` (``3 months`` is ``90 days``), and a
+    hedged span (``~``) any span within :data:`HEDGED_TOLERANCE`."""
+    if figure in backing or figure.lstrip("~") in backing:
         return True
-    m = re.fullmatch(r"([\d.]+)(min|mo)", figure)
+    m = _SPAN.fullmatch(figure)
     if not m:
         return False
-    value = Decimal(m.group(1)) * (MONTH_MINUTES if m.group(2) == "mo" else 1)
+    value = _span_minutes(m)
     for other in backing:
-        o = re.fullmatch(r"([\d.]+)(min|mo)", other)
-        if not o or o.group(2) == m.group(2):
+        o = _SPAN.fullmatch(other)
+        if not o:
             continue
-        theirs = Decimal(o.group(1)) * (MONTH_MINUTES if o.group(2) == "mo" else 1)
-        if value and abs(theirs - value) <= CALENDAR_TOLERANCE * value:
+        hedged = figure.startswith("~") or other.startswith("~")
+        if o.group(2) == m.group(2) and not hedged:
+            continue
+        tolerance = HEDGED_TOLERANCE if hedged else CALENDAR_TOLERANCE
+        theirs = _span_minutes(o)
+        if value and abs(theirs - value) <= tolerance * max(value, theirs):
             return True
     return False
+
+
+def _span_minutes(m: re.Match[str]) -> Decimal:
+    return Decimal(m.group(1)) * (MONTH_MINUTES if m.group(2) == "mo" else 1)
 
 
 def figures(text: str) -> set[str]:
@@ -232,7 +247,8 @@ def figures(text: str) -> set[str]:
             count = Decimal("0.5")
         if count is None:
             continue
-        found.add(f"{_canon(count * size)}{dim}")
+        hedged = j >= 1 and tokens[j - 1] in HEDGES
+        found.add(f"{'~' if hedged else ''}{_canon(count * size)}{dim}")
     for i, token in enumerate(tokens):
         if i in consumed:
             continue
