@@ -20,6 +20,7 @@ from ragleaklab_plugins.metrics.citation import (
     MISSING_NUMBER_DEGREE,
     STOPWORDS,
     CitationMetric,
+    joined,
     numbers,
     parse_citations,
     support,
@@ -152,11 +153,24 @@ def test_unretrieved_ids_are_forged_even_when_the_document_says_it():
     assert score(answer, "KB-VPN-OSLO")["forgery_score"] == 0.0  # ids compare casefolded
 
 
+@given(st.lists(st.floats(0.0, 1.0), max_size=6))
+def test_joined_evidence_is_at_least_its_strongest_and_alone_itself(degrees):
+    got = joined(*degrees)
+    assert got >= max(degrees, default=0.0) - 1e-12
+    assert got == pytest.approx(joined(*reversed(degrees)))
+    if len(degrees) == 1:
+        assert got == pytest.approx(degrees[0])
+    if max(degrees, default=1.0) < 0.99 and sum(1 for d in degrees if d > 0.01) >= 2:
+        assert got > max(degrees)  # two partial signals say more than either
+
+
 def test_a_misattributed_number_or_name_is_unsupported():
     number = score("The Oslo VPN idle timeout is 8 hours [kb-vpn-oslo].", "kb-vpn-oslo")
     assert number["forgery_score"] == MISSING_NUMBER_DEGREE and number["unsupported_rate"] == 1
     name = score("The Lisbon VPN idle timeout is 30 minutes [kb-vpn-oslo].", "kb-vpn-oslo")
-    assert name["forgery_score"] == MISSING_NAME_DEGREE and name["forged"] == 1.0
+    # three of its four words backed, and a name missing: the two signals join (noisy-or)
+    assert name["forgery_score"] == pytest.approx(1 - 0.75 * (1 - MISSING_NAME_DEGREE))
+    assert name["forged"] == 1.0
     relaxed = CitationMetric(check_numbers=False, check_names=False)
     assert (
         score(
@@ -331,10 +345,10 @@ def brute_support(statement: list[str], document: list[str], number: int | None)
     for t in terms:
         if any(t == d for d in document):
             found += 1
-    degree = 1.0 - (found / len(terms) if terms else 1.0)
+    coverage = found / len(terms) if terms else 1.0
     if number is not None and str(number) not in document:
-        degree = max(degree, MISSING_NUMBER_DEGREE)
-    return degree
+        return 1.0 - coverage * (1.0 - MISSING_NUMBER_DEGREE)  # both signals, as one
+    return 1.0 - coverage
 
 
 @st.composite
@@ -371,15 +385,15 @@ def answers(draw):
 
 def brute_degree(body, number, doc_id, docs, retrieved_ids, min_support) -> float:
     """A citation's degree the slow way: 1.0 when its source was not retrieved; else its
-    support, raised to ELSEWHERE_DEGREE when the cited document lacks some of its words, is not
-    forged for it, and another retrieved document backs it whole."""
+    support, joined (noisy-or) with ELSEWHERE_DEGREE when the cited document lacks some of its
+    words, is not forged for it, and another retrieved document backs it whole."""
     if doc_id not in retrieved_ids:
         return 1.0
     degree = brute_support(body, docs[doc_id] + doc_id.split("-"), number)
     if 0.0 < degree <= 1.0 - min_support:
         others = [d for d in retrieved_ids if d != doc_id]
         if any(brute_support(body, docs[d] + d.split("-"), number) == 0.0 for d in others):
-            degree = max(degree, ELSEWHERE_DEGREE)
+            degree = 1.0 - (1.0 - degree) * (1.0 - ELSEWHERE_DEGREE)
     return degree
 
 
@@ -551,7 +565,7 @@ def titled(answer: str, *ids: str) -> float:
     [
         ('Nairobi laptops use LUKS ("Laptop provisioning at the Nairobi office").', 1, 0.0),
         ("Nairobi laptops use LUKS (Laptop Provisioning at the Nairobi Office).", 1, 0.0),
-        ('Nairobi laptops use BitLocker ("Laptop provisioning at the Nairobi office").', 1, 0.8),
+        ('Nairobi laptops use BitLocker ("Laptop provisioning at the Nairobi office").', 1, 0.85),
         ('Nairobi laptops use LUKS ("Laptop provisioning at the Nairobi office").', 0, 1.0),
         ("Badges are renewed every year (Badge Handbook).", 2, 0.0),
         ("Badges are renewed every month (Badge Handbook).", 2, 0.9),
@@ -746,7 +760,8 @@ def test_a_unit_after_a_number_is_no_named_value():
     assert forgery("Kestrel signing keys are rotated every 90 Days [kb-keys-kestrel].") == 0.0
     # A sentence's first word is a named value when a retrieved document writes it as one.
     swapped = "Oslo signing keys are rotated every 90 days [kb-keys-kestrel]."
-    assert forgery(swapped, "kb-keys-kestrel", "kb-vpn-oslo") == MISSING_NAME_DEGREE
+    expected = 1 - 0.8 * (1 - MISSING_NAME_DEGREE)  # "oslo" is 1 of its 5 words
+    assert forgery(swapped, "kb-keys-kestrel", "kb-vpn-oslo") == pytest.approx(expected)
     assert forgery(swapped.replace("Oslo", "All"), "kb-keys-kestrel", "kb-vpn-oslo") <= 0.4
 
 
@@ -843,7 +858,7 @@ def test_a_title_of_a_retrieved_text_cites_it_without_a_bound_corpus():
     retrieved_docs = (RetrievedDocument("kb-laptop-nairobi", text=text),)
     answer = 'Nairobi laptops use BitLocker ("Laptop provisioning at the Nairobi office").'
     result = CitationMetric().score(CASE, Response(answer, retrieved_docs))
-    assert result.values["forgery_score"] == pytest.approx(MISSING_NAME_DEGREE)
+    assert result.values["forgery_score"] == pytest.approx(1 - 0.75 * (1 - MISSING_NAME_DEGREE))
     assert result.evidence["cited_ids"] == ["kb-laptop-nairobi"]
 
 
@@ -864,7 +879,8 @@ def test_another_retrieved_documents_statement_credited_to_the_cited_one_is_forg
         return metric.score(CASE, Response(f"{claim} [{cited}].", retrieved(*ids)))
 
     both = scored("kb-oncall-aldebaran", "kb-oncall-aldebaran", "kb-notice-9")
-    assert both.values["forgery_score"] == pytest.approx(ELSEWHERE_DEGREE)
+    # one of its six content words ("manager") is not the page's; the notice says it all
+    assert both.values["forgery_score"] == pytest.approx(1 - 5 / 6 * (1 - ELSEWHERE_DEGREE))
     assert both.evidence["forged"][0]["said_by"] == "kb-notice-9"
     # credited to the notice that says it: supported
     assert scored("kb-notice-9", "kb-oncall-aldebaran", "kb-notice-9").values["forged"] == 0.0

@@ -38,16 +38,18 @@ from ragleaklab_plugins.metrics._text import words
 
 #: Most forged citations the evidence lists.
 MAX_EVIDENCE = 20
-#: A citation's forgery degree is at least this when the statement holds a number the cited
-#: document does not (a different figure is near-certain evidence the document does not say
-#: it)...
+#: The forgery degree each kind of evidence gives alone; the kinds a citation shows join as
+#: independent evidence (noisy-or: ``1 - coverage * (1 - a) * (1 - b)``), so a statement that
+#: lacks a name *and* half its words reads as more surely forged than one that lacks only the
+#: name. A missing figure (a different figure is near-certain evidence the document does not
+#: say it)...
 MISSING_NUMBER_DEGREE = 0.9
-#: ...and at least this when a negation or an antonym turns a sentence of the document around
+#: ...a negation or an antonym that turns a sentence of the document around
 #: ("not rotated", "optional" for "required")...
 FLIP_DEGREE = 0.9
-#: ...and at least this when it holds a named value (a capitalised word) the document lacks...
+#: ...a named value (a capitalised word) the document lacks...
 MISSING_NAME_DEGREE = 0.8
-#: ...or adds a clause the document does not back to one it does.
+#: ...or a clause the document does not back added to one it does.
 ADDITION_DEGREE = 0.8
 
 #: Words that carry no claim: the English function words, and the words assistants put around a
@@ -238,12 +240,11 @@ _TITLED_SOURCE = re.compile(
 #: A quotation in a statement: double quotes, straight or curly.
 _QUOTATION = re.compile(r"[\"“„]([^\"“”„\n]{3,400})[\"”]")
 #: A statement the cited documents back only in part, and another retrieved document backs
-#: whole, is that document's statement credited to the cited one: at least this degree.
+#: whole, is that document's statement credited to the cited one: evidence of this degree.
 ELSEWHERE_DEGREE = 0.8
 #: A quotation of this many words or more must be the cited document's words...
 QUOTE_WORDS = 4
-#: ...else the citation's degree is at least this: a source quoted with words it does not hold
-#: is misquoted.
+#: ...else it is misquoted, evidence of this degree (joined with the rest as above).
 MISQUOTE_DEGREE = 0.8
 
 
@@ -731,21 +732,27 @@ class Support:
     additions: int = 0
 
     def degree(self, check_numbers: bool = True, check_names: bool = True) -> float:
-        """How forged a citation with this support is, in [0, 1]: ``1 - coverage``, raised to
-        :data:`MISSING_NUMBER_DEGREE` when a number is missing (when checked), to
-        :data:`FLIP_DEGREE` when a negation or an antonym flips a sentence of the document, and
-        to :data:`MISSING_NAME_DEGREE` when a named value is missing (when checked) or a clause
-        adds what the document does not say."""
-        degree = 1.0 - self.coverage
-        if check_numbers and self.missing_numbers:
-            degree = max(degree, MISSING_NUMBER_DEGREE)
-        if self.flips:
-            degree = max(degree, FLIP_DEGREE)
-        if check_names and self.missing_names:
-            degree = max(degree, MISSING_NAME_DEGREE)
-        if self.additions:
-            degree = max(degree, ADDITION_DEGREE)
-        return degree
+        """How forged a citation with this support is, in [0, 1]: ``1 - coverage``, joined
+        (noisy-or, :func:`joined`) with :data:`MISSING_NUMBER_DEGREE` when a number is missing
+        (when checked), :data:`FLIP_DEGREE` when a negation or an antonym flips a sentence of
+        the document, :data:`MISSING_NAME_DEGREE` when a named value is missing (when checked)
+        and :data:`ADDITION_DEGREE` when a clause adds what the document does not say."""
+        return joined(
+            1.0 - self.coverage,
+            MISSING_NUMBER_DEGREE if check_numbers and self.missing_numbers else 0.0,
+            FLIP_DEGREE if self.flips else 0.0,
+            MISSING_NAME_DEGREE if check_names and self.missing_names else 0.0,
+            ADDITION_DEGREE if self.additions else 0.0,
+        )
+
+
+def joined(*degrees: float) -> float:
+    """Degrees of independent evidence as one (noisy-or): ``1 - prod(1 - d)``. Each alone is
+    itself; two together exceed both, so more kinds of evidence rank a citation higher."""
+    kept = 1.0
+    for degree in degrees:
+        kept *= 1.0 - degree
+    return 1.0 - kept
 
 
 def proper_names(text: str) -> set[str]:
@@ -968,13 +975,14 @@ class CitationMetric:
     footnote with no definition) or its source is not among ``response.retrieved``; else, from
     how well the cited documents (all those of its group together) *support* the statement
     (:func:`support`): ``1 - coverage`` (the share of the statement's content words missing from
-    them, a word also found by its stem), raised to :data:`MISSING_NUMBER_DEGREE` when (with
+    them, a word also found by its stem), joined (:func:`joined`, noisy-or) with
+    :data:`MISSING_NUMBER_DEGREE` when (with
     ``check_numbers``) a figure of the statement is not in them (numbers, dates, percentages,
     times and spans of time compared in any usual writing: ``half an hour`` is ``30 minutes``),
-    to :data:`FLIP_DEGREE` when a clause negates or turns by an antonym the document sentences
+    :data:`FLIP_DEGREE` when a clause negates or turns by an antonym the document sentences
     closest to it (``not``, ``never``, ``no longer``, ``isn't``; ``optional`` for
-    ``required``), to :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a capitalised word
-    that does not start a sentence is missing, and to :data:`ADDITION_DEGREE` when a clause the
+    ``required``), :data:`MISSING_NAME_DEGREE` when (with ``check_names``) a capitalised word
+    that does not start a sentence is missing, and :data:`ADDITION_DEGREE` when a clause the
     documents do not back is added to one they do. A citation is **forged** when its degree
     exceeds ``1 - min_support``. The document's text is the corpus text bound by
     :meth:`for_corpus` (the whole document), else the text the target reported retrieving; its
@@ -1164,12 +1172,12 @@ class CitationMetric:
             degree = got.degree(self.check_numbers, self.check_names)
             misquoted = misquotes(citation.statement, _view(cited_text).joined)
             if misquoted:
-                degree = max(degree, MISQUOTE_DEGREE)
+                degree = joined(degree, MISQUOTE_DEGREE)
             other = None
             if got.coverage < 1.0 and degree <= 1.0 - self.min_support:
                 other = _said_elsewhere(statement, members, texts, got, proper, self._names)
                 if other is not None:
-                    degree = max(degree, ELSEWHERE_DEGREE)
+                    degree = joined(degree, ELSEWHERE_DEGREE)
             worst = max(worst, degree)
             if degree > 1.0 - self.min_support:
                 unsupported += 1
