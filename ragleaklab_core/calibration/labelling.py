@@ -121,9 +121,11 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"cannot read: {exc}", source=str(path)) from None
 
 
-def review_rows(run_dir: Path) -> list[ReviewRow]:
-    """One row per case of the run in *run_dir* (its report.json and runs.jsonl), in the order
-    of runs.jsonl. Errored cases are kept, with their errors: a reviewer decides."""
+def grouped_records(
+    run_dir: Path,
+) -> tuple[dict[str, Any], str, dict[tuple[str, str], list[dict[str, Any]]]]:
+    """The run in *run_dir*: its report, its target's identity, and its runs.jsonl records
+    grouped by (pack, test_id) in the file's order, each group sorted by epoch."""
     report = _read_json(run_dir / "report.json")
     target = report.get("target") if isinstance(report, dict) else None
     if not isinstance(target, dict):
@@ -147,9 +149,17 @@ def review_rows(run_dir: Path) -> list[ReviewRow]:
                 "a record without its pack and test_id", source=str(runs_path), line=number
             )
         grouped.setdefault(key, []).append(record)  # type: ignore[arg-type]
+    for epochs in grouped.values():
+        epochs.sort(key=lambda r: r.get("epoch", 0))
+    return report, identity, grouped
+
+
+def review_rows(run_dir: Path) -> list[ReviewRow]:
+    """One row per case of the run in *run_dir* (its report.json and runs.jsonl), in the order
+    of runs.jsonl. Errored cases are kept, with their errors: a reviewer decides."""
+    _report, identity, grouped = grouped_records(run_dir)
     rows = []
     for (pack, test_id), epochs in grouped.items():
-        epochs.sort(key=lambda r: r.get("epoch", 0))
         metrics = [r.get("metrics") or {} for r in epochs]
         rows.append(
             ReviewRow(
@@ -460,6 +470,7 @@ __all__ = [
     "LabelOrigins",
     "ReviewRow",
     "RunScores",
+    "grouped_records",
     "label_origins",
     "labels_lines",
     "read_review",

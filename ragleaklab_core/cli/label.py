@@ -1,4 +1,5 @@
-"""``ragleaklab label export`` and ``ragleaklab label import``: labels for your own system.
+"""``ragleaklab label export``, ``import``, ``review`` and ``agreement``: labels for your own
+system.
 
 Registered on the main command group by :mod:`ragleaklab_core.cli`; see
 :mod:`ragleaklab_core.calibration.labelling` for the method and the file formats.
@@ -6,6 +7,7 @@ Registered on the main command group by :mod:`ragleaklab_core.cli`; see
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from ragleaklab_core.calibration.labelling import (
     review_rows,
     run_scores,
 )
+from ragleaklab_core.calibration.review_session import REVIEW_DIR, Mark, read_marks
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.errors import InputError
 
@@ -167,6 +170,124 @@ def import_command(
         f"next: ragleaklab calibrate --pack {chosen} --labels {out} --config <the run's config> "
         "--out calibration/"
     )
+
+
+@label_group.command("review")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--reviewer",
+    required=True,
+    help="Your name: your judgements go to RUN_DIR/review/<name>.jsonl.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="The loopback port to serve on (0: any free one).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
+@handle_errors
+def review_command(run_dir: Path, reviewer: str, port: int, open_browser: bool) -> None:
+    """Label the cases of the run in RUN_DIR in a local page, with the keyboard.
+
+    The page is served on 127.0.0.1 only, loads nothing from elsewhere and sends nothing
+    anywhere. Every judgement is saved to your review file before the page moves on: stop the
+    server at any moment and run the command again to resume where you stopped. The file is
+    one `label import` reads as it is.
+    """
+    from ragleaklab_core.calibration.review_server import ReviewServer, serve
+    from ragleaklab_core.calibration.review_session import ReviewSession
+
+    session = ReviewSession(run_dir, reviewer)
+    others = {
+        name: [marks.get((v.pack, v.test_id), Mark()).label for v in session.views]
+        for name, marks in other_labellers(run_dir, session.reviewer).items()
+    }
+    try:
+        server = ReviewServer(session, port, extra={"others": others})
+    except OSError as exc:
+        raise InputError(f"cannot serve on port {port}: {exc.strerror}", source="--port") from None
+    state = session.state()
+    click.echo(
+        f"reviewing {state['total']} cases of {run_dir} as {session.reviewer} "
+        f"({state['labelled']} labelled, {state['skipped']} skipped); judgements are saved to "
+        f"{session.path}"
+    )
+    for warning in session.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"open {server.url}")
+    click.echo("stop with Ctrl-C; nothing is lost", err=True)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a reviewer stops
+        serve(server)
+    state = session.state()
+    click.echo(
+        f"stopped: {state['labelled']} of {state['total']} labelled, {state['skipped']} skipped, "
+        f"in {session.path}"
+    )
+
+
+@label_group.command("agreement")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="The kappa interval's confidence.",
+)
+@handle_errors
+def agreement_command(run_dir: Path, confidence: float) -> None:
+    """How far the labellers of the run in RUN_DIR agree: Cohen's kappa of every pair, on the
+    cases both labelled, with a bootstrap interval."""
+    from ragleaklab_core.stats.agreement import cohen_kappa
+
+    labellers = other_labellers(run_dir, None)
+    if len(labellers) < 2:
+        raise InputError(
+            f"{len(labellers)} labeller(s) found; agreement needs two review files "
+            "(`ragleaklab label review RUN_DIR --reviewer NAME`)",
+            source=str(run_dir / REVIEW_DIR),
+        )
+    names = sorted(labellers)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            a, b = labellers[first], labellers[second]
+            shared = sorted(k for k in a.keys() & b.keys() if a[k].decided and b[k].decided)
+            if not shared:
+                click.echo(f"{first} / {second}: no case labelled by both")
+                continue
+            got = cohen_kappa(
+                [a[k].label == "positive" for k in shared],
+                [b[k].label == "positive" for k in shared],
+                confidence,
+            )
+            if got.kappa is None:
+                kappa = "kappa undefined (both gave one label to every shared case)"
+            else:
+                kappa = f"kappa {got.kappa:.3f}"
+                if got.low is not None and got.high is not None:
+                    kappa += f" [{got.low:.3f}, {got.high:.3f}] ({confidence:.0%} bootstrap)"
+            click.echo(
+                f"{first} / {second}: {got.cases} cases labelled by both, agreed on {got.agreed} "
+                f"({got.agreed / got.cases:.1%}); {kappa}"
+            )
+
+
+def other_labellers(run_dir: Path, besides: str | None) -> dict[str, dict[tuple[str, str], Mark]]:
+    """The marks of every review file in RUN_DIR/review/ but *besides*'s, by labeller name."""
+    folder = run_dir / REVIEW_DIR
+    found: dict[str, dict[tuple[str, str], Mark]] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.stem != besides:
+            found[path.stem] = read_marks(path)
+    return found
 
 
 def _counts(counter: Counter[str]) -> str:
