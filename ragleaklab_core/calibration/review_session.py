@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
@@ -282,12 +283,34 @@ class ReviewSession:
     written under one lock, in the order the requests arrive.
     """
 
-    def __init__(self, run_dir: Path, reviewer: str) -> None:
+    def __init__(
+        self, run_dir: Path, reviewer: str, only: Set[tuple[str, str]] | None = None
+    ) -> None:
+        """*only*: the (pack, test_id) to review (a plan's sample); default every case.
+
+        Raises:
+            InputError: *only* names a case the run does not have, or the reviewer's file holds
+                one outside the cases reviewed (another run's review, or another plan's).
+        """
         self.run_dir = run_dir
         self.reviewer = check_reviewer(reviewer)
         self.path = review_path(run_dir, reviewer)
-        self.views, self.warnings = case_views(run_dir)
-        self._rows = [row.to_dict() for row in review_rows(run_dir)]
+        views, self.warnings = case_views(run_dir)
+        rows = review_rows(run_dir)
+        if only is not None:
+            present = {(v.pack, v.test_id) for v in views}
+            missing = sorted(only - present)
+            if missing:
+                raise InputError(
+                    f"the plan picks {len(missing)} case(s) this run does not have (such as "
+                    f"{missing[0][1]!r} of pack {missing[0][0]!r}): it was made for another run",
+                    source="--plan",
+                )
+            keep = [i for i, v in enumerate(views) if (v.pack, v.test_id) in only]
+            views = [attrs.evolve(views[i], index=n) for n, i in enumerate(keep)]
+            rows = [rows[i] for i in keep]
+        self.views = views
+        self._rows = [row.to_dict() for row in rows]
         keys = [(v.pack, v.test_id) for v in self.views]
         self._index = {key: i for i, key in enumerate(keys)}
         stored = read_marks(self.path)
@@ -296,7 +319,7 @@ class ReviewSession:
             pack, test_id = unknown[0]
             raise InputError(
                 f"holds {len(unknown)} case(s) this run does not have (such as {test_id!r} of "
-                f"pack {pack!r}): it is another run's review",
+                f"pack {pack!r}): it is another run's review, or another plan's",
                 source=str(self.path),
             )
         self._marks = [stored.get(key, Mark()) for key in keys]

@@ -23,6 +23,7 @@ from ragleaklab_core.calibration.labelling import (
     review_rows,
     run_scores,
 )
+from ragleaklab_core.calibration.plan import TPR_MARGIN
 from ragleaklab_core.calibration.review_session import REVIEW_DIR, Mark, read_marks
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.errors import InputError
@@ -187,8 +188,17 @@ def import_command(
     help="The loopback port to serve on (0: any free one).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a web browser.")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Review only the cases of this plan (`label plan`).",
+)
 @handle_errors
-def review_command(run_dir: Path, reviewer: str, port: int, open_browser: bool) -> None:
+def review_command(
+    run_dir: Path, reviewer: str, port: int, open_browser: bool, plan_file: Path | None
+) -> None:
     """Label the cases of the run in RUN_DIR in a local page, with the keyboard.
 
     The page is served on 127.0.0.1 only, loads nothing from elsewhere and sends nothing
@@ -199,7 +209,8 @@ def review_command(run_dir: Path, reviewer: str, port: int, open_browser: bool) 
     from ragleaklab_core.calibration.review_server import ReviewServer, serve
     from ragleaklab_core.calibration.review_session import ReviewSession
 
-    session = ReviewSession(run_dir, reviewer)
+    only = planned_cases(plan_file) if plan_file is not None else None
+    session = ReviewSession(run_dir, reviewer, only=only)
     others = {
         name: [marks.get((v.pack, v.test_id), Mark()).label for v in session.views]
         for name, marks in other_labellers(run_dir, session.reviewer).items()
@@ -229,6 +240,111 @@ def review_command(run_dir: Path, reviewer: str, port: int, open_browser: bool) 
         f"stopped: {state['labelled']} of {state['total']} labelled, {state['skipped']} skipped, "
         f"in {session.path}"
     )
+
+
+@label_group.command("plan")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--target-fpr",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    required=True,
+    help="The false-positive rate the calibration will be fitted at.",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="The confidence of the Clopper-Pearson guarantee.",
+)
+@click.option(
+    "--tpr-margin",
+    type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True),
+    default=TPR_MARGIN,
+    show_default=True,
+    help="The half-width wanted for the TPR's interval.",
+)
+@click.option("-p", "--pack", "packs", multiple=True, help="Plan these packs only [default: all].")
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The plan file [default: RUN_DIR/review/plan.json].",
+)
+@click.option("--force", is_flag=True, help="Replace an existing plan.")
+@handle_errors
+def plan_command(
+    run_dir: Path,
+    target_fpr: float,
+    confidence: float,
+    tpr_margin: float,
+    packs: tuple[str, ...],
+    seed: int,
+    out: Path | None,
+    force: bool,
+) -> None:
+    """Say how many cases of the run in RUN_DIR to review for a calibration at --target-fpr,
+    and pick them: a stratified random sample per pack (families, hard kinds and the metric's
+    outcome all represented in proportion). Review it with `label review --plan`."""
+    import json
+
+    from ragleaklab_core.calibration.plan import PlanCase, plan_pack, render_plan, stratum_of
+    from ragleaklab_core.calibration.review_session import case_views
+
+    out = run_dir / REVIEW_DIR / "plan.json" if out is None else out
+    if out.exists() and not force:
+        raise InputError(
+            "exists; a review may follow it (use --force to replace it)", source=str(out)
+        )
+    views, _warnings = case_views(run_dir)
+    by_pack: dict[str, list[PlanCase]] = {}
+    for v in views:
+        by_pack.setdefault(v.pack, []).append(
+            PlanCase(
+                v.pack, v.test_id, stratum_of(v.kind, v.families, v.hard, v.outcome), v.outcome
+            )
+        )
+    unknown = [p for p in packs if p not in by_pack]
+    if unknown:
+        raise InputError(
+            f"the run has no pack {unknown[0]!r} (it has: {', '.join(sorted(by_pack))})",
+            source=str(run_dir),
+        )
+    chosen = [p for p in sorted(by_pack) if not packs or p in packs]
+    plans = [
+        plan_pack(
+            p,
+            by_pack[p],
+            target_fpr=target_fpr,
+            confidence=confidence,
+            margin=tpr_margin,
+            seed=seed,
+        )
+        for p in chosen
+    ]
+    content = render_plan(
+        plans,
+        target_fpr=target_fpr,
+        confidence=confidence,
+        margin=tpr_margin,
+        seed=seed,
+        run={"cases": len(views)},
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, (json.dumps(content, indent=2, ensure_ascii=False) + "\n").encode())
+    for plan in plans:
+        click.echo(
+            f"{plan.pack}: review {plan.sample_size} of {plan.cases_in_run} cases (expect about "
+            f"{plan.expected_negatives:.0f} negatives, {plan.negatives_needed} needed for FPR <= "
+            f"{target_fpr:g} at {confidence:.0%}; about {plan.expected_positives:.0f} positives, "
+            f"{plan.positives_needed} for a TPR within +/-{tpr_margin:g})"
+        )
+        for note in plan.notes:
+            click.echo(f"  note: {note}")
+    click.echo(f"wrote {out}")
+    click.echo(f"next: ragleaklab label review {run_dir} --reviewer NAME --plan {out}")
 
 
 @label_group.command("agreement")
@@ -278,13 +394,41 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
             )
 
 
+def planned_cases(path: Path) -> set[tuple[str, str]]:
+    """The (pack, test_id) of every case a plan file picks."""
+    import json
+
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found (write one with `label plan`)", source=str(path)) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+    packs = content.get("packs") if isinstance(content, dict) else None
+    if not isinstance(packs, list):
+        raise InputError("$.packs: missing; not a ragleaklab plan", source=str(path))
+    found: set[tuple[str, str]] = set()
+    for i, entry in enumerate(packs):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("pack"), str)
+            and isinstance(entry.get("cases"), list)
+            and all(isinstance(c, str) for c in entry["cases"])
+        ):
+            raise InputError(
+                f"$.packs[{i}]: needs a pack name and a list of case ids", source=str(path)
+            )
+        found.update((entry["pack"], c) for c in entry["cases"])
+    return found
+
+
 def other_labellers(run_dir: Path, besides: str | None) -> dict[str, dict[tuple[str, str], Mark]]:
     """The marks of every review file in RUN_DIR/review/ but *besides*'s, by labeller name."""
     folder = run_dir / REVIEW_DIR
     found: dict[str, dict[tuple[str, str], Mark]] = {}
     if not folder.is_dir():
         return found
-    for path in sorted(folder.glob("*.jsonl")):
+    for path in sorted(folder.glob("*.jsonl")):  # plan.json is no labeller
         if path.stem != besides:
             found[path.stem] = read_marks(path)
     return found
