@@ -23,10 +23,10 @@ from ragleaklab_core.calibration.labelling import (
     review_rows,
     run_scores,
 )
-from ragleaklab_core.calibration.plan import TPR_MARGIN
-from ragleaklab_core.calibration.review_session import REVIEW_DIR, Mark, read_marks
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.review.plan import TPR_MARGIN
+from ragleaklab_core.review.session import REVIEW_DIR, Mark, read_marks
 
 
 @click.group("label")
@@ -206,8 +206,8 @@ def review_command(
     server at any moment and run the command again to resume where you stopped. The file is
     one `label import` reads as it is.
     """
-    from ragleaklab_core.calibration.review_server import ReviewServer, serve
-    from ragleaklab_core.calibration.review_session import ReviewSession
+    from ragleaklab_core.review.server import ReviewServer, serve
+    from ragleaklab_core.review.session import ReviewSession
 
     only = planned_cases(plan_file) if plan_file is not None else None
     session = ReviewSession(run_dir, reviewer, only=only)
@@ -290,8 +290,8 @@ def plan_command(
     outcome all represented in proportion). Review it with `label review --plan`."""
     import json
 
-    from ragleaklab_core.calibration.plan import PlanCase, plan_pack, render_plan, stratum_of
-    from ragleaklab_core.calibration.review_session import case_views
+    from ragleaklab_core.review.plan import PlanCase, plan_pack, render_plan, stratum_of
+    from ragleaklab_core.review.session import case_views
 
     out = run_dir / REVIEW_DIR / "plan.json" if out is None else out
     if out.exists() and not force:

@@ -127,7 +127,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"packs", "calibration"}),
     frozenset({"gate"}),
     frozenset({"run"}),
-    frozenset({"reporting"}),
+    frozenset({"reporting", "review"}),
     frozenset({"session"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
 )

@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragleaklab_core.calibration.plan import (
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.review.plan import (
     PlanCase,
     _allocate,
     negatives_needed,
     plan_pack,
     positives_needed,
 )
-from ragleaklab_core.calibration.review_session import ReviewSession
-from ragleaklab_core.errors import InputError
+from ragleaklab_core.review.session import ReviewSession
 from ragleaklab_core.stats.aggregation import cp_upper, rate_interval
 from tests.support.cli import rlk
 

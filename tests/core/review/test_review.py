@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from ragleaklab_core.calibration.review_session import (
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import read_labels
+from ragleaklab_core.review.session import (
     ReviewSession,
     check_reviewer,
     highlight_terms,
     read_marks,
 )
-from ragleaklab_core.errors import InputError
-from ragleaklab_core.inputs import read_labels
 from tests.support.cli import rlk
 from tests.support.review import review_server
 

@@ -25,8 +25,8 @@ from importlib.resources import files
 from typing import Any
 
 from ragleaklab_core._log import get_logger
-from ragleaklab_core.calibration.review_session import ReviewSession
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.review.session import ReviewSession
 
 log = get_logger(__name__)
 
@@ -47,7 +47,7 @@ MAX_BODY = 64 * 1024
 
 
 def _asset(name: str) -> bytes:
-    return files("ragleaklab_core.calibration").joinpath("review_page", name).read_bytes()
+    return files("ragleaklab_core.review").joinpath("page", name).read_bytes()
 
 
 class ReviewServer(ThreadingHTTPServer):
