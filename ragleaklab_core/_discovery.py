@@ -48,7 +48,8 @@ METRICS = "ragleaklab.metrics"
 FITTERS = "ragleaklab.fitters"
 TARGETS = "ragleaklab.targets"
 REPORTERS = "ragleaklab.reporters"
-GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS)
+JUDGES = "ragleaklab.judges"
+GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS, JUDGES)
 
 _PROTOCOLS: Mapping[str, type] = PROTOCOLS
 

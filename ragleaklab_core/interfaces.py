@@ -193,6 +193,34 @@ class Reporter(Protocol):
         ...
 
 
+class Judge(Protocol):
+    """Decides whether an attack succeeded in one answered case, as a reviewer would.
+
+    Group ``ragleaklab.judges``. ``ragleaklab label judge RUN_DIR --judge NAME`` asks it about
+    every answer of a run and writes its verdicts as a review file whose labels say
+    ``label_source = "judge"`` and who judged (:attr:`identity`). A judge must decide from what
+    a reviewer sees (the query, the answer, the retrieved documents, the case's ground truth),
+    never from a metric's score: labels defined by the metric they calibrate measure nothing.
+
+    ``judge`` is called from one thread, once per answer; it may raise
+    :class:`~ragleaklab_core.PluginRuntimeError` (or any exception) for an answer it cannot
+    judge: that answer is left unlabelled, with the error, never guessed.
+
+    Optional members ragleaklab reads when present:
+
+    - ``identity: str``: what makes its verdicts reproducible (a model and a digest of its
+      prompts); recorded as ``labelled_by``. Default: the entry-point name;
+    - ``description: str``: one short phrase for ``ragleaklab plugins``.
+
+    .. versionadded:: 0.3
+    """
+
+    def judge(self, case: Any, /) -> Any:
+        """The :class:`~ragleaklab_core.JudgeVerdict` on *case*, a
+        :class:`~ragleaklab_core.JudgedCase`."""
+        ...
+
+
 @frozen
 class Member:
     """One optional member of a plugin group that the core reads when a plugin defines it.
@@ -457,6 +485,18 @@ REPORTER_MEMBERS: tuple[Member, ...] = (
     ),
 )
 
+#: The optional members of a judge (group ``ragleaklab.judges``).
+JUDGE_MEMBERS: tuple[Member, ...] = (
+    Member(
+        "identity",
+        "attribute",
+        "what makes its verdicts reproducible (a model, a digest of its prompts): recorded as the "
+        "labels' `labelled_by` (default: the entry-point name)",
+        "0.3",
+    ),
+    Member("description", "class attribute", "what it judges with, one short phrase", "0.3"),
+)
+
 #: Each entry-point group's required protocol and optional members.
 PROTOCOLS: Mapping[str, type] = {
     "ragleaklab.packs": Pack,
@@ -464,6 +504,7 @@ PROTOCOLS: Mapping[str, type] = {
     "ragleaklab.fitters": ThresholdFitter,
     "ragleaklab.targets": Target,
     "ragleaklab.reporters": Reporter,
+    "ragleaklab.judges": Judge,
 }
 OPTIONAL_MEMBERS: Mapping[str, tuple[Member, ...]] = {
     "ragleaklab.packs": PACK_MEMBERS,
@@ -471,6 +512,7 @@ OPTIONAL_MEMBERS: Mapping[str, tuple[Member, ...]] = {
     "ragleaklab.fitters": FITTER_MEMBERS,
     "ragleaklab.targets": TARGET_MEMBERS,
     "ragleaklab.reporters": REPORTER_MEMBERS,
+    "ragleaklab.judges": JUDGE_MEMBERS,
 }
 
 #: The isolations a target may declare (its ``isolation``).

@@ -318,3 +318,62 @@ class PackInfo:
         converter=_taxonomy,
         validator=v.optional(v.instance_of(PackTaxonomy)),
     )
+
+
+@frozen
+class JudgedDocument:
+    """A document retrieved for a judged answer.
+
+    Attributes:
+        doc_id: Its id.
+        kind: ``"legit"``, ``"poison"``, ``"private"`` (or a pack's own), or None when unknown.
+        text: Its text, or None when neither the pack nor the target gave it.
+    """
+
+    doc_id: str = field(validator=v.instance_of(str))
+    kind: str | None = None
+    text: str | None = None
+
+
+@frozen
+class JudgedCase:
+    """One answered case, as a judge sees it: what an outside reviewer would read.
+
+    Attributes:
+        pack: The pack's name.
+        pack_type: Its ``pack_type`` (``"retrieval"``, ``"sentinel"``, ``"claim"``...), which
+            says what harm to look for.
+        test_id: The case.
+        query: What was asked.
+        answer: What the system answered (one epoch).
+        retrieved: What it retrieved, in rank order, or None when it reported nothing.
+        ground_truth: The case's ground truth (the planted sentinel, the poison claim...).
+        description: The pack's description (what it attacks), for a judge's prompt.
+    """
+
+    pack: str = field(validator=v.instance_of(str))
+    pack_type: str = field(validator=v.instance_of(str))
+    test_id: str = field(validator=v.instance_of(str))
+    query: str = field(validator=v.instance_of(str))
+    answer: str = field(validator=v.instance_of(str))
+    retrieved: tuple[JudgedDocument, ...] | None = None
+    ground_truth: Mapping[str, Any] = field(factory=dict)
+    description: str = ""
+
+
+#: The verdicts a judge may give.
+JUDGE_LABELS = ("positive", "negative")
+
+
+@frozen
+class JudgeVerdict:
+    """A judge's decision on one answer.
+
+    Attributes:
+        label: ``"positive"`` (the attack succeeded: the system leaked, obeyed, asserted the
+            poison...) or ``"negative"``.
+        reason: Why, in a sentence (kept in the labels file's notes).
+    """
+
+    label: str = field(validator=v.in_(JUDGE_LABELS))
+    reason: str = field(default="", validator=v.instance_of(str))

@@ -305,6 +305,18 @@ class LabelOrigins:
         )
 
 
+def unmeasured_judge_labels(raw: bytes, *, source: str) -> list[int]:
+    """The lines of a labels file written by a judge whose agreement with a person was never
+    measured (no ``judge_agreement``): labels of unknown error."""
+    _, records = jsonl_records(raw, source=source)
+    return [
+        number
+        for number, record in records
+        if record.get("label_source") == "judge"
+        and not isinstance(record.get("judge_agreement"), dict)
+    ]
+
+
 def label_origins(raw: bytes, *, source: str) -> LabelOrigins:
     """The provenance declared by the lines of a labels file (already validated)."""
     _, records = jsonl_records(raw, source=source)
@@ -441,10 +453,15 @@ def _csv_rows(raw: bytes, source: str) -> Iterable[tuple[int, dict[str, Any]]]:
 
 
 def labels_lines(
-    judgements: Sequence[Judgement], *, label_source: str, labelled_by: str | None
+    judgements: Sequence[Judgement],
+    *,
+    label_source: str,
+    labelled_by: str | None,
+    judge_agreement: Mapping[str, Any] | None = None,
 ) -> bytes:
     """labels.jsonl bytes: the seed's ``test_id``/``label``/``notes`` plus, on every line, the
-    provenance (``label_source``, ``labelled_by``, ``target``). Readers of the seed's format
+    provenance (``label_source``, ``labelled_by``, ``target``) and, for a judge's labels, the
+    judge's measured agreement with a person (``judge_agreement``). Readers of the seed's format
     ignore the extra keys."""
     lines = []
     for j in judgements:
@@ -458,6 +475,8 @@ def labels_lines(
             record["labelled_by"] = labelled_by
         if j.target:
             record["target"] = j.target
+        if judge_agreement is not None:
+            record["judge_agreement"] = dict(judge_agreement)
         lines.append(json.dumps(record, ensure_ascii=False) + "\n")
     return "".join(lines).encode()
 
@@ -479,4 +498,5 @@ __all__ = [
     "review_rows",
     "run_scores",
     "target_identity",
+    "unmeasured_judge_labels",
 ]

@@ -140,7 +140,7 @@ def cli(verbose: int, log_format: str) -> None:
     "--force",
     is_flag=True,
     help="Let --write-thresholds replace a threshold of another origin, or store one that "
-    "flags no positive case.",
+    "flags no positive case; accept a judge's labels whose agreement was never measured.",
 )
 @click.option("--smoke", is_flag=True, help="Only the pack's cases tagged 'smoke'.")
 @_target_flags("With --pack: ")
@@ -210,6 +210,8 @@ def calibrate(
     config_path = find_config(config_path)
     full = read_config(config_path, overrides)
     config = full.calibrate
+    if labels is not None and not force:
+        _refuse_unmeasured_judges(labels)
     if scores is None:
         assert pack is not None
         from ragleaklab_core.config import command_line_source
@@ -377,6 +379,26 @@ def _guarantee_hint(report: Any) -> str | None:
         "gives none beyond the sample: a fitter that states one (the built-in neyman-pearson) "
         "would (docs/calibration.md)"
     )
+
+
+def _refuse_unmeasured_judges(labels: Path) -> None:
+    """Refuse a labels file whose judge labels carry no measured agreement (exit 2)."""
+    from ragleaklab_core.calibration.labelling import unmeasured_judge_labels
+    from ragleaklab_core.errors import InputError
+
+    try:
+        raw = labels.read_bytes()
+    except OSError:
+        return  # read_labels names the problem
+    lines = unmeasured_judge_labels(raw, source=labels.as_posix())
+    if lines:
+        raise InputError(
+            f"{len(lines)} label(s) come from a judge whose agreement with a person was never "
+            f"measured (first on line {lines[0]}): its error is unknown, so a threshold fitted "
+            "on them is too; review some of the same cases (`ragleaklab label review`), measure "
+            "it (`ragleaklab label agreement`), import again, or pass --force",
+            source=labels.as_posix(),
+        )
 
 
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:

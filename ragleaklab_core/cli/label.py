@@ -118,9 +118,8 @@ def export_command(
 @click.option(
     "--label-source",
     type=click.Choice(REVIEW_SOURCES),
-    default="human",
-    show_default=True,
-    help="Who judged: a person, or an LLM judge.",
+    default=None,
+    help="Who judged: a person, or an LLM judge [default: what the file's rows say, else human].",
 )
 @click.option("--labelled-by", default=None, help="The reviewer (a name, or the judge model).")
 @click.option("--force", is_flag=True, help="Overwrite an existing labels file.")
@@ -129,7 +128,7 @@ def import_command(
     review_file: Path,
     out: Path,
     pack: str | None,
-    label_source: str,
+    label_source: str | None,
     labelled_by: str | None,
     force: bool,
 ) -> None:
@@ -139,6 +138,22 @@ def import_command(
     case reviewed twice is an error naming the line, and nothing is written.
     """
     judgements = read_review(review_file)
+    source_given = label_source is not None
+    label_source = label_source or "human"
+    from ragleaklab_core.review.judging import labeller_sources, measured_agreement
+
+    declared, declared_by = labeller_sources(review_file)
+    agreement = None
+    if declared == "judge":
+        if label_source == "human" and source_given is False:
+            label_source = "judge"
+        if label_source != "judge":
+            raise InputError(
+                "its rows were labelled by a judge: import them as --label-source judge",
+                source=str(review_file),
+            )
+        labelled_by = labelled_by or declared_by
+        agreement = measured_agreement(review_file, declared_by)
     packs = sorted({j.pack for j in judgements})
     if pack is None and len(packs) > 1:
         raise InputError(
@@ -153,7 +168,12 @@ def import_command(
     taken = [j for j in judgements if j.pack == chosen]
     if out.exists() and not force:
         raise InputError("exists; use --force to replace it", source=str(out))
-    write_atomic(out, labels_lines(taken, label_source=label_source, labelled_by=labelled_by))
+    write_atomic(
+        out,
+        labels_lines(
+            taken, label_source=label_source, labelled_by=labelled_by, judge_agreement=agreement
+        ),
+    )
     positives = sum(j.positive for j in taken)
     targets = sorted({j.target for j in taken if j.target})
     click.echo(
@@ -165,6 +185,12 @@ def import_command(
     if positives == 0 or positives == len(taken):
         click.echo(
             "warning: only one class is present; calibration needs positive and negative cases",
+            err=True,
+        )
+    if label_source == "judge" and agreement is None:
+        click.echo(
+            "warning: this judge's agreement with a person was never measured (`ragleaklab label "
+            "agreement`): calibrate refuses its labels unless forced",
             err=True,
         )
     click.echo(
@@ -347,6 +373,71 @@ def plan_command(
     click.echo(f"next: ragleaklab label review {run_dir} --reviewer NAME --plan {out}")
 
 
+@label_group.command("judge")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--judge", "judge_name", required=True, help="The judge plugin (`ragleaklab plugins`)."
+)
+@click.option(
+    "-O",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A judge option (repeatable); VALUE is read as JSON when it is JSON, else as text.",
+)
+@handle_errors
+def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> None:
+    """Label every case of the run in RUN_DIR with a judge plugin: RUN_DIR/review/judge-NAME.jsonl.
+
+    A case is positive when the judge says the attack succeeded in any epoch. An answer the
+    judge cannot judge leaves its case unlabelled, with the error; verdicts are cached, so
+    judging again asks only about what is new. Measure the judge against a person's review
+    (`label agreement`) before calibrating on its labels.
+    """
+    import json
+
+    from ragleaklab_core._discovery import JUDGES, load_plugin
+    from ragleaklab_core.review.judging import judge_run
+
+    parsed: dict[str, object] = {}
+    for item in options:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"{item!r} is not KEY=VALUE", source="--option")
+        try:
+            parsed[key] = json.loads(raw)
+        except ValueError:
+            parsed[key] = raw
+    loaded = load_plugin(JUDGES, judge_name, parsed)
+    judge = loaded.obj
+    identity = getattr(judge, "identity", None)
+    identity = identity if isinstance(identity, str) and identity else judge_name
+    try:
+        done = judge_run(run_dir, judge_name, judge, identity)
+    finally:
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()
+    click.echo(
+        f"wrote {done.path}: {done.cases} cases judged by {identity} ({done.positives} positive, "
+        f"{done.cases - done.positives - len(done.errors)} negative, {len(done.errors)} not "
+        f"judged); {done.asked} answer(s) asked, {done.cached} from the cache"
+    )
+    for pack, test_id, error in done.errors[:10]:
+        click.echo(f"  not judged: {pack} {test_id}: {error}", err=True)
+    if done.errors:
+        click.echo(
+            f"warning: {len(done.errors)} case(s) have no label; `label import` refuses the file "
+            "until they are judged again or labelled by hand",
+            err=True,
+        )
+    click.echo(
+        f"next: ragleaklab label agreement {run_dir} (against a person's review of the same "
+        "cases, `label review`)"
+    )
+
+
 @label_group.command("agreement")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
@@ -369,7 +460,12 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
             "(`ragleaklab label review RUN_DIR --reviewer NAME`)",
             source=str(run_dir / REVIEW_DIR),
         )
+    from ragleaklab_core.review.judging import judge_agreement, labeller_sources, write_agreement
+
+    folder = run_dir / REVIEW_DIR
+    sources = {name: labeller_sources(folder / f"{name}.jsonl") for name in labellers}
     names = sorted(labellers)
+    measured = []
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
             a, b = labellers[first], labellers[second]
@@ -392,6 +488,32 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
                 f"{first} / {second}: {got.cases} cases labelled by both, agreed on {got.agreed} "
                 f"({got.agreed / got.cases:.1%}); {kappa}"
             )
+            kinds = {sources[first][0], sources[second][0]}
+            if kinds != {"judge", "human"}:
+                continue
+            judge, person = (first, second) if sources[first][0] == "judge" else (second, first)
+            result = judge_agreement(labellers[judge], labellers[person], confidence)
+            if result is None:
+                continue
+            measured.append(
+                {"judge": judge, "judge_identity": sources[judge][1], "against": person, **result}
+            )
+            click.echo(
+                f"  judge {judge} against {person}: sensitivity {_rate(result['sensitivity'])}, "
+                f"specificity {_rate(result['specificity'])} ({confidence:.0%} exact intervals)"
+            )
+    if measured:
+        path = write_agreement(run_dir, measured)
+        click.echo(f"wrote {path}: `label import` puts the measurement on the judge's labels")
+
+
+def _rate(interval: dict[str, object]) -> str:
+    if not interval.get("trials"):
+        return "n/a (no such case)"
+    return (
+        f"{interval['successes']}/{interval['trials']} = {interval['rate']:.3f} "
+        f"[{interval['lower']:.3f}, {interval['upper']:.3f}]"
+    )
 
 
 def planned_cases(path: Path) -> set[tuple[str, str]]:

@@ -133,21 +133,42 @@ def highlight_terms(
     return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
 
 
-def _pack_material(
-    name: str, options: Mapping[str, Any]
-) -> tuple[dict[str, tuple[str, str]], dict[str, Any]] | None:
-    """The pack's documents (id -> (kind, text)) and cases (id -> Case), or None when the pack
-    cannot be loaded here (the page then shows ids only, and says so)."""
-    from ragleaklab_core._discovery import load_plugin
+@frozen
+class PackMaterial:
+    """What a pack holds that the review page and the judges read."""
+
+    pack_type: str
+    description: str
+    documents: Mapping[str, tuple[str, str]]  # id -> (kind, text)
+    cases: Mapping[str, Any]  # test_id -> Case
+
+
+def pack_material(name: str, options: Mapping[str, Any]) -> PackMaterial | None:
+    """The pack *name* built with *options*, or None when it cannot be loaded here (the page
+    then shows ids only, and says so)."""
+    from ragleaklab_core._discovery import load_plugin, pack_info
     from ragleaklab_core.errors import RagleaklabError
 
     try:
         pack = load_plugin("ragleaklab.packs", name, dict(options)).obj
+        info = pack_info(pack)
         documents = {d.doc_id: (d.kind, d.text) for d in pack.documents()}
         cases = {c.test_id: c for c in pack.cases()}
     except (RagleaklabError, OSError, ValueError):
         return None
-    return documents, cases
+    return PackMaterial(info.pack_type, info.description, documents, cases)
+
+
+def run_packs(report: Mapping[str, Any]) -> dict[str, PackMaterial | None]:
+    """Every pack of a run's report, loaded with the options the run used."""
+    found: dict[str, PackMaterial | None] = {}
+    for entry in report.get("packs") or []:
+        if isinstance(entry, dict):
+            plugin = entry.get("plugin") or {}
+            found[str(entry.get("name"))] = pack_material(
+                str(entry.get("name")), plugin.get("options") or {}
+            )
+    return found
 
 
 def case_views(run_dir: Path) -> tuple[list[CaseView], list[str]]:
@@ -155,25 +176,22 @@ def case_views(run_dir: Path) -> tuple[list[CaseView], list[str]]:
     could not be loaded, so its documents show as ids)."""
     report, _identity, grouped = grouped_records(run_dir)
     outcomes: dict[tuple[str, str], Mapping[str, Any]] = {}
-    material: dict[str, tuple[dict[str, tuple[str, str]], dict[str, Any]] | None] = {}
-    warnings: list[str] = []
     for entry in report.get("packs") or []:
-        if not isinstance(entry, dict):
-            continue
-        name = str(entry.get("name"))
-        for result in entry.get("case_results") or []:
-            if isinstance(result, dict):
-                outcomes[(name, str(result.get("test_id")))] = result
-        plugin = entry.get("plugin") or {}
-        material[name] = _pack_material(name, plugin.get("options") or {})
-        if material[name] is None:
-            warnings.append(
-                f"pack {name!r} cannot be loaded here: its documents are shown by id only"
-            )
+        if isinstance(entry, dict):
+            for result in entry.get("case_results") or []:
+                if isinstance(result, dict):
+                    outcomes[(str(entry.get("name")), str(result.get("test_id")))] = result
+    material = run_packs(report)
+    warnings = [
+        f"pack {name!r} cannot be loaded here: its documents are shown by id only"
+        for name, found in material.items()
+        if found is None
+    ]
     views = []
     for index, ((pack, test_id), epochs) in enumerate(grouped.items()):
         found = material.get(pack)
-        documents, cases = found if found is not None else ({}, {})
+        documents = found.documents if found is not None else {}
+        cases = found.cases if found is not None else {}
         case = cases.get(test_id)
         result = outcomes.get((pack, test_id), {})
         tags = tuple(str(t) for t in (result.get("tags") or (case.tags if case else ())))
@@ -418,10 +436,13 @@ __all__ = [
     "SKIP",
     "CaseView",
     "Mark",
+    "PackMaterial",
     "ReviewSession",
     "case_views",
     "check_reviewer",
     "highlight_terms",
+    "pack_material",
     "read_marks",
     "review_path",
+    "run_packs",
 ]

@@ -1,0 +1,2 @@
+"""Built-in judges (group ``ragleaklab.judges``): an LLM judge over any OpenAI-compatible
+endpoint."""

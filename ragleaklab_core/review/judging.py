@@ -1,0 +1,289 @@
+"""A judge's labels for a run, and how far a judge agrees with the people who reviewed it.
+
+``ragleaklab label judge RUN_DIR --judge NAME`` asks the judge plugin about every answer of the
+run and writes ``RUN_DIR/review/judge-NAME.jsonl``: a review file like a reviewer's, with
+``label_source = "judge"`` and the judge's identity as ``labelled_by``. A case is positive when
+the judge says the attack succeeded in any of its epochs (the rule docs/labelling.md asks a
+reviewer to write down; here it is fixed). An answer the judge could not judge (an error, a reply
+that is no verdict) leaves its case unlabelled with the error in ``judge_error``: ``label
+import`` then refuses the file until it is judged or labelled by hand, never guessing.
+
+Verdicts are cached in ``RUN_DIR/review/cache/judges.jsonl`` by a digest of the judge's identity
+and everything it was shown, one line appended and flushed per answer: judging again (after a
+kill, after fixing one case) asks only about what it has not seen. A torn last line (a kill
+mid-write) is ignored and that answer asked again.
+
+``ragleaklab label agreement`` measures a judge against each person who reviewed the same
+cases: its sensitivity (the share of the person's positives it calls positive) and specificity,
+each with an exact Clopper-Pearson interval, and Cohen's kappa. They are written to
+``RUN_DIR/review/agreement.json``; ``label import`` copies the measurement onto every label of
+the judge's file, and ``calibrate`` refuses judge labels that carry none (unless forced).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from ragleaklab_core._atomic import write_atomic
+from ragleaklab_core.calibration.labelling import grouped_records, review_rows
+from ragleaklab_core.errors import InputError
+from ragleaklab_core.review.session import REVIEW_DIR, Mark, run_packs
+from ragleaklab_core.stats.aggregation import rate_interval
+from ragleaklab_core.stats.agreement import cohen_kappa
+from ragleaklab_core.values import JudgedCase, JudgedDocument, JudgeVerdict
+
+#: The judges' verdict cache, in the run's review folder (a folder of its own: every
+#: ``*.jsonl`` beside it is a labeller's review file).
+CACHE = "cache/judges.jsonl"
+#: The agreement measurements, in the run's review folder.
+AGREEMENT = "agreement.json"
+
+
+def judge_file(run_dir: Path, name: str) -> Path:
+    """Where the judge *name* writes its labels for the run in *run_dir*."""
+    return run_dir / REVIEW_DIR / f"judge-{name}.jsonl"
+
+
+def judged_cases(run_dir: Path) -> list[tuple[str, str, list[JudgedCase]]]:
+    """Every case of the run as judges see it: (pack, test_id, one JudgedCase per epoch).
+
+    Raises:
+        InputError: A pack of the run cannot be loaded here (a judge needs its ground truth).
+    """
+    report, _identity, grouped = grouped_records(run_dir)
+    material = run_packs(report)
+    missing = sorted(name for name, found in material.items() if found is None)
+    if missing:
+        raise InputError(
+            f"pack {missing[0]!r} of the run cannot be loaded here: a judge needs its documents "
+            "and ground truth (install the pack)",
+            source=str(run_dir / "report.json"),
+        )
+    out = []
+    for (pack, test_id), epochs in grouped.items():
+        found = material.get(pack)
+        assert found is not None
+        case = found.cases.get(test_id)
+        truth = dict(case.ground_truth) if case is not None else {}
+        judged = []
+        for record in epochs:
+            raw = record.get("retrieved")
+            retrieved = None
+            if raw is not None:
+                retrieved = tuple(
+                    JudgedDocument(
+                        str(item.get("doc_id")),
+                        found.documents.get(str(item.get("doc_id")), (None, None))[0],
+                        item.get("text")
+                        or found.documents.get(str(item.get("doc_id")), ("", None))[1],
+                    )
+                    for item in raw
+                )
+            judged.append(
+                JudgedCase(
+                    pack=pack,
+                    pack_type=found.pack_type,
+                    test_id=test_id,
+                    query=str(record.get("query", "")),
+                    answer=str(record.get("answer") or ""),
+                    retrieved=retrieved,
+                    ground_truth=truth,
+                    description=found.description,
+                )
+            )
+        out.append((pack, test_id, judged))
+    return out
+
+
+def _cache_key(identity: str, case: JudgedCase) -> str:
+    shown = attrs.asdict(case, recurse=True)
+    material = json.dumps({"judge": identity, "case": shown}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _read_cache(path: Path) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return found
+    for line in text.split("\n"):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn last line: that answer is asked again
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            found[entry["key"]] = entry
+    return found
+
+
+@frozen
+class JudgeRun:
+    """What judging a run gave: the file written and its counts."""
+
+    path: Path
+    cases: int
+    positives: int
+    errors: tuple[tuple[str, str, str], ...]  # (pack, test_id, error)
+    asked: int
+    cached: int
+
+
+def judge_run(
+    run_dir: Path,
+    name: str,
+    judge: Any,
+    identity: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> JudgeRun:
+    """Ask *judge* about every answer of the run and write its review file (see the module)."""
+    cases = judged_cases(run_dir)
+    rows = {(r.pack, r.test_id): r.to_dict() for r in review_rows(run_dir)}
+    folder = run_dir / REVIEW_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    cache_path = folder / CACHE
+    cache_path.parent.mkdir(exist_ok=True)
+    cache = _read_cache(cache_path)
+    asked = cached = 0
+    lines = []
+    errors: list[tuple[str, str, str]] = []
+    positives = 0
+    with cache_path.open("a", encoding="utf-8") as cache_file:
+        for done, (pack, test_id, epochs) in enumerate(cases, start=1):
+            verdicts: list[JudgeVerdict] = []
+            error = None
+            for case in epochs:
+                key = _cache_key(identity, case)
+                hit = cache.get(key)
+                if hit is not None:
+                    cached += 1
+                    verdicts.append(JudgeVerdict(hit["label"], hit.get("reason", "")))
+                    continue
+                asked += 1
+                try:
+                    verdict = judge.judge(case)
+                    if not isinstance(verdict, JudgeVerdict):
+                        raise TypeError(
+                            f"judge returned {type(verdict).__name__}, not a JudgeVerdict"
+                        )
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    break
+                entry = {"key": key, "label": verdict.label, "reason": verdict.reason}
+                cache_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                cache_file.flush()
+                cache[key] = entry
+                verdicts.append(verdict)
+            row = dict(rows[(pack, test_id)])
+            if error is not None:
+                errors.append((pack, test_id, error))
+                row.update(label="", notes="", judge_error=error)
+            else:
+                positive = any(v.label == "positive" for v in verdicts)
+                positives += positive
+                reasons = [v.reason for v in verdicts if (v.label == "positive") == positive]
+                row.update(
+                    label="positive" if positive else "negative",
+                    notes=reasons[0] if reasons else "",
+                )
+            row.update(skipped=False, labelled_by=identity, label_source="judge")
+            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+            if progress is not None:
+                progress(done, len(cases))
+    path = judge_file(run_dir, name)
+    write_atomic(path, "".join(lines).encode())
+    return JudgeRun(path, len(cases), positives, tuple(errors), asked, cached)
+
+
+# --- agreement ------------------------------------------------------------------------------
+
+
+def labeller_sources(path: Path) -> tuple[str, str]:
+    """(label_source, labelled_by) a review file's rows declare (``human`` when none do)."""
+    try:
+        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+        row = json.loads(first) if first.strip() else {}
+    except (OSError, ValueError):
+        row = {}
+    source = row.get("label_source") if isinstance(row, dict) else None
+    by = row.get("labelled_by") if isinstance(row, dict) else None
+    return (source if source in ("human", "judge") else "human", by if isinstance(by, str) else "")
+
+
+def _interval(x: int, n: int, confidence: float) -> dict[str, Any]:
+    if n == 0:
+        return {"rate": None, "lower": None, "upper": None, "successes": 0, "trials": 0}
+    got = rate_interval(x, n, confidence)
+    return {"rate": got.rate, "lower": got.lower, "upper": got.upper, "successes": x, "trials": n}
+
+
+def judge_agreement(
+    judge: Mapping[tuple[str, str], Mark],
+    person: Mapping[tuple[str, str], Mark],
+    confidence: float = 0.95,
+) -> dict[str, Any] | None:
+    """A judge's sensitivity and specificity against a person's labels on the cases both
+    labelled, with exact intervals, and Cohen's kappa; None when they share no case."""
+    shared = sorted(
+        k for k in judge.keys() & person.keys() if judge[k].decided and person[k].decided
+    )
+    if not shared:
+        return None
+    says = [judge[k].label == "positive" for k in shared]
+    truth = [person[k].label == "positive" for k in shared]
+    true_pos = sum(1 for s, t in zip(says, truth, strict=True) if s and t)
+    true_neg = sum(1 for s, t in zip(says, truth, strict=True) if not s and not t)
+    kappa = cohen_kappa(says, truth, confidence)
+    return {
+        "cases": len(shared),
+        "sensitivity": _interval(true_pos, sum(truth), confidence),
+        "specificity": _interval(true_neg, len(truth) - sum(truth), confidence),
+        "kappa": kappa.kappa,
+        "kappa_interval": [kappa.low, kappa.high],
+        "confidence": confidence,
+    }
+
+
+def write_agreement(run_dir: Path, measured: Sequence[dict[str, Any]]) -> Path:
+    """Write the agreement measurements (judge against person) of the run; returns the path."""
+    path = run_dir / REVIEW_DIR / AGREEMENT
+    content = {"ragleaklab_agreement": 1, "measurements": list(measured)}
+    write_atomic(path, (json.dumps(content, indent=2, sort_keys=True) + "\n").encode())
+    return path
+
+
+def measured_agreement(review_file: Path, identity: str) -> dict[str, Any] | None:
+    """The agreement measured for the judge *identity* beside *review_file* (its run's
+    agreement.json), the one on the most cases; None when it was never measured."""
+    path = review_file.parent / AGREEMENT
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError, OSError):
+        return None
+    found = [
+        m
+        for m in content.get("measurements", [])
+        if isinstance(m, dict) and m.get("judge_identity") == identity
+    ]
+    return max(found, key=lambda m: m.get("cases", 0), default=None)
+
+
+__all__ = [
+    "AGREEMENT",
+    "CACHE",
+    "JudgeRun",
+    "judge_agreement",
+    "judge_file",
+    "judge_run",
+    "judged_cases",
+    "labeller_sources",
+    "measured_agreement",
+    "write_agreement",
+]
