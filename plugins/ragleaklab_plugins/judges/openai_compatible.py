@@ -31,9 +31,7 @@ from ragleaklab_plugins.targets._net import (
     Request,
     RetryPolicy,
     Secrets,
-    expand_env,
-    expand_table,
-    hide_literal_secrets,
+    chat_completions,
 )
 
 __all__ = [
@@ -187,22 +185,15 @@ class OpenAICompatibleJudge:
     _caller: HttpCaller = field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self._endpoint, secrets = Endpoint.build(
-            self.base_url.rstrip("/") + "/chat/completions", name="base_url"
+        self._endpoint, self._headers, self.headers, secrets = chat_completions(
+            self.base_url, self.headers, self.api_key_env
         )
-        self._headers, found = expand_table(self.headers, where="headers")
-        secrets += found
-        shown, found = hide_literal_secrets(self.headers)
-        secrets += found
-        if self.api_key_env is not None:
-            key, used = expand_env("${" + self.api_key_env + "}", where="api_key_env")
-            self._headers["Authorization"] = f"Bearer {key}"
-            secrets += Secrets.of(used)
-        self.headers = shown
         self._caller = HttpCaller(
             RetryPolicy(self.retries, 0.5, 60.0), float(self.timeout), secrets=secrets
         )
-        self._secrets = self._caller.secrets
+        # An unusable proxy in the environment is an error now, not at the first answer.
+        self._caller.route(self._endpoint.url)
+        self._secrets = self._caller.secrets  # with the proxy's credentials
 
     @property
     def identity(self) -> str:

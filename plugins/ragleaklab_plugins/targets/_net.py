@@ -890,3 +890,22 @@ class Endpoint:
         checked_url(resolved, name=name)
         secrets = Secrets.of((*used, *url_secrets(raw), *url_secrets(resolved)))
         return cls(resolved, secrets.redact(redact_url(resolved))), secrets
+
+
+def chat_completions(
+    base_url: str, headers: Mapping[str, str], api_key_env: str | None
+) -> tuple[Endpoint, dict[str, str], dict[str, str], Secrets]:
+    """The ``{base_url}/chat/completions`` endpoint of an OpenAI-compatible API, with the
+    headers to send (``${NAME}`` expanded, the key read from *api_key_env* as a bearer token),
+    the headers as shown (literal secrets hidden), and every secret they hold. What the
+    openai-compatible target and judge both build."""
+    endpoint, secrets = Endpoint.build(base_url.rstrip("/") + "/chat/completions", name="base_url")
+    sent, found = expand_table(headers, where="headers")
+    secrets += found
+    shown, found = hide_literal_secrets(headers)
+    secrets += found
+    if api_key_env is not None:
+        key, used = expand_env("${" + api_key_env + "}", where="api_key_env")
+        sent["Authorization"] = f"Bearer {key}"
+        secrets += Secrets.of(used)
+    return endpoint, sent, shown, secrets

@@ -28,10 +28,8 @@ from ragleaklab_plugins.targets._net import (
     Secrets,
     TargetRequestError,
     TargetResponseError,
+    chat_completions,
     checked_url,
-    expand_env,
-    expand_table,
-    hide_literal_secrets,
 )
 from ragleaklab_plugins.targets._paths import JsonPath, PathMismatch
 from ragleaklab_plugins.targets._template import check_json_value
@@ -184,18 +182,9 @@ class OpenAICompatibleTarget:
                     f"neither system_prompt nor prompt_template holds {{{name}}}, so the model "
                     f"would never see the {name}"
                 )
-        self._endpoint, secrets = Endpoint.build(
-            self.base_url.rstrip("/") + "/chat/completions", name="base_url"
+        self._endpoint, self._headers, self.headers, secrets = chat_completions(
+            self.base_url, self.headers, self.api_key_env
         )
-        self._headers, found = expand_table(self.headers, where="headers")
-        secrets += found
-        shown, found = hide_literal_secrets(self.headers)
-        secrets += found
-        if self.api_key_env is not None:
-            key, used = expand_env("${" + self.api_key_env + "}", where="api_key_env")
-            self._headers["Authorization"] = f"Bearer {key}"
-            secrets += Secrets.of(used)
-        self.headers = shown
         self._secrets = secrets
         self._caller = HttpCaller(
             RetryPolicy(self.retries, float(self.backoff), float(self.max_wait)),
