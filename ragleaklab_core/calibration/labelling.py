@@ -121,11 +121,27 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"cannot read: {exc}", source=str(path)) from None
 
 
-def grouped_records(
-    run_dir: Path,
-) -> tuple[dict[str, Any], str, dict[tuple[str, str], list[dict[str, Any]]]]:
-    """The run in *run_dir*: its report, its target's identity, and its runs.jsonl records
-    grouped by (pack, test_id) in the file's order, each group sorted by epoch."""
+@frozen
+class RunRecords:
+    """A run directory as read once: what the review file, the review page and the judges
+    all build on.
+
+    Attributes:
+        directory: The run directory.
+        report: Its report.json.
+        identity: Its target's identity (:func:`target_identity`).
+        grouped: Its runs.jsonl records grouped by (pack, test_id) in the file's order, each
+            group sorted by epoch.
+    """
+
+    directory: Path
+    report: Mapping[str, Any]
+    identity: str
+    grouped: Mapping[tuple[str, str], list[dict[str, Any]]]
+
+
+def read_run(run_dir: Path) -> RunRecords:
+    """The run in *run_dir* (its report.json and runs.jsonl), read once."""
     report = _read_json(run_dir / "report.json")
     target = report.get("target") if isinstance(report, dict) else None
     if not isinstance(target, dict):
@@ -151,15 +167,16 @@ def grouped_records(
         grouped.setdefault(key, []).append(record)  # type: ignore[arg-type]
     for epochs in grouped.values():
         epochs.sort(key=lambda r: r.get("epoch", 0))
-    return report, identity, grouped
+    return RunRecords(run_dir, report, identity, grouped)
 
 
-def review_rows(run_dir: Path) -> list[ReviewRow]:
-    """One row per case of the run in *run_dir* (its report.json and runs.jsonl), in the order
-    of runs.jsonl. Errored cases are kept, with their errors: a reviewer decides."""
-    _report, identity, grouped = grouped_records(run_dir)
+def review_rows(run: Path | RunRecords) -> list[ReviewRow]:
+    """One row per case of *run* (a run directory, or one already read), in the order of
+    runs.jsonl. Errored cases are kept, with their errors: a reviewer decides."""
+    if isinstance(run, Path):
+        run = read_run(run)
     rows = []
-    for (pack, test_id), epochs in grouped.items():
+    for (pack, test_id), epochs in run.grouped.items():
         metrics = [r.get("metrics") or {} for r in epochs]
         rows.append(
             ReviewRow(
@@ -179,7 +196,7 @@ def review_rows(run_dir: Path) -> list[ReviewRow]:
                 errors=tuple(
                     str((r.get("error") or {}).get("message", "")) for r in epochs if r.get("error")
                 ),
-                target=identity,
+                target=run.identity,
             )
         )
     return rows
@@ -488,11 +505,12 @@ __all__ = [
     "Judgement",
     "LabelOrigins",
     "ReviewRow",
+    "RunRecords",
     "RunScores",
-    "grouped_records",
     "label_origins",
     "labels_lines",
     "read_review",
+    "read_run",
     "render_review",
     "review_format",
     "review_rows",

@@ -316,6 +316,7 @@ def plan_command(
     outcome all represented in proportion). Review it with `label review --plan`."""
     import json
 
+    from ragleaklab_core.calibration.labelling import read_run
     from ragleaklab_core.review.plan import PlanCase, plan_pack, render_plan, stratum_of
     from ragleaklab_core.review.session import case_views
 
@@ -324,7 +325,8 @@ def plan_command(
         raise InputError(
             "exists; a review may follow it (use --force to replace it)", source=str(out)
         )
-    views, _warnings = case_views(run_dir)
+    run = read_run(run_dir)
+    views, _warnings = case_views(run, review_rows(run))
     by_pack: dict[str, list[PlanCase]] = {}
     for v in views:
         by_pack.setdefault(v.pack, []).append(

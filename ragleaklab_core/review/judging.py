@@ -32,12 +32,12 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
-from ragleaklab_core.calibration.labelling import grouped_records, review_rows
+from ragleaklab_core.calibration.labelling import RunRecords, read_run, review_rows
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.review.session import REVIEW_DIR, Mark, run_packs
+from ragleaklab_core.review.session import REVIEW_DIR, Mark, retrieved_documents, run_packs
 from ragleaklab_core.stats.aggregation import rate_interval
 from ragleaklab_core.stats.agreement import cohen_kappa
-from ragleaklab_core.values import JudgedCase, JudgedDocument, JudgeVerdict
+from ragleaklab_core.values import JudgedCase, JudgeVerdict
 
 #: The judges' verdict cache, in the run's review folder (a folder of its own: every
 #: ``*.jsonl`` beside it is a labeller's review file).
@@ -51,53 +51,39 @@ def judge_file(run_dir: Path, name: str) -> Path:
     return run_dir / REVIEW_DIR / f"judge-{name}.jsonl"
 
 
-def judged_cases(run_dir: Path) -> list[tuple[str, str, list[JudgedCase]]]:
-    """Every case of the run as judges see it: (pack, test_id, one JudgedCase per epoch).
+def judged_cases(run: RunRecords) -> list[tuple[str, str, list[JudgedCase]]]:
+    """Every case of *run* as judges see it: (pack, test_id, one JudgedCase per epoch).
 
     Raises:
         InputError: A pack of the run cannot be loaded here (a judge needs its ground truth).
     """
-    report, _identity, grouped = grouped_records(run_dir)
-    material = run_packs(report)
+    material = run_packs(run.report)
     missing = sorted(name for name, found in material.items() if found is None)
     if missing:
         raise InputError(
             f"pack {missing[0]!r} of the run cannot be loaded here: a judge needs its documents "
             "and ground truth (install the pack)",
-            source=str(run_dir / "report.json"),
+            source=str(run.directory / "report.json"),
         )
     out = []
-    for (pack, test_id), epochs in grouped.items():
+    for (pack, test_id), epochs in run.grouped.items():
         found = material.get(pack)
         assert found is not None
         case = found.cases.get(test_id)
         truth = dict(case.ground_truth) if case is not None else {}
-        judged = []
-        for record in epochs:
-            raw = record.get("retrieved")
-            retrieved = None
-            if raw is not None:
-                retrieved = tuple(
-                    JudgedDocument(
-                        str(item.get("doc_id")),
-                        found.documents.get(str(item.get("doc_id")), (None, None))[0],
-                        item.get("text")
-                        or found.documents.get(str(item.get("doc_id")), ("", None))[1],
-                    )
-                    for item in raw
-                )
-            judged.append(
-                JudgedCase(
-                    pack=pack,
-                    pack_type=found.pack_type,
-                    test_id=test_id,
-                    query=str(record.get("query", "")),
-                    answer=str(record.get("answer") or ""),
-                    retrieved=retrieved,
-                    ground_truth=truth,
-                    description=found.description,
-                )
+        judged = [
+            JudgedCase(
+                pack=pack,
+                pack_type=found.pack_type,
+                test_id=test_id,
+                query=str(record.get("query", "")),
+                answer=str(record.get("answer") or ""),
+                retrieved=retrieved_documents(record, found.documents),
+                ground_truth=truth,
+                description=found.description,
             )
+            for record in epochs
+        ]
         out.append((pack, test_id, judged))
     return out
 
@@ -144,8 +130,9 @@ def judge_run(
     progress: Callable[[int, int], None] | None = None,
 ) -> JudgeRun:
     """Ask *judge* about every answer of the run and write its review file (see the module)."""
-    cases = judged_cases(run_dir)
-    rows = {(r.pack, r.test_id): r.to_dict() for r in review_rows(run_dir)}
+    run = read_run(run_dir)
+    cases = judged_cases(run)
+    rows = {(r.pack, r.test_id): r.to_dict() for r in review_rows(run)}
     folder = run_dir / REVIEW_DIR
     folder.mkdir(parents=True, exist_ok=True)
     cache_path = folder / CACHE

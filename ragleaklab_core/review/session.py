@@ -26,10 +26,11 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
-from ragleaklab_core.calibration.labelling import grouped_records, review_rows
+from ragleaklab_core.calibration.labelling import ReviewRow, RunRecords, read_run, review_rows
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import LABELS, jsonl_records
 from ragleaklab_core.run.case_kinds import families_of, kind_of
+from ragleaklab_core.values import JudgedDocument
 
 #: Where the reviewers' files live, inside the run directory.
 REVIEW_DIR = "review"
@@ -68,7 +69,7 @@ class CaseView:
     test_id: str
     query: str
     answers: tuple[str, ...]
-    retrieved: tuple[tuple[Mapping[str, Any], ...] | None, ...]
+    retrieved: tuple[tuple[JudgedDocument, ...] | None, ...]
     highlights: tuple[tuple[str, str], ...]
     kind: str | None
     families: tuple[str, ...]
@@ -85,7 +86,9 @@ class CaseView:
             "test_id": self.test_id,
             "query": self.query,
             "answers": list(self.answers),
-            "retrieved": [None if r is None else [dict(d) for d in r] for r in self.retrieved],
+            "retrieved": [
+                None if docs is None else [_shown(d) for d in docs] for docs in self.retrieved
+            ],
             "highlights": [{"text": t, "kind": k} for t, k in self.highlights],
             "kind": self.kind,
             "families": list(self.families),
@@ -95,6 +98,28 @@ class CaseView:
             "evidence": dict(self.evidence),
             "errors": list(self.errors),
         }
+
+
+def _shown(doc: JudgedDocument) -> dict[str, Any]:
+    text = None if doc.text is None else doc.text[:DOCUMENT_CHARS]
+    return {"doc_id": doc.doc_id, "kind": doc.kind, "text": text}
+
+
+def retrieved_documents(
+    record: Mapping[str, Any], documents: Mapping[str, tuple[str, str]]
+) -> tuple[JudgedDocument, ...] | None:
+    """What one epoch's record retrieved, in rank order, each with its kind and text from the
+    pack's *documents* (a text the target reported wins); None when it reported nothing."""
+    raw = record.get("retrieved")
+    if raw is None:
+        return None
+    found = []
+    for item in raw:
+        doc_id = str(item.get("doc_id"))
+        kind, text = documents.get(doc_id, (None, None))
+        reported = item.get("text")
+        found.append(JudgedDocument(doc_id, kind, str(reported) if reported else text))
+    return tuple(found)
 
 
 #: Ground-truth keys whose strings are what harm looks like (marked as such), and keys whose
@@ -171,76 +196,48 @@ def run_packs(report: Mapping[str, Any]) -> dict[str, PackMaterial | None]:
     return found
 
 
-def case_views(run_dir: Path) -> tuple[list[CaseView], list[str]]:
-    """Every case of the run in *run_dir*, in its order, and warnings for the page (a pack that
-    could not be loaded, so its documents show as ids)."""
-    report, _identity, grouped = grouped_records(run_dir)
+def case_views(run: RunRecords, rows: Sequence[ReviewRow]) -> tuple[list[CaseView], list[str]]:
+    """Every case of *run*, in its order, beside its review rows (:func:`review_rows` of the
+    same run, whose values, evidence and errors it shows), and warnings for the page (a pack
+    that could not be loaded, so its documents show as ids)."""
     outcomes: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for entry in report.get("packs") or []:
+    for entry in run.report.get("packs") or []:
         if isinstance(entry, dict):
             for result in entry.get("case_results") or []:
                 if isinstance(result, dict):
                     outcomes[(str(entry.get("name")), str(result.get("test_id")))] = result
-    material = run_packs(report)
+    material = run_packs(run.report)
     warnings = [
         f"pack {name!r} cannot be loaded here: its documents are shown by id only"
         for name, found in material.items()
         if found is None
     ]
     views = []
-    for index, ((pack, test_id), epochs) in enumerate(grouped.items()):
-        found = material.get(pack)
+    for index, (row, epochs) in enumerate(zip(rows, run.grouped.values(), strict=True)):
+        found = material.get(row.pack)
         documents = found.documents if found is not None else {}
-        cases = found.cases if found is not None else {}
-        case = cases.get(test_id)
-        result = outcomes.get((pack, test_id), {})
+        case = found.cases.get(row.test_id) if found is not None else None
+        result = outcomes.get((row.pack, row.test_id), {})
         tags = tuple(str(t) for t in (result.get("tags") or (case.tags if case else ())))
-        retrieved: list[tuple[Mapping[str, Any], ...] | None] = []
-        for record in epochs:
-            raw = record.get("retrieved")
-            if raw is None:
-                retrieved.append(None)
-                continue
-            shown = []
-            for item in raw:
-                doc_id = str(item.get("doc_id"))
-                kind, text = documents.get(doc_id, (None, None))
-                text = item.get("text") or text
-                shown.append(
-                    {
-                        "doc_id": doc_id,
-                        "kind": kind,
-                        "text": None if text is None else str(text)[:DOCUMENT_CHARS],
-                    }
-                )
-            retrieved.append(tuple(shown))
-        metrics = [r.get("metrics") or {} for r in epochs]
-        names = sorted({n for m in metrics for n in m})
         views.append(
             CaseView(
                 index=index,
-                pack=pack,
-                test_id=test_id,
-                query=str(epochs[0].get("query", "")),
-                answers=tuple(str(r.get("answer") or "") for r in epochs),
-                retrieved=tuple(retrieved),
+                pack=row.pack,
+                test_id=row.test_id,
+                query=row.query,
+                answers=tuple(str(r.get("answer") or "") for r in epochs),  # whole, not cut
+                retrieved=tuple(retrieved_documents(r, documents) for r in epochs),
                 highlights=highlight_terms(case.ground_truth, list(documents)) if case else (),
                 kind=kind_of(tags),
                 families=tuple(families_of(tags)),
                 hard=tuple(sorted(t.removeprefix("hard:") for t in tags if t.startswith("hard:"))),
-                outcome=str(result.get("outcome") or ("error" if _errored(epochs) else "?")),
-                metric_values={n: [m.get(n, {}).get("values") for m in metrics] for n in names},
-                evidence={n: [m.get(n, {}).get("evidence") for m in metrics] for n in names},
-                errors=tuple(
-                    str((r.get("error") or {}).get("message", "")) for r in epochs if r.get("error")
-                ),
+                outcome=str(result.get("outcome") or ("error" if row.errors else "?")),
+                metric_values=row.metric_values,
+                evidence=row.evidence,
+                errors=row.errors,
             )
         )
     return views, warnings
-
-
-def _errored(epochs: Sequence[Mapping[str, Any]]) -> bool:
-    return any(r.get("error") for r in epochs)
 
 
 @frozen
@@ -313,8 +310,9 @@ class ReviewSession:
         self.run_dir = run_dir
         self.reviewer = check_reviewer(reviewer)
         self.path = review_path(run_dir, reviewer)
-        views, self.warnings = case_views(run_dir)
-        rows = review_rows(run_dir)
+        run = read_run(run_dir)
+        rows = review_rows(run)
+        views, self.warnings = case_views(run, rows)
         if only is not None:
             present = {(v.pack, v.test_id) for v in views}
             missing = sorted(only - present)
@@ -330,9 +328,9 @@ class ReviewSession:
         self.views = views
         self._rows = [row.to_dict() for row in rows]
         keys = [(v.pack, v.test_id) for v in self.views]
-        self._index = {key: i for i, key in enumerate(keys)}
         stored = read_marks(self.path)
-        unknown = [k for k in stored if k not in self._index]
+        known = set(keys)
+        unknown = [k for k in stored if k not in known]
         if unknown:
             pack, test_id = unknown[0]
             raise InputError(
@@ -443,6 +441,7 @@ __all__ = [
     "highlight_terms",
     "pack_material",
     "read_marks",
+    "retrieved_documents",
     "review_path",
     "run_packs",
 ]
