@@ -3,8 +3,9 @@
 A threshold fitted at a false-positive rate F carries a Clopper-Pearson guarantee ("its FPR is at
 most F with confidence 1 - delta") only with enough labelled negatives: with none of them above
 the threshold, ``(1 - F)**n <= delta``, so ``n >= ln(delta) / ln(1 - F)`` (299 at F = 1%, delta
-= 5%; :func:`negatives_needed`). Its true-positive rate is worth reading only with enough
-positives for a narrow interval (:func:`positives_needed`). Nobody knows which cases are which
+= 5%; :func:`ragleaklab_core.calibration.report.negatives_needed`, which calibration
+reports use too). Its true-positive rate is worth reading only with enough positives for a narrow
+interval (:func:`positives_needed`). Nobody knows which cases are which
 before reviewing them, so the plan sizes the sample from the shares the metric's outcome
 suggests (its failing cases for the positives, its passing ones for the negatives) and says
 when the run is too small for the target.
@@ -29,37 +30,11 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from ragleaklab_core.stats.aggregation import cp_upper, rate_interval
+from ragleaklab_core.calibration.report import negatives_needed
+from ragleaklab_core.stats.aggregation import rate_interval
 
 #: The half-width of the TPR interval a plan aims for, by default.
 TPR_MARGIN = 0.1
-
-
-def negatives_needed(target_fpr: float, confidence: float, false_positives: int = 0) -> int:
-    """The fewest negatives for which *false_positives* of them above a threshold still give a
-    one-sided Clopper-Pearson bound on its FPR at most *target_fpr* at *confidence*."""
-    if not 0.0 < target_fpr < 1.0 or not 0.0 < confidence < 1.0:
-        raise ValueError("target_fpr and confidence must be in (0, 1)")
-    n = max(1, false_positives + 1)
-    if false_positives == 0:
-        n = math.ceil(math.log(1.0 - confidence) / math.log(1.0 - target_fpr))
-        while n > 1 and cp_upper(0, n - 1, confidence) <= target_fpr:
-            n -= 1
-        while cp_upper(0, n, confidence) > target_fpr:
-            n += 1
-        return n
-    # the bound falls as n grows: a doubling search, then a bisection
-    high = n
-    while cp_upper(false_positives, high, confidence) > target_fpr:
-        high *= 2
-    low = max(n, high // 2)
-    while low < high:
-        middle = (low + high) // 2
-        if cp_upper(false_positives, middle, confidence) <= target_fpr:
-            high = middle
-        else:
-            low = middle + 1
-    return high
 
 
 def positives_needed(margin: float = TPR_MARGIN, confidence: float = 0.95) -> int:
@@ -148,7 +123,9 @@ def plan_pack(
     n = len(cases)
     flagged = sum(1 for c in cases if c.outcome == "fail")
     passed = sum(1 for c in cases if c.outcome == "pass")
-    need_neg = negatives_needed(target_fpr, confidence)
+    need_neg = negatives_needed(target_fpr, 1.0 - confidence)
+    if need_neg is None:
+        raise ValueError(f"target_fpr must be above 0, got {target_fpr!r}")
     need_pos = positives_needed(margin, confidence)
     neg_share = passed / n if n else 0.0
     pos_share = flagged / n if n else 0.0
@@ -237,7 +214,6 @@ __all__ = [
     "TPR_MARGIN",
     "PackPlan",
     "PlanCase",
-    "negatives_needed",
     "plan_pack",
     "positives_needed",
     "render_plan",

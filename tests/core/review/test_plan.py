@@ -11,35 +11,31 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragleaklab_core.calibration.report import negatives_needed
 from ragleaklab_core.errors import InputError
-from ragleaklab_core.review.plan import (
-    PlanCase,
-    _allocate,
-    negatives_needed,
-    plan_pack,
-    positives_needed,
-)
+from ragleaklab_core.review.plan import PlanCase, _allocate, plan_pack, positives_needed
 from ragleaklab_core.review.session import ReviewSession
 from ragleaklab_core.stats.aggregation import cp_upper, rate_interval
 from tests.support.cli import rlk
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.floats(0.002, 0.3),
-    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
-    st.integers(0, 3),
-)
-def test_negatives_needed_is_the_fewest_that_meet_the_target(fpr, confidence, false_positives):
-    n = negatives_needed(fpr, confidence, false_positives)
-    assert cp_upper(false_positives, n, confidence) <= fpr
-    if n > false_positives + 1:
-        assert cp_upper(false_positives, n - 1, confidence) > fpr
+@given(st.floats(0.002, 0.3), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_negatives_needed_is_the_fewest_that_meet_the_target(fpr, confidence):
+    n = negatives_needed(fpr, 1 - confidence)
+    assert cp_upper(0, n, confidence) <= fpr
+    if n > 1:
+        assert cp_upper(0, n - 1, confidence) > fpr
 
 
 def test_the_known_figures():
-    assert negatives_needed(0.01, 0.95) == 299  # docs/calibration.md's rule of three, exactly
-    assert negatives_needed(0.05, 0.95) == 59
+    assert negatives_needed(0.01, 0.05) == 299  # docs/calibration.md's rule of three, exactly
+    assert negatives_needed(0.05, 0.05) == 59
+    cases = _cases()
+    assert (
+        plan_pack("p", cases, target_fpr=0.01, confidence=0.95, margin=0.2, seed=0).negatives_needed
+        == 299
+    )
     n = positives_needed(0.1)
     interval = rate_interval(n // 2, n)
     assert (interval.upper - interval.lower) / 2 <= 0.1
