@@ -20,6 +20,7 @@ from ragleaklab_core._safe_text import neutralised_output, write_workflow_comman
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
+from ragleaklab_core.cli._options import key_values
 from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
@@ -202,10 +203,10 @@ def calibrate(
     }
     overrides = Overrides(
         target=target_name,
-        target_options=_options(target_options, flag="--target-option"),
+        target_options=key_values(target_options, flag="--target-option"),
         calibrate={key: value for key, value in given.items() if value is not None},
         fitter=fitter,
-        fitter_options=_options(fitter_options, flag="--fitter-option"),
+        fitter_options=key_values(fitter_options, flag="--fitter-option"),
     )
     config_path = find_config(config_path)
     full = read_config(config_path, overrides)
@@ -637,7 +638,7 @@ def run(
         exclude=exclude,
         out=out,
         target=target_name,
-        target_options=_options(target_options, flag="--target-option"),
+        target_options=key_values(target_options, flag="--target-option"),
         epochs=epochs,
         reducer=reducer,
         smoke=smoke,
@@ -738,7 +739,7 @@ def cleanup(
             config_path = Path(recorded[0])
             click.echo(f"using {config_path.as_posix()}, the config the run was given", err=True)
     overrides = Overrides(
-        target=target_name, target_options=_options(target_options, flag="--target-option")
+        target=target_name, target_options=key_values(target_options, flag="--target-option")
     )
     config = read_config(config_path, overrides)
     target = load_plugin(
@@ -767,20 +768,6 @@ def cleanup(
         )
         sys.exit(1)
     click.echo(f"nothing planted by a run in {out.as_posix()} is left")
-
-
-def _options(items: tuple[str, ...], *, flag: str) -> dict[str, Any]:
-    """Repeated ``KEY=VALUE`` flags as a dict; VALUE is read as a TOML value."""
-    from ragleaklab_core.config import parse_option_value
-    from ragleaklab_core.errors import ConfigError
-
-    options: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(flag, [f"expected NAME=VALUE, got {item!r}"])
-        options[key.strip()] = parse_option_value(value.strip())
-    return options
 
 
 cli.add_command(new_pack_command)

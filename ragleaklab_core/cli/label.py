@@ -386,7 +386,7 @@ def plan_command(
     "options",
     multiple=True,
     metavar="KEY=VALUE",
-    help="A judge option (repeatable); VALUE is read as JSON when it is JSON, else as text.",
+    help="A judge option (repeatable); VALUE is a TOML value, as for --target-option.",
 )
 @handle_errors
 def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> None:
@@ -397,21 +397,11 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
     judging again asks only about what is new. Measure the judge against a person's review
     (`label agreement`) before calibrating on its labels.
     """
-    import json
-
     from ragleaklab_core._discovery import JUDGES, load_plugin
+    from ragleaklab_core.cli._options import key_values
     from ragleaklab_core.review.judging import judge_run
 
-    parsed: dict[str, object] = {}
-    for item in options:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"{item!r} is not KEY=VALUE", source="--option")
-        try:
-            parsed[key] = json.loads(raw)
-        except ValueError:
-            parsed[key] = raw
-    loaded = load_plugin(JUDGES, judge_name, parsed)
+    loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
     judge = loaded.obj
     identity = getattr(judge, "identity", None)
     identity = identity if isinstance(identity, str) and identity else judge_name
