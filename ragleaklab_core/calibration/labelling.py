@@ -370,6 +370,26 @@ class Judgement:
     notes: str
     target: str
     line: int
+    label_source: str = ""
+    labelled_by: str = ""
+
+
+def declared_labeller(rows: Iterable[tuple[str, str]], *, source: str) -> tuple[str, str]:
+    """(label_source, judge identity) that a review file's rows, given as their
+    ``(label_source, labelled_by)``, declare: ``("judge", its identity)`` when any row says a
+    judge labelled it, else ``("human", "")``.
+
+    Raises:
+        InputError: Rows of more than one judge: one measured agreement cannot describe them.
+    """
+    judges = {by for kind, by in rows if kind == "judge"}
+    if len(judges) > 1:
+        raise InputError(
+            f"holds the labels of {len(judges)} judges ({', '.join(sorted(judges))}): import "
+            "each judge's file on its own",
+            source=source,
+        )
+    return ("judge", judges.pop()) if judges else ("human", "")
 
 
 def read_review(path: Path) -> list[Judgement]:
@@ -424,6 +444,8 @@ def read_review(path: Path) -> list[Judgement]:
                 notes=_text(row, "notes", source, number),
                 target=_text(row, "target", source, number),
                 line=number,
+                label_source=_text(row, "label_source", source, number).strip(),
+                labelled_by=_text(row, "labelled_by", source, number),
             )
         )
     if unlabelled:
@@ -507,6 +529,7 @@ __all__ = [
     "ReviewRow",
     "RunRecords",
     "RunScores",
+    "declared_labeller",
     "label_origins",
     "labels_lines",
     "read_review",

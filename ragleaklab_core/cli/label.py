@@ -16,6 +16,7 @@ import click
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core.calibration.labelling import (
     REVIEW_SOURCES,
+    declared_labeller,
     labels_lines,
     read_review,
     render_review,
@@ -138,22 +139,21 @@ def import_command(
     case reviewed twice is an error naming the line, and nothing is written.
     """
     judgements = read_review(review_file)
-    source_given = label_source is not None
-    label_source = label_source or "human"
-    from ragleaklab_core.review.judging import labeller_sources, measured_agreement
+    from ragleaklab_core.review.judging import measured_agreement
 
-    declared, declared_by = labeller_sources(review_file)
+    declared, declared_by = declared_labeller(
+        ((j.label_source, j.labelled_by) for j in judgements), source=str(review_file)
+    )
     agreement = None
     if declared == "judge":
-        if label_source == "human" and source_given is False:
-            label_source = "judge"
-        if label_source != "judge":
+        if label_source not in (None, "judge"):
             raise InputError(
                 "its rows were labelled by a judge: import them as --label-source judge",
                 source=str(review_file),
             )
         labelled_by = labelled_by or declared_by
         agreement = measured_agreement(review_file, declared_by)
+    label_source = label_source or declared
     packs = sorted({j.pack for j in judgements})
     if pack is None and len(packs) > 1:
         raise InputError(

@@ -32,8 +32,14 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
-from ragleaklab_core.calibration.labelling import RunRecords, read_run, review_rows
+from ragleaklab_core.calibration.labelling import (
+    RunRecords,
+    declared_labeller,
+    read_run,
+    review_rows,
+)
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.inputs import jsonl_records
 from ragleaklab_core.review.session import REVIEW_DIR, Mark, retrieved_documents, run_packs
 from ragleaklab_core.stats.aggregation import rate_interval
 from ragleaklab_core.stats.agreement import cohen_kappa
@@ -193,15 +199,10 @@ def judge_run(
 
 
 def labeller_sources(path: Path) -> tuple[str, str]:
-    """(label_source, labelled_by) a review file's rows declare (``human`` when none do)."""
-    try:
-        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
-        row = json.loads(first) if first.strip() else {}
-    except (OSError, ValueError):
-        row = {}
-    source = row.get("label_source") if isinstance(row, dict) else None
-    by = row.get("labelled_by") if isinstance(row, dict) else None
-    return (source if source in ("human", "judge") else "human", by if isinstance(by, str) else "")
+    """(label_source, labelled_by) a review file's rows declare (:func:`declared_labeller`)."""
+    _, records = jsonl_records(path.read_bytes(), source=str(path))
+    rows = ((str(r.get("label_source") or ""), str(r.get("labelled_by") or "")) for _, r in records)
+    return declared_labeller(rows, source=str(path))
 
 
 def _interval(x: int, n: int, confidence: float) -> dict[str, Any]:

@@ -244,3 +244,32 @@ def test_sensitivity_and_specificity_count_against_the_person():
     # person's negatives: 1, 2, 3 -> the judge says p, n, n
     assert (got["specificity"]["successes"], got["specificity"]["trials"]) == (2, 3)
     assert got["sensitivity"]["lower"] < 0.5 < got["sensitivity"]["upper"]
+
+
+def test_a_file_is_a_judges_when_any_row_says_so_and_one_judges_at_most(tmp_path):
+    def row(test_id: str, source: str, by: str) -> str:
+        fields = {"pack": PACK, "test_id": test_id, "label": "negative"}
+        return json.dumps({**fields, "label_source": source, "labelled_by": by}) + "\n"
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(row("a", "human", "alice") + row("b", "judge", "llm@1"))
+    done = rlk("label", "import", "mixed.jsonl", "-o", "l.jsonl", cwd=tmp_path, ok=(0,))
+    assert "label_source judge" in done.stdout and "never measured" in done.stderr
+    assert {r["label_source"] for r in records(tmp_path / "l.jsonl")} == {"judge"}
+    refused = rlk(
+        "label",
+        "import",
+        "mixed.jsonl",
+        "-o",
+        "h.jsonl",
+        "--label-source",
+        "human",
+        cwd=tmp_path,
+        ok=(2,),
+    )
+    assert "labelled by a judge" in refused.stderr
+    two = tmp_path / "two.jsonl"
+    two.write_text(row("a", "judge", "llm@1") + row("b", "judge", "llm@2"))
+    both = rlk("label", "import", "two.jsonl", "-o", "t.jsonl", cwd=tmp_path, ok=(2,))
+    assert "holds the labels of 2 judges (llm@1, llm@2)" in both.stderr
+    assert not (tmp_path / "t.jsonl").exists() and not (tmp_path / "h.jsonl").exists()
