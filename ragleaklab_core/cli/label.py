@@ -27,7 +27,7 @@ from ragleaklab_core.calibration.labelling import (
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.review.plan import TPR_MARGIN
-from ragleaklab_core.review.session import REVIEW_DIR, Mark, read_marks
+from ragleaklab_core.review.session import REVIEW_DIR, Mark, decided_in_both, read_marks
 
 
 @click.group("label")
@@ -461,7 +461,7 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
             a, b = labellers[first], labellers[second]
-            shared = sorted(k for k in a.keys() & b.keys() if a[k].decided and b[k].decided)
+            shared = decided_in_both(a, b)
             if not shared:
                 click.echo(f"{first} / {second}: no case labelled by both")
                 continue

@@ -40,7 +40,13 @@ from ragleaklab_core.calibration.labelling import (
 )
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import jsonl_records
-from ragleaklab_core.review.session import REVIEW_DIR, Mark, retrieved_documents, run_packs
+from ragleaklab_core.review.session import (
+    REVIEW_DIR,
+    Mark,
+    decided_in_both,
+    retrieved_documents,
+    run_packs,
+)
 from ragleaklab_core.stats.aggregation import rate_interval
 from ragleaklab_core.stats.agreement import cohen_kappa
 from ragleaklab_core.values import JudgedCase, JudgeVerdict
@@ -219,9 +225,7 @@ def judge_agreement(
 ) -> dict[str, Any] | None:
     """A judge's sensitivity and specificity against a person's labels on the cases both
     labelled, with exact intervals, and Cohen's kappa; None when they share no case."""
-    shared = sorted(
-        k for k in judge.keys() & person.keys() if judge[k].decided and person[k].decided
-    )
+    shared = decided_in_both(judge, person)
     if not shared:
         return None
     says = [judge[k].label == "positive" for k in shared]

@@ -252,6 +252,14 @@ class Mark:
         return self.label in LABELS
 
 
+def decided_in_both(
+    first: Mapping[tuple[str, str], Mark], second: Mapping[tuple[str, str], Mark]
+) -> list[tuple[str, str]]:
+    """The cases two labellers both gave a label (not skipped, not left empty), sorted."""
+    both = first.keys() & second.keys()
+    return sorted(k for k in both if first[k].decided and second[k].decided)
+
+
 def read_marks(path: Path) -> dict[tuple[str, str], Mark]:
     """The marks of a review file (every row, labelled or not), keyed by (pack, test_id).
 
@@ -438,6 +446,7 @@ __all__ = [
     "ReviewSession",
     "case_views",
     "check_reviewer",
+    "decided_in_both",
     "highlight_terms",
     "pack_material",
     "read_marks",
