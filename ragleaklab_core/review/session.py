@@ -352,10 +352,6 @@ class ReviewSession:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def marks(self) -> list[Mark]:
-        with self._lock:
-            return list(self._marks)
-
     def resume_at(self) -> int:
         """The first case without a label and not set aside, else the first set aside, else 0."""
         with self._lock:
@@ -394,13 +390,7 @@ class ReviewSession:
         with self._lock:
             self._check(index)
             before = self._marks[index]
-            after = Mark(label, before.notes if notes is None else notes)
-            self._marks[index] = after
-            try:
-                self._save()
-            except BaseException:
-                self._marks[index] = before  # the page was not told; nothing half-done
-                raise
+            self._replace(index, Mark(label, before.notes if notes is None else notes))
             self._undo.append((index, before))
 
     def undo(self) -> int | None:
@@ -408,16 +398,21 @@ class ReviewSession:
         with self._lock:
             if not self._undo:
                 return None
-            index, before = self._undo.pop()
-            current = self._marks[index]
-            self._marks[index] = before
-            try:
-                self._save()
-            except BaseException:
-                self._marks[index] = current
-                self._undo.append((index, before))
-                raise
+            index, before = self._undo[-1]
+            self._replace(index, before)
+            self._undo.pop()  # only once the file holds the undone state
             return index
+
+    def _replace(self, index: int, mark: Mark) -> None:
+        """Set case *index*'s mark and save; on a failed save the mark is put back (the page is
+        told the change failed, so nothing may be half done)."""
+        previous = self._marks[index]
+        self._marks[index] = mark
+        try:
+            self._save()
+        except BaseException:
+            self._marks[index] = previous
+            raise
 
     def _check(self, index: int) -> None:
         if not 0 <= index < len(self._marks):

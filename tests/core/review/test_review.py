@@ -160,3 +160,24 @@ def test_agreement_reports_kappa_for_every_pair_of_reviewers(run_dir, tmp_path):
     assert "kappa 0.867 [" in done.stdout
     alone = rlk("label", "agreement", str(tmp_path), cwd=tmp_path, ok=(2,))
     assert "agreement needs two review files" in alone.stderr
+
+
+def test_a_failed_save_leaves_the_marks_and_the_undo_history_as_they_were(run_dir, monkeypatch):
+    import ragleaklab_core.review.session as session_module
+
+    session = ReviewSession(run_dir, "alice")
+    session.judge(0, "positive")
+
+    def full_disk(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(session_module, "write_atomic", full_disk)
+    with pytest.raises(OSError):
+        session.judge(1, "negative")
+    with pytest.raises(OSError):
+        session.undo()
+    state = session.state()
+    assert state["marks"][:2] == ["positive", ""] and state["can_undo"]
+    monkeypatch.undo()
+    assert session.undo() == 0  # the history survived the failures
+    assert rows(session.path)[0]["label"] == ""
