@@ -32,6 +32,7 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
+from ragleaklab_core._redact import redact_text
 from ragleaklab_core.calibration.labelling import (
     RunRecords,
     declared_labeller,
@@ -173,7 +174,9 @@ def judge_run(
                             f"judge returned {type(verdict).__name__}, not a JudgeVerdict"
                         )
                 except Exception as exc:
-                    error = f"{type(exc).__name__}: {exc}"
+                    # Written to the review file and printed: a third-party judge's message
+                    # is redacted like every error the command line shows.
+                    error = redact_text(f"{type(exc).__name__}: {exc}")
                     break
                 entry = {"key": key, "label": verdict.label, "reason": verdict.reason}
                 cache_file.write(json.dumps(entry, ensure_ascii=False) + "\n")

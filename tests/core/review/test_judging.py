@@ -273,3 +273,24 @@ def test_a_file_is_a_judges_when_any_row_says_so_and_one_judges_at_most(tmp_path
     both = rlk("label", "import", "two.jsonl", "-o", "t.jsonl", cwd=tmp_path, ok=(2,))
     assert "holds the labels of 2 judges (llm@1, llm@2)" in both.stderr
     assert not (tmp_path / "t.jsonl").exists() and not (tmp_path / "h.jsonl").exists()
+
+
+def test_a_judges_error_reaches_the_file_redacted(tmp_path):
+    from ragleaklab_core._redact import forget_secrets, register_secret
+    from ragleaklab_core.review.judging import judge_run
+
+    rlk("run", "-p", PACK, "--smoke", "-o", "out", cwd=tmp_path, ok=(0, 1))
+
+    class Leaky:
+        def judge(self, case: JudgedCase) -> None:
+            raise RuntimeError(f"401 for key {SECRET} at https://user:pw@judge.example/v1")
+
+    register_secret(SECRET)
+    try:
+        done = judge_run(tmp_path / "out", "leaky", Leaky(), "leaky")
+    finally:
+        forget_secrets()
+    assert len(done.errors) == 30 and done.positives == 0
+    written = done.path.read_text(encoding="utf-8")
+    assert SECRET not in written and "pw@" not in written and "RuntimeError: 401" in written
+    assert all(SECRET not in error for _, _, error in done.errors)
