@@ -198,14 +198,15 @@ function advance() {
   if (next === undefined) $("saved").textContent = "saved · nothing left to label in this view";
 }
 
-async function judge(label) {
+// One change at a time: the server saves it and answers with the new state, or the page says
+// it was NOT saved and stays where it is.
+async function change(path, body, saved) {
   if (busy) return;
   busy = true;
   try {
-    state = await api("/api/judge", { index: current, label });
+    state = await api(path, body);
     $("saved").className = "ok";
-    $("saved").textContent = `saved: ${cases[current].test_id} ${label}`;
-    advance();
+    saved();
   } catch (error) {
     $("saved").className = "error";
     $("saved").textContent = `NOT SAVED: ${error.message}`;
@@ -214,21 +215,19 @@ async function judge(label) {
   }
 }
 
-async function undo() {
-  if (busy) return;
-  busy = true;
-  try {
-    state = await api("/api/undo", {});
+function judge(label) {
+  return change("/api/judge", { index: current, label }, () => {
+    $("saved").textContent = `saved: ${cases[current].test_id} ${label}`;
+    advance();
+  });
+}
+
+function undo() {
+  return change("/api/undo", {}, () => {
     if (state.changed !== null && state.changed !== undefined) current = state.changed;
-    $("saved").className = "ok";
     $("saved").textContent = state.changed === null ? "nothing to undo" : "undone";
     render();
-  } catch (error) {
-    $("saved").className = "error";
-    $("saved").textContent = `NOT SAVED: ${error.message}`;
-  } finally {
-    busy = false;
-  }
+  });
 }
 
 function fillSelect(id, values) {
