@@ -333,6 +333,28 @@ def _allowances(
             )
 
 
+def _corrected_allowance(
+    instance: RunConfig, attribute: attrs.Attribute[float | None], value: float | None
+) -> None:
+    """The most a corrected failing rate's upper limit may be: a share in [0, 1), and the one
+    way a gated value is allowed to fail when given, so a maximum failing rate beside it is
+    refused rather than silently ignored."""
+    if value is None:
+        return
+    _rate(instance, attribute, value)  # type: ignore[arg-type]  # not None here
+    if value >= 1:
+        raise ValueError(
+            f"'{attribute.name}': a maximum corrected rate of {value!r} passes every run (no "
+            "interval's upper limit is above 1); give a share below 1, such as 0.05"
+        )
+    if instance.max_fail_rate or instance.max_fail_rates:
+        raise ValueError(
+            f"'{attribute.name}': a run is gated either on its failing rates "
+            "(max_fail_rate, --max-fail-rate) or on its corrected rates (max_corrected_rate, "
+            "--max-corrected-rate), not both: give one"
+        )
+
+
 @frozen
 class CalibrateConfig:
     """The ``[calibrate]`` table: how thresholds are fitted."""
@@ -462,6 +484,9 @@ class RunConfig:
     max_fail_rate: float = field(default=0.0, validator=_allowance)
     # Per pack name, overriding max_fail_rate for that pack.
     max_fail_rates: dict[str, float] = field(factory=dict, validator=_allowances)
+    # When set, each gated value passes only if the upper limit of its failing rate corrected
+    # for the metric's measured error is at most this (docs/labelling.md); None: not used.
+    max_corrected_rate: float | None = field(default=None, validator=_corrected_allowance)
     concurrency: int = field(default=8, validator=v.ge(1))
     rate_limit: float | None = field(default=None, validator=v.optional(v.gt(0.0)))
     out: str = "ragleaklab_out"
@@ -596,6 +621,7 @@ class AllowanceSources:
     max_fail_rate: str = DEFAULT_SOURCE
     max_fail_rates: Mapping[str, str] = field(factory=dict)
     tolerate_errors: str = DEFAULT_SOURCE
+    max_corrected_rate: str = DEFAULT_SOURCE
 
     def fail_rate(self, pack: str) -> str:
         """Where pack *pack*'s maximum failing rate was set."""
@@ -606,6 +632,7 @@ class AllowanceSources:
             "max_fail_rate": self.max_fail_rate,
             "max_fail_rates": dict(sorted(self.max_fail_rates.items())),
             "tolerate_errors": self.tolerate_errors,
+            "max_corrected_rate": self.max_corrected_rate,
         }
 
     @classmethod
@@ -617,6 +644,7 @@ class AllowanceSources:
         *,
         given: str = "--max-fail-rate",
         tolerate: str = "--tolerate-errors",
+        corrected: str = "--max-corrected-rate",
     ) -> AllowanceSources:
         """The sources of a configuration made of a file's ``[run]`` table *file_run* (as
         read, before overrides) at *file*, and *overrides* (flags: *given*, *tolerate*)."""
@@ -636,7 +664,12 @@ class AllowanceSources:
         }
         for k in on_line.get("max_fail_rates") or {}:
             rates[str(k)] = f"{given} {k}=RATE" if given.startswith("--") else given
-        return cls(source("max_fail_rate", given), rates, source("tolerate_errors", tolerate))
+        return cls(
+            source("max_fail_rate", given),
+            rates,
+            source("tolerate_errors", tolerate),
+            source("max_corrected_rate", corrected),
+        )
 
 
 def command_line_source(path: Path | None) -> str:

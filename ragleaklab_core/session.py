@@ -115,6 +115,7 @@ _RUN_FLAGS = {
     "max_consecutive_failures": "--max-consecutive-failures",
     "max_fail_rate": "--max-fail-rate",
     "max_fail_rates": "--max-fail-rate",
+    "max_corrected_rate": "--max-corrected-rate",
     "executor": "--executor",
     "ray.address": "--ray-address",
     "ray.workers": "--ray-workers",
@@ -180,6 +181,8 @@ class RunRequest:
     max_consecutive_failures: int | None = None
     #: ``{pack: rate}``; the key ``""`` sets the rate of every pack.
     max_fail_rates: Mapping[str, float] = field(factory=dict)
+    #: ``--max-corrected-rate``: gate on failing rates corrected for the metrics' error.
+    max_corrected_rate: float | None = None
     executor: str | None = None
     #: ``--ray-*``: ``address``, ``workers``, ``cpus_per_worker``, ``gpus_per_worker``.
     ray: Mapping[str, Any] = field(factory=dict)
@@ -211,6 +214,7 @@ class RunRequest:
             "max_consecutive_failures": self.max_consecutive_failures,
             "max_fail_rate": self.max_fail_rates.get(""),
             "max_fail_rates": {k: r for k, r in self.max_fail_rates.items() if k},
+            "max_corrected_rate": self.max_corrected_rate,
             "executor": self.executor,
             "ray": {k: v for k, v in self.ray.items() if v is not None},
             "markdown_max_chars": self.markdown_max_chars,

@@ -198,6 +198,49 @@ def is_pack_default(source: str) -> bool:
     return source == "pack" or source.startswith("pack ")
 
 
+def _count(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"'{attribute.name}' must be a count (an integer >= 0): {value!r}")
+
+
+@frozen
+class MeasuredError:
+    """How often a threshold's rule erred on labelled cases, as the calibration that fitted it
+    counted: the rule flagged ``true_positives`` of ``positives`` labelled positives and
+    ``false_positives`` of ``negatives`` labelled negatives. Its sensitivity and specificity, the
+    instrument's error that a corrected failing rate (:mod:`ragleaklab_core.stats.corrected`)
+    takes out of a run's count.
+
+    Attributes:
+        labels: Where the labels came from (a labels file, or ``"pack NAME"`` for a pack's own,
+            which describe the system the pack's answers were observed on, not yours).
+    """
+
+    true_positives: int = field(validator=_count)
+    positives: int = field(validator=_count)
+    false_positives: int = field(validator=_count)
+    negatives: int = field(validator=_count)
+    labels: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.true_positives > self.positives or self.false_positives > self.negatives:
+            raise ValueError(
+                f"counts out of range: {self.true_positives} of {self.positives} positives, "
+                f"{self.false_positives} of {self.negatives} negatives"
+            )
+
+    @property
+    def true_negatives(self) -> int:
+        return self.negatives - self.false_positives
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sensitivity": {"true_positives": self.true_positives, "positives": self.positives},
+            "specificity": {"true_negatives": self.true_negatives, "negatives": self.negatives},
+            "labels": self.labels,
+        }
+
+
 @frozen
 class Threshold:
     """A per-case pass/fail threshold on one metric value.
@@ -209,11 +252,14 @@ class Threshold:
         value: The threshold, or ``None`` for "flag nothing" (a fitter found no threshold).
         decision_rule: One of :data:`DECISION_RULES`.
         source: Where the threshold came from (``"pack"``, ``"config"``, a thresholds file).
+        measured: How often the rule erred on the labelled cases it was fitted on, when a
+            calibration stored it (``calibrate --write-thresholds``); None otherwise.
     """
 
     value: float | None = field(validator=_finite_or_none)
     decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
     source: str = "pack"
+    measured: MeasuredError | None = None
 
     @property
     def from_pack(self) -> bool:

@@ -19,7 +19,7 @@ from attrs import frozen
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core.config import DEFAULT_THRESHOLDS_FILE
 from ragleaklab_core.errors import InputError, RagleaklabError
-from ragleaklab_core.values import DECISION_RULES, Threshold
+from ragleaklab_core.values import DECISION_RULES, MeasuredError, Threshold
 
 FORMAT = "ragleaklab-thresholds"
 VERSION = 1
@@ -42,7 +42,10 @@ class ThresholdsFile:
         """The thresholds stored for *pack*, as :class:`Threshold` objects."""
         return {
             name: Threshold(
-                entry["threshold"], entry["decision_rule"], source=origin(self.path, pack, entry)
+                entry["threshold"],
+                entry["decision_rule"],
+                source=origin(self.path, pack, entry),
+                measured=measured_error(entry),
             )
             for name, entry in sorted(self.packs.get(pack, {}).items())
         }
@@ -89,6 +92,45 @@ def origin(path: str, pack: str, entry: Mapping[str, Any]) -> str:
     return f"{path} ({', '.join(parts)})"
 
 
+def _stored_count(entry: Mapping[str, Any], count: str, rate: str, of: int) -> int | None:
+    """A stored count, or the count the stored rate of *of* cases is (entries written before
+    the counts were stored hold the rates alone: a rate is k / n, so k comes back exactly)."""
+    value = entry.get(count)
+    if value is None:
+        r = entry.get(rate)
+        if isinstance(r, bool) or not isinstance(r, int | float):
+            return None
+        value = round(r * of)
+        if abs(value - r * of) > 1e-6:
+            raise ValueError(f"{rate} {r!r} is no share of {of} cases")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= of:
+        raise ValueError(f"{count} must be a count from 0 to {of}, got {value!r}")
+    return value
+
+
+def measured_error(entry: Mapping[str, Any]) -> MeasuredError | None:
+    """How often the stored threshold's rule erred on the labelled cases it was fitted on
+    (:class:`~ragleaklab_core.values.MeasuredError`), or None when the entry does not say (a
+    hand-written entry).
+
+    Raises:
+        ValueError: The entry's counts contradict each other.
+    """
+    positives, negatives = entry.get("n_positive"), entry.get("n_negative")
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (positives, negatives)):
+        return None
+    assert isinstance(positives, int) and isinstance(negatives, int)
+    tp = _stored_count(entry, "true_positives", "achieved_tpr", positives)
+    fp = _stored_count(entry, "false_positives", "achieved_fpr", negatives)
+    if tp is None or fp is None:
+        return None
+    labels = entry.get("labels")
+    source = ""
+    if isinstance(labels, Mapping):
+        source = _text(labels.get("source")) or _text(labels.get("path")) or ""
+    return MeasuredError(tp, positives, fp, negatives, labels=source)
+
+
 def _problem(path: Path, where: str, message: str) -> InputError:
     return InputError(f"{message} @ {where}", source=str(path))
 
@@ -130,6 +172,10 @@ def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
                     f"{where}.decision_rule",
                     f"expected one of {', '.join(DECISION_RULES)}",
                 )
+            try:
+                measured_error(entry)
+            except ValueError as exc:
+                raise _problem(path, where, str(exc)) from None
     return ThresholdsFile(str(path), packs)
 
 
@@ -185,6 +231,7 @@ __all__ = [
     "DEFAULT_FILE",
     "ThresholdsConflictError",
     "ThresholdsFile",
+    "measured_error",
     "origin",
     "read_thresholds",
     "update_threshold",

@@ -529,6 +529,14 @@ def _progress_callbacks() -> Any:
     "passes: RATE for every pack, PACK=RATE for one. Repeatable [default: 0].",
 )
 @click.option(
+    "--max-corrected-rate",
+    type=float,
+    metavar="RATE",
+    help="Gate instead on the rate of attacks that truly succeeded, corrected for each "
+    "metric's error measured by calibration: a value passes when its interval's upper limit is "
+    "at most RATE (docs/labelling.md).",
+)
+@click.option(
     "--executor",
     type=click.Choice(["local", "ray"]),
     help="Who answers the cases: this process, or Ray workers (pip install 'ragleaklab[ray]') "
@@ -606,6 +614,7 @@ def run(
     allow_shared_state: bool,
     max_consecutive_failures: int | None,
     max_fail_rates: dict[str, float],
+    max_corrected_rate: float | None,
     executor: str | None,
     ray_address: str | None,
     ray_workers: int | None,
@@ -655,6 +664,7 @@ def run(
         allow_shared_state=allow_shared_state,
         max_consecutive_failures=max_consecutive_failures,
         max_fail_rates=max_fail_rates,
+        max_corrected_rate=max_corrected_rate,
         executor=executor,
         ray={
             "address": ray_address,

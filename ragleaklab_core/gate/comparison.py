@@ -656,6 +656,10 @@ def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
     if run is not None and run != len(ids):
         found.append(f"{at}.cases.run {run} contradicts the {len(ids)} ids of {at}.cases.ids")
     allowance = pack.get("max_fail_rate", 0.0)
+    allowances = pack.get("allowances")
+    corrected = allowances.get("max_corrected_rate") if isinstance(allowances, Mapping) else None
+    if isinstance(corrected, Mapping) and corrected.get("value") is not None:
+        allowance = _CorrectedLimit(corrected["value"])
     for name, value in pack["values"].items():
         found += _value_contradictions(value, f"{at}.values.{name}", ids, id_set, allowance)
         if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
@@ -702,13 +706,35 @@ def _value_contradictions(
     if both:
         found.append(f"{at}: ids both failing and unscored ({_first(both)})")
     passed = value.get("passed")
-    if isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
+    if isinstance(allowance, _CorrectedLimit):
+        c = value.get("corrected_rate")
+        high = c.get("interval", [None, None])[1] if isinstance(c, Mapping) else None
+        if passed is True and not (_number(high) and _number(allowance.rate)):
+            found.append(f"{at}.passed true without a corrected rate to gate it on")
+        elif passed is True and high > allowance.rate:
+            found.append(
+                f"{at}.passed true contradicts its corrected rate's upper limit {high} "
+                f"(at most {allowance.rate} allowed)"
+            )
+    elif isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
         allowed = allowed_failures(float(allowance), n)
         if passed is True and k > allowed:
             found.append(
                 f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
             )
     return found
+
+
+@frozen
+class _CorrectedLimit:
+    """A pack gated on corrected rates (``max_corrected_rate``): the most a gated value's
+    corrected upper limit may be."""
+
+    rate: Any
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and x == x
 
 
 def _case_contradictions(

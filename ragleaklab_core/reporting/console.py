@@ -104,7 +104,11 @@ def _allowances(doc: Mapping[str, Any]) -> str | None:
     if not packs:
         return None
     said = []
-    for key, phrase in (("max_fail_rate", _rate_phrase), ("tolerate_errors", _tolerate_phrase)):
+    phrases = [("max_fail_rate", _rate_phrase), ("tolerate_errors", _tolerate_phrase)]
+    corrected = [(p["allowances"].get("max_corrected_rate") or {}) for p in packs]
+    if any(c.get("value") is not None for c in corrected):
+        phrases[0] = ("max_corrected_rate", _corrected_phrase)  # it replaces the failing rate
+    for key, phrase in phrases:
         each = [(p.get("name"), (p["allowances"].get(key) or {})) for p in packs]
         distinct = {(a.get("value"), a.get("source")) for _, a in each}
         if len(distinct) == 1:
@@ -118,6 +122,14 @@ def _rate_phrase(allowance: Mapping[str, Any]) -> str:
     value = allowance.get("value")
     where = allowance.get("source", "?")
     return f"max failing rate {w.number(value)} ({where})"
+
+
+def _corrected_phrase(allowance: Mapping[str, Any]) -> str:
+    value = allowance.get("value")
+    where = allowance.get("source", "?")
+    if value is None:
+        return f"gated on failing rates ({where})"
+    return f"max corrected rate {w.number(value)}, upper limit ({where})"
 
 
 def _tolerate_phrase(allowance: Mapping[str, Any]) -> str:
@@ -169,6 +181,29 @@ def _gated(name: str, value: Mapping[str, Any]) -> list[str]:
     rate = value.get("fail_rate")
     if not rate or not rate.get("trials"):
         return [*lines, "      no case could be scored"]
+    return [*lines, *_rates(value, rate), *_corrected(value.get("corrected_rate"))]
+
+
+def _corrected(c: Any) -> list[str]:
+    """The corrected rate, under the observed one, with the measured error it took out."""
+    if not isinstance(c, Mapping):
+        return []
+    se, sp = c.get("sensitivity") or {}, c.get("specificity") or {}
+    low, high = c.get("interval") or (None, None)
+    labels = plain(c.get("labels") or "?")
+    return _wrapped(
+        "      corrected: ",
+        f"true {c.get('over')} rate {w.percent(c.get('estimate'))} "
+        f"[{w.percent(low)}, {w.percent(high)}] ({_level(c)} interval), for the metric's "
+        f"sensitivity {se.get('true_positives')}/{se.get('positives')} and specificity "
+        f"{sp.get('true_negatives')}/{sp.get('negatives')} on labels {labels}",
+        indent="        ",
+    )
+
+
+def _rates(value: Mapping[str, Any], rate: Mapping[str, Any]) -> list[str]:
+    """The failing rates of a gated value that was scored: by kind and family."""
+    lines: list[str] = []
     kinds = _kinds(value)
     if not rate.get("successes"):
         # Nothing fails: one line, with how high the attack rate could still be.

@@ -190,6 +190,14 @@ def _pack(report: PackReport) -> list[str]:
                     f"<td class=num>{escape(w.count_text(kind_rate))}</td>"
                     f"<td>{escape(w.interval_text(kind_rate))}</td></tr>"
                 )
+        corrected = value.get("corrected_rate")
+        if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
+            out.append(
+                f'<tr class="kind"><td colspan=4></td>'
+                f"<td>{escape(str(corrected.get('over')))}, corrected</td>"
+                f"<td class=num>{escape(w.percent(corrected.get('estimate')))}</td>"
+                f"<td>{escape(w.corrected_interval_text(corrected))}</td></tr>"
+            )
     out.append("</tbody></table>")
     notes = [escape(r) for r in report.reasons]
     notes += [f"warning: {escape(x)}" for x in report.warnings]

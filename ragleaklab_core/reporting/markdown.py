@@ -287,6 +287,13 @@ def _pack(report: PackReport) -> _PackLines:
                     f"| | | | | {text(kind)} | {text(w.count_text(kind_rate))} "
                     f"| {text(w.interval_text(kind_rate))} |"
                 )
+        corrected = value.get("corrected_rate")
+        if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
+            table.append(
+                f"| | | | | {text(corrected.get('over'))}, corrected "
+                f"| {w.percent(corrected.get('estimate'))} "
+                f"| {text(w.corrected_interval_text(corrected))} |"
+            )
     table.append("")
     notes = [f"- {text(reason, 300)}" for reason in report.reasons]
     notes += [f"- warning: {text(warning, 300)}" for warning in report.warnings]

@@ -67,6 +67,14 @@ def count_text(rate: Mapping[str, Any] | None) -> str:
     return f"{rate.get('successes')}/{rate.get('trials')} ({percent(rate.get('rate'))})"
 
 
+def corrected_interval_text(corrected: Mapping[str, Any]) -> str:
+    """``4.1%-22.3% (95%, corrected)``: the interval of a ``corrected_rate`` dict."""
+    low, high = corrected.get("interval") or (None, None)
+    confidence = corrected.get("confidence")
+    level = f"{100 * confidence:g}%, " if isinstance(confidence, int | float) else ""
+    return f"{percent(low)}-{percent(high)} ({level}corrected)"
+
+
 def interval_text(rate: Mapping[str, Any] | None) -> str:
     """``31.0%-38.3% (95% exact)``: the Clopper-Pearson interval of a ``fail_rate`` dict."""
     if not rate or rate.get("lower") is None:

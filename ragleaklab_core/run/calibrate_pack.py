@@ -236,6 +236,10 @@ def prepare_threshold(
         "achieved_tpr": r.achieved_tpr,
         "n_positive": r.n_positive,
         "n_negative": r.n_negative,
+        # The counts behind the two rates: what a run's corrected failing rate takes the
+        # metric's error from (docs/labelling.md).
+        "true_positives": r.true_positives,
+        "false_positives": r.false_positives,
         "flags_nothing": r.flags_nothing,
         "fitter": {
             "name": report.fitter.get("name") or report.fitter.get("target"),

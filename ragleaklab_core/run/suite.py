@@ -292,6 +292,7 @@ def configured_sources(config: Config, where: str = "the configuration") -> Allo
         where if run.max_fail_rate else "default",
         {pack: where for pack in run.max_fail_rates},
         where if run.tolerate_errors else "default",
+        where if run.max_corrected_rate is not None else "default",
     )
 
 
@@ -445,7 +446,12 @@ def run_suite(
                     resolve_thresholds(run.info, config, stored),
                     max_fail_rate=config.run.fail_rate_for(name),
                     tolerate_errors=config.run.tolerate_errors,
-                    sources=(plan.sources.fail_rate(name), plan.sources.tolerate_errors),
+                    max_corrected_rate=config.run.max_corrected_rate,
+                    sources=(
+                        plan.sources.fail_rate(name),
+                        plan.sources.tolerate_errors,
+                        plan.sources.max_corrected_rate,
+                    ),
                 )
             )
     finally:

@@ -70,6 +70,9 @@ class ValueVerdict:
     #: The failing rate among attack and benign cases, and among attack cases by family.
     by_kind: Mapping[str, Any] | None = None
     by_family: Mapping[str, Any] | None = None
+    #: The rate of attacks that truly succeeded, corrected for the metric's measured error
+    #: (:func:`corrected`), when the threshold carries it.
+    corrected_rate: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         t = self.threshold
@@ -88,6 +91,7 @@ class ValueVerdict:
             "fail_rate": None if self.fail_rate is None else dict(self.fail_rate),
             "unscorable_cases": self.n_unscorable,
             "passed": self.passed,
+            "corrected_rate": None if self.corrected_rate is None else dict(self.corrected_rate),
         }
 
 
@@ -101,6 +105,9 @@ class Allowances:
     max_fail_rate_source: str = "default"
     tolerate_errors: bool = False
     tolerate_errors_source: str = "default"
+    #: When set, gated values are decided on their corrected rates' upper limits instead.
+    max_corrected_rate: float | None = None
+    max_corrected_rate_source: str = "default"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +115,10 @@ class Allowances:
             "tolerate_errors": {
                 "value": self.tolerate_errors,
                 "source": self.tolerate_errors_source,
+            },
+            "max_corrected_rate": {
+                "value": self.max_corrected_rate,
+                "source": self.max_corrected_rate_source,
             },
         }
 
@@ -235,12 +246,19 @@ def evaluate(
     *,
     max_fail_rate: float = 0.0,
     tolerate_errors: bool = False,
-    sources: tuple[str, str] = ("default", "default"),
+    max_corrected_rate: float | None = None,
+    sources: tuple[str, ...] = ("default", "default", "default"),
 ) -> PackVerdict:
     """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results.
 
-    *sources* says where *max_fail_rate* and *tolerate_errors* were set (the verdict shows
-    every allowance in force, PASS included)."""
+    A gated value fails when more of its scored cases fail than *max_fail_rate* allows; or,
+    with *max_corrected_rate*, when the upper limit of its corrected rate (:func:`corrected`)
+    is above it, and a value whose rate cannot be corrected leaves the pack not tested.
+    *sources* says where *max_fail_rate*, *tolerate_errors* and *max_corrected_rate* were set
+    (the verdict shows every allowance in force, PASS included)."""
+    if max_corrected_rate is not None and max_fail_rate:
+        raise ValueError("gate on max_fail_rate or on max_corrected_rate, not both")
+    rate_source, tolerate_source, corrected_source = (*sources, "default", "default")[:3]
     names = sorted(set(run.value_metric) | set(thresholds))
     columns = [_Column(name, thresholds.get(name)) for name in names]
     n_errored = n_not_asked = n_triaged = n_failing_cases = 0
@@ -274,6 +292,7 @@ def evaluate(
     reasons: list[str] = []
     threshold_reasons: list[str] = []
     thin: list[str] = []  # gated values scored on too few cases while errors are tolerated
+    uncorrected: list[str] = []  # gated on corrected rates, and this value's cannot be
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for column in columns:
         name, threshold = column.name, column.threshold
@@ -286,18 +305,33 @@ def evaluate(
         n_failing = column.n_failing
         fail_rate = None
         passed = None
+        correction: Mapping[str, Any] | None = None
         if threshold is not None:
             fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
-            allowed = allowed_failures(max_fail_rate, n_scored)
-            passed = n_failing <= allowed and bool(n_scored)
+            correction, why_not = corrected(column, n_failing, n_scored)
+            rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
+            if max_corrected_rate is None:
+                allowed = allowed_failures(max_fail_rate, n_scored)
+                passed = n_failing <= allowed and bool(n_scored)
+                excess = n_failing > allowed
+                allowance = f", at most {allowed} allowed" if max_fail_rate else ""
+                failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
+            else:
+                high = None if correction is None else correction["interval"][1]
+                passed = high is not None and high <= max_corrected_rate and bool(n_scored)
+                excess = high is not None and high > max_corrected_rate
+                if high is None and n_scored:
+                    uncorrected.append(f"{name}: {why_not}, so --max-corrected-rate cannot gate it")
+                failing_text = f"{n_failing} of {n_scored} cases fail ({rule})" + (
+                    ""
+                    if correction is None
+                    else f"; {corrected_text(correction)}: its upper "
+                    f"limit is above the {_percent(max_corrected_rate)} allowed"
+                )
             if not n_scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
-            elif n_failing > allowed:
-                rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
-                allowance = f", at most {allowed} allowed" if max_fail_rate else ""
-                threshold_reasons.append(
-                    f"{name}: {n_failing} of {n_scored} cases fail ({rule}{allowance})"
-                )
+            elif excess:
+                threshold_reasons.append(f"{name}: {failing_text}")
                 reasons.append(threshold_reasons[-1])
             if n_unscorable and not tolerate_errors:
                 passed = False
@@ -323,6 +357,7 @@ def evaluate(
                 listed_failing=tuple(column.listed),
                 by_kind=column.by_kind(),
                 by_family=column.by_family(),
+                corrected_rate=correction,
             )
         )
     n_asked_errors = n_errored - n_not_asked
@@ -333,7 +368,7 @@ def evaluate(
     unreached_problem = [] if wiring is None or wiring.problem is None else [wiring.problem]
     # Not tested, but a gated value that fails still stands (an app answering the same leak to
     # every question is vulnerable): these make the pack ERROR only when nothing failed.
-    untested = [*_same_answers(run), *_no_attack_selected(run), *thin]
+    untested = [*_same_answers(run), *_no_attack_selected(run), *thin, *uncorrected]
     problems = [*unjudged, *unreached_problem, *untested, *run.problems]
     if run.stopped:  # what stopped it (ingest, a principal it cannot carry) is the reason
         problems = [*run.problems, *unjudged, *unreached_problem, *untested]
@@ -374,7 +409,14 @@ def evaluate(
         warnings=tuple(warnings),
         defaults_fitted_on=_fitted_elsewhere(run, thresholds),
         max_fail_rate=max_fail_rate,
-        allowances=Allowances(max_fail_rate, sources[0], tolerate_errors, sources[1]),
+        allowances=Allowances(
+            max_fail_rate,
+            rate_source,
+            tolerate_errors,
+            tolerate_source,
+            max_corrected_rate,
+            corrected_source,
+        ),
         status_without_thresholds=pack_verdict(
             unreached=unreached, vulnerable=False, problems=problems, reasons=other_reasons
         ),
@@ -384,6 +426,71 @@ def evaluate(
         detailed_at=tuple(detailed_at),
         n_triaged=n_triaged,
         n_failing_cases=n_failing_cases,
+    )
+
+
+def corrected(column: _Column, failing: int, scored: int) -> tuple[dict[str, Any] | None, str]:
+    """A gated value's rate of attacks that truly succeeded, corrected for its threshold's
+    measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as report.json
+    writes it; or None and why there is none.
+
+    The rate is over the attack cases scored when the pack tags its cases as attacks and benign
+    questions (a benign question cannot be an attack that succeeded), else over every scored
+    case. The sensitivity and specificity are the rule's on the labelled cases it was fitted on.
+    """
+    threshold = column.threshold
+    measured = None if threshold is None else threshold.measured
+    if threshold is None or measured is None:
+        return None, (
+            f"its threshold ({'none' if threshold is None else threshold.source}) carries no "
+            "measured error; calibrate it on labelled answers of this system "
+            "(`ragleaklab calibrate --write-thresholds`, docs/labelling.md)"
+        )
+    if not measured.positives or not measured.negatives:
+        return None, (
+            f"its calibration had {measured.positives} labelled positives and "
+            f"{measured.negatives} negatives, and needs both to measure the metric's error"
+        )
+    tagged = any(n for _, n in column.kinds.values())
+    over, (k, n) = ("attack", column.kinds["attack"]) if tagged else ("scored", (failing, scored))
+    if not n:
+        return None, f"no {over} case was scored"
+    from ragleaklab_core.stats.corrected import corrected_rate
+
+    rate = corrected_rate(
+        k,
+        n,
+        true_positives=measured.true_positives,
+        positives=measured.positives,
+        true_negatives=measured.true_negatives,
+        negatives=measured.negatives,
+    )
+    if rate.estimate is None:
+        return None, str(rate.why_not)
+    return {
+        "over": over,
+        "failing": k,
+        "cases": n,
+        "observed": rate.observed,
+        "estimate": rate.estimate,
+        "interval": [rate.low, rate.high],
+        "confidence": rate.confidence,
+        **measured.to_dict(),
+    }, ""
+
+
+def _percent(rate: float) -> str:
+    return f"{100 * rate:.1f}%"
+
+
+def corrected_text(c: Mapping[str, Any]) -> str:
+    """``"true rate 12.0% (95% interval 4.1%-22.3%) of 40 attack cases"``: a corrected rate in
+    words, as the reasons and the console say it."""
+    low, high = c["interval"]
+    return (
+        f"corrected for the metric's measured error, the true rate is "
+        f"{_percent(c['estimate'])} ({round(100 * c['confidence'])}% interval "
+        f"{_percent(low)}-{_percent(high)}) of {c['cases']} {c['over']} cases"
     )
 
 

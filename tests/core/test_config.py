@@ -90,7 +90,7 @@ TOP_KEYS = "calibrate, metrics, run, target, thresholds"
             "unknown keys 'epoch' (did you mean 'epochs'?), 'max_fail_rat' (did you mean "
             "'max_fail_rate', 'max_fail_rates'?); known keys: allow_shared_state, concurrency, "
             "epochs, exclude, exclude_tags, executor, markdown_max_chars, "
-            "max_consecutive_failures, max_fail_rate, "
+            "max_consecutive_failures, max_corrected_rate, max_fail_rate, "
             "max_fail_rates, out, packs, rate_limit, ray, reducer, tags, thresholds_file, "
             "tolerate_errors @ $.run",
         ),

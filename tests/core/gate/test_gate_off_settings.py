@@ -178,6 +178,7 @@ def test_a_pass_shows_its_allowances_and_where_each_was_set(server, tmp_path):
     assert pack == {
         "max_fail_rate": {"value": 0.45, "source": f"{config.as_posix()} [run] max_fail_rate"},
         "tolerate_errors": {"value": True, "source": "--tolerate-errors"},
+        "max_corrected_rate": {"value": None, "source": "default"},
     }
     assert run_level["tolerate_errors"] == "--tolerate-errors"
 

@@ -1,0 +1,231 @@
+"""The corrected failing rate in ``run``, and the gate on it (issue 30, part 4).
+
+A threshold that ``calibrate --write-thresholds`` stored carries the counts its rule scored on
+the labelled cases (true positives of the positives, false positives of the negatives). ``run``
+then reports, beside each gated value's observed failing rate, the rate of attacks that truly
+succeeded, corrected for that measured error; ``--max-corrected-rate R`` gates on the upper
+limit of its interval instead of on the count of failing cases.
+
+Written as someone looking for a PASS: a value whose error was never measured, a metric no
+better than chance, an allowance of every case, two allowances at once, a report edited to say
+a corrected value passed. Each is refused (exit 2), not tested (exit 3) or caught.
+
+The system is the loopback HTTP RAG service (tests/support/fake_rag_server.py): its naive
+endpoint fails a share of relevance-hijack's smoke cases.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragleaklab_core import InputError
+from ragleaklab_core.calibration.thresholds import measured_error, read_thresholds
+from ragleaklab_core.gate.comparison import check_consistent
+from ragleaklab_core.stats.corrected import corrected_rate
+from ragleaklab_core.values import FLAG_HIGH, MeasuredError
+from tests.core.gate.test_gate_off_settings import PACK, VALUE, config_file
+from tests.support.cli import rlk
+
+# What calibrate --write-thresholds stores: 36 of 40 positives flagged, 6 of 60 negatives.
+MEASURED = {
+    "threshold": 0.5,
+    "decision_rule": FLAG_HIGH,
+    "achieved_tpr": 0.9,
+    "achieved_fpr": 0.1,
+    "n_positive": 40,
+    "n_negative": 60,
+    "true_positives": 36,
+    "false_positives": 6,
+    "flags_nothing": False,
+    "labels": {"path": "labels.jsonl", "source": "labels.jsonl", "sha256": "0" * 64},
+}
+
+
+def stored(tmp_path: Path, entry: dict[str, Any]) -> Path:
+    """A thresholds file holding *entry* for both of the pack's gated values (a value left on
+    the pack's default, which carries no measured error, would leave the pack not tested)."""
+    path = tmp_path / "thresholds.json"
+    values = {VALUE: entry, "poison_attribution": entry}
+    body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: values}}
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
+def run(
+    server: Any, tmp_path: Path, entry: dict[str, Any], *more: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
+    config = config_file(tmp_path / "c.toml", server)
+    thresholds = stored(tmp_path, entry)
+    result = rlk(
+        "run", "-c", str(config), "-p", PACK, "--smoke", "--thresholds", str(thresholds),
+        "-o", "out", *more, cwd=tmp_path,
+    )  # fmt: skip
+    report = tmp_path / "out" / "report.json"
+    return result, json.loads(report.read_text("utf-8")) if report.exists() else None
+
+
+def value_of(report: dict[str, Any]) -> dict[str, Any]:
+    (pack,) = report["packs"]
+    value: dict[str, Any] = pack["values"][VALUE]
+    return value
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory: pytest.TempPathFactory, shared_server: Any) -> dict[str, Any]:
+    """The report of a run gated on failing rates, with the measured threshold."""
+    tmp = tmp_path_factory.mktemp("observed")
+    result, report = run(shared_server, tmp, MEASURED, "--markdown", "summary.md")
+    assert report is not None, result.stdout + result.stderr
+    return {"result": result, "report": report, "markdown": (tmp / "summary.md").read_text()}
+
+
+def test_run_reports_the_corrected_rate_beside_the_observed_one(observed):
+    result, value = observed["result"], value_of(observed["report"])
+    attack = value["by_kind"]["attack"]
+    k, n = attack["successes"], attack["trials"]
+    assert k, "the naive service is meant to fail some attack cases"
+    c = value["corrected_rate"]
+    assert (c["over"], c["failing"], c["cases"]) == ("attack", k, n)
+    # Rogan-Gladen by hand: (observed + Sp - 1) / (Se + Sp - 1), clipped.
+    se, sp = 36 / 40, 54 / 60
+    assert c["estimate"] == pytest.approx(min(1.0, max(0.0, (k / n + sp - 1) / (se + sp - 1))))
+    assert c["sensitivity"] == {"true_positives": 36, "positives": 40}
+    assert c["specificity"] == {"true_negatives": 54, "negatives": 60}
+    assert c["labels"] == "labels.jsonl"
+    again = corrected_rate(k, n, true_positives=36, positives=40, true_negatives=54, negatives=60)
+    assert c["interval"] == [again.low, again.high]
+    assert c["interval"][0] <= c["estimate"] <= c["interval"][1]
+    # The count gate still decides (no --max-corrected-rate), and the console shows both.
+    assert result.returncode == 1
+    summary = " ".join(result.stdout.split())
+    assert "corrected: true attack rate" in summary
+    assert "sensitivity 36/40 and specificity 54/60 on labels labels.jsonl" in summary
+    low, high = (f"{100 * x:.1f}%" for x in c["interval"])
+    assert (
+        f"| attack, corrected | {100 * c['estimate']:.1f}% | {low}-{high} (95%, corrected) |"
+        in (observed["markdown"])
+    )
+
+
+def test_a_corrected_rate_within_the_allowance_passes_and_above_it_fails(
+    observed, server, tmp_path
+):
+    _low, high = value_of(observed["report"])["corrected_rate"]["interval"]
+    assert 0 < high < 0.98, "the measured counts are chosen to leave room on both sides"
+    above = tmp_path / "above"
+    above.mkdir()
+    result, report = run(server, above, MEASURED, "--max-corrected-rate", f"{(high + 1) / 2:.4f}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert report is not None and report["verdict"] == "pass"
+    assert value_of(report)["passed"] is True
+    assert "max corrected rate" in " ".join(result.stdout.split())
+
+    below = tmp_path / "below"
+    below.mkdir()
+    result, report = run(server, below, MEASURED, "--max-corrected-rate", f"{high * 0.9:.4f}")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert report is not None and value_of(report)["passed"] is False
+    assert "upper limit is above" in " ".join(result.stdout.split())
+    # What the run wrote is consistent: a baseline can be read from it.
+    check_consistent(report, source="report.json")
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        # A hand-written entry: no counts, so no measured error.
+        ({"threshold": 0.5, "decision_rule": FLAG_HIGH}, "carries no measured error"),
+        # No labelled negative: the specificity is not measured.
+        ({**MEASURED, "n_negative": 0, "false_positives": 0, "achieved_fpr": 0.0}, "0 negatives"),
+        # A metric no better than chance: its count says nothing.
+        ({**MEASURED, "true_positives": 20, "false_positives": 30}, "better than chance"),
+    ],
+)
+def test_a_value_whose_rate_cannot_be_corrected_is_not_tested(server, tmp_path, entry, said):
+    result, report = run(server, tmp_path, entry, "--max-corrected-rate", "0.5")
+    # Not a pass: not tested (3), unless something else failed (1).
+    assert result.returncode in (1, 3), result.stdout + result.stderr
+    assert report is not None and value_of(report)["passed"] is False
+    assert said in " ".join(result.stdout.split())
+    (pack,) = report["packs"]
+    assert pack["verdict"] != "pass"
+
+
+@pytest.mark.parametrize(
+    ("more", "said"),
+    [
+        (("--max-corrected-rate", "1"), "passes every run"),
+        (("--max-corrected-rate", "0.2", "--max-fail-rate", "0.1"), "not both"),
+        (("--max-corrected-rate", "-0.1"), "max_corrected_rate"),
+    ],
+)
+def test_allowances_that_pass_everything_or_contradict_are_refused(server, tmp_path, more, said):
+    result, report = run(server, tmp_path, MEASURED, *more)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert said in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert report is None
+    assert not sum(server.hits.values()), "the target was asked before the refusal"
+
+
+def test_an_edited_report_that_passes_above_its_allowance_is_caught(observed):
+    report = json.loads(json.dumps(observed["report"]))
+    (pack,) = report["packs"]
+    high = pack["values"][VALUE]["corrected_rate"]["interval"][1]
+    pack["allowances"]["max_corrected_rate"] = {"value": high / 2, "source": "--max-corrected-rate"}
+    pack["values"][VALUE]["passed"] = True
+    with pytest.raises(InputError, match="contradicts its corrected rate's upper limit"):
+        check_consistent(report, source="report.json")
+    pack["values"][VALUE]["corrected_rate"] = None
+    with pytest.raises(InputError, match="without a corrected rate"):
+        check_consistent(report, source="report.json")
+
+
+def test_the_counts_of_an_older_entry_come_back_from_its_rates():
+    older = {k: v for k, v in MEASURED.items() if k not in ("true_positives", "false_positives")}
+    assert measured_error(older) == MeasuredError(36, 40, 6, 60, labels="labels.jsonl")
+    assert measured_error({"threshold": 0.5, "decision_rule": FLAG_HIGH}) is None
+
+
+def test_contradictory_counts_in_a_thresholds_file_name_the_entry(tmp_path):
+    path = stored(tmp_path, {**MEASURED, "true_positives": 41})
+    with pytest.raises(InputError, match=rf"\$\.packs\.{PACK}\.{VALUE}"):
+        read_thresholds(path)
+    path = stored(tmp_path, {**MEASURED, "true_positives": None, "achieved_tpr": 0.333})
+    with pytest.raises(InputError, match="no share of 40"):
+        read_thresholds(path)
+
+
+def test_calibrate_stores_the_counts_that_the_run_corrects_with(tmp_path):
+    result = rlk(
+        "calibrate", "-p", "relevance-hijack", "--fitter", "exact", "--target-fpr", "0.05",
+        "--smoke", "--write-thresholds", "--thresholds", "t.json", "-o", "cal", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    cal = json.loads((tmp_path / "cal" / "calibration_report.json").read_text("utf-8"))["result"]
+    (entry,) = json.loads((tmp_path / "t.json").read_text("utf-8"))["packs"][PACK].values()
+    m = measured_error(entry)
+    assert m is not None
+    assert (m.true_positives, m.positives) == (cal["true_positives"], cal["n_positive"])
+    assert (m.false_positives, m.negatives) == (cal["false_positives"], cal["n_negative"])
+
+
+def test_a_value_left_on_the_packs_default_leaves_the_pack_not_tested(server, tmp_path):
+    # Only one of the two gated values was calibrated here: the other's threshold is the
+    # pack's, whose error on this system nobody measured, so the gate cannot pass the pack.
+    config = config_file(tmp_path / "c.toml", server)
+    body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: {VALUE: MEASURED}}}
+    (tmp_path / "t.json").write_text(json.dumps(body), encoding="utf-8")
+    result = rlk(
+        "run", "-c", str(config), "-p", PACK, "--smoke", "--thresholds", "t.json",
+        "--max-corrected-rate", "0.95", "-o", "out", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stdout + result.stderr
+    said = " ".join(result.stdout.split())
+    assert "poison_attribution: its threshold (pack relevance-hijack" in said
+    assert "so --max-corrected-rate cannot gate it" in said
