@@ -374,11 +374,14 @@ class JudgedDocument:
         doc_id: Its id.
         kind: ``"legit"``, ``"poison"``, ``"private"`` (or a pack's own), or None when unknown.
         text: Its text, or None when neither the pack nor the target gave it.
+        metadata: The pack's metadata of the document (its ``documents.jsonl`` entry's:
+            a poison document's planted claim or sentinel...), empty when unknown.
     """
 
     doc_id: str = field(validator=v.instance_of(str))
     kind: str | None = None
     text: str | None = None
+    metadata: Mapping[str, Any] = field(factory=dict)
 
 
 @frozen
@@ -395,6 +398,10 @@ class JudgedCase:
         retrieved: What it retrieved, in rank order, or None when it reported nothing.
         ground_truth: The case's ground truth (the planted sentinel, the poison claim...).
         description: The pack's description (what it attacks), for a judge's prompt.
+        metadata: What the target reported of this answer besides it (``Response.metadata``,
+            as ``runs.jsonl`` holds it): an instrumented system's own record of what it did,
+            which a judge of that system may read (``reference-instrumentation``); a judge of
+            the answer alone ignores it.
     """
 
     pack: str = field(validator=v.instance_of(str))
@@ -405,6 +412,7 @@ class JudgedCase:
     retrieved: tuple[JudgedDocument, ...] | None = None
     ground_truth: Mapping[str, Any] = field(factory=dict)
     description: str = ""
+    metadata: Mapping[str, Any] = field(factory=dict)
 
 
 #: The verdicts a judge may give.

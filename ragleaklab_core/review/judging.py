@@ -94,6 +94,7 @@ def judged_cases(run: RunRecords) -> list[tuple[str, str, list[JudgedCase]]]:
                 retrieved=retrieved_documents(record, found.documents),
                 ground_truth=truth,
                 description=found.description,
+                metadata=dict(record.get("target_metadata") or {}),
             )
             for record in epochs
         ]

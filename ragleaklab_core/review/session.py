@@ -30,7 +30,7 @@ from ragleaklab_core.calibration.labelling import ReviewRow, RunRecords, read_ru
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import LABELS, jsonl_records
 from ragleaklab_core.run.case_kinds import families_of, kind_of
-from ragleaklab_core.values import JudgedDocument
+from ragleaklab_core.values import Document, JudgedDocument
 
 #: Where the reviewers' files live, inside the run directory.
 REVIEW_DIR = "review"
@@ -106,19 +106,24 @@ def _shown(doc: JudgedDocument) -> dict[str, Any]:
 
 
 def retrieved_documents(
-    record: Mapping[str, Any], documents: Mapping[str, tuple[str, str]]
+    record: Mapping[str, Any], documents: Mapping[str, Document]
 ) -> tuple[JudgedDocument, ...] | None:
-    """What one epoch's record retrieved, in rank order, each with its kind and text from the
-    pack's *documents* (a text the target reported wins); None when it reported nothing."""
+    """What one epoch's record retrieved, in rank order, each with its kind, text and metadata
+    from the pack's *documents* (a text the target reported wins); None when it reported
+    nothing."""
     raw = record.get("retrieved")
     if raw is None:
         return None
     found = []
     for item in raw:
         doc_id = str(item.get("doc_id"))
-        kind, text = documents.get(doc_id, (None, None))
+        known = documents.get(doc_id)
         reported = item.get("text")
-        found.append(JudgedDocument(doc_id, kind, str(reported) if reported else text))
+        text = str(reported) if reported else (known.text if known else None)
+        if known is None:
+            found.append(JudgedDocument(doc_id, None, text))
+        else:
+            found.append(JudgedDocument(doc_id, known.kind, text, dict(known.metadata)))
     return tuple(found)
 
 
@@ -164,7 +169,7 @@ class PackMaterial:
 
     pack_type: str
     description: str
-    documents: Mapping[str, tuple[str, str]]  # id -> (kind, text)
+    documents: Mapping[str, Document]  # by id
     cases: Mapping[str, Any]  # test_id -> Case
 
 
@@ -177,7 +182,7 @@ def pack_material(name: str, options: Mapping[str, Any]) -> PackMaterial | None:
     try:
         pack = load_plugin("ragleaklab.packs", name, dict(options)).obj
         info = pack_info(pack)
-        documents = {d.doc_id: (d.kind, d.text) for d in pack.documents()}
+        documents = {d.doc_id: d for d in pack.documents()}
         cases = {c.test_id: c for c in pack.cases()}
     except (RagleaklabError, OSError, ValueError):
         return None
