@@ -198,6 +198,10 @@ def is_pack_default(source: str) -> bool:
     return source == "pack" or source.startswith("pack ")
 
 
+def _strings(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(item) for item in items)
+
+
 def _count(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"'{attribute.name}' must be a count (an integer >= 0): {value!r}")
@@ -212,8 +216,10 @@ class MeasuredError:
     takes out of a run's count.
 
     Attributes:
-        labels: Where the labels came from (a labels file, or ``"pack NAME"`` for a pack's own,
-            which describe the system the pack's answers were observed on, not yours).
+        labels: Where the labels came from (a labels file, or ``"pack NAME"`` for a pack's own).
+        observed_on: The systems whose answers the labels judged (target identities), as the
+            labels file said; empty when it did not say.
+        label_sources: Who labelled (``"human"``, ``"judge"``...), as the labels file said.
     """
 
     true_positives: int = field(validator=_count)
@@ -221,6 +227,8 @@ class MeasuredError:
     false_positives: int = field(validator=_count)
     negatives: int = field(validator=_count)
     labels: str = ""
+    observed_on: tuple[str, ...] = field(default=(), converter=_strings)
+    label_sources: tuple[str, ...] = field(default=(), converter=_strings)
 
     def __attrs_post_init__(self) -> None:
         if self.true_positives > self.positives or self.false_positives > self.negatives:
@@ -238,6 +246,8 @@ class MeasuredError:
             "sensitivity": {"true_positives": self.true_positives, "positives": self.positives},
             "specificity": {"true_negatives": self.true_negatives, "negatives": self.negatives},
             "labels": self.labels,
+            "observed_on": list(self.observed_on),
+            "label_sources": list(self.label_sources),
         }
 
 

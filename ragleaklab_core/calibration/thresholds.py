@@ -125,10 +125,21 @@ def measured_error(entry: Mapping[str, Any]) -> MeasuredError | None:
     if tp is None or fp is None:
         return None
     labels = entry.get("labels")
-    source = ""
-    if isinstance(labels, Mapping):
-        source = _text(labels.get("source")) or _text(labels.get("path")) or ""
-    return MeasuredError(tp, positives, fp, negatives, labels=source)
+    labels = labels if isinstance(labels, Mapping) else {}
+    source = _text(labels.get("source")) or _text(labels.get("path")) or ""
+    return MeasuredError(
+        tp,
+        positives,
+        fp,
+        negatives,
+        labels=source,
+        observed_on=_texts(labels.get("observed_on")),
+        label_sources=_texts(labels.get("label_sources")),
+    )
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _problem(path: Path, where: str, message: str) -> InputError:

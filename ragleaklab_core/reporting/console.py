@@ -196,9 +196,17 @@ def _corrected(c: Any) -> list[str]:
         f"true {c.get('over')} rate {w.percent(c.get('estimate'))} "
         f"[{w.percent(low)}, {w.percent(high)}] ({_level(c)} interval), for the metric's "
         f"sensitivity {se.get('true_positives')}/{se.get('positives')} and specificity "
-        f"{sp.get('true_negatives')}/{sp.get('negatives')} on labels {labels}",
+        f"{sp.get('true_negatives')}/{sp.get('negatives')} on labels {labels}"
+        + _judged(c.get("label_sources")),
         indent="        ",
     )
+
+
+def _judged(sources: Any) -> str:
+    """What a corrected rate on a judge's labels leaves out: the judge's own error."""
+    if isinstance(sources, list) and "judge" in sources:
+        return " (a judge's labels: the judge's own error is not in this interval)"
+    return ""
 
 
 def _rates(value: Mapping[str, Any], rate: Mapping[str, Any]) -> list[str]:

@@ -293,6 +293,7 @@ def evaluate(
     threshold_reasons: list[str] = []
     thin: list[str] = []  # gated values scored on too few cases while errors are tolerated
     uncorrected: list[str] = []  # gated on corrected rates, and this value's cannot be
+    here = target_identity(run.target.provenance())
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for column in columns:
         name, threshold = column.name, column.threshold
@@ -308,7 +309,7 @@ def evaluate(
         correction: Mapping[str, Any] | None = None
         if threshold is not None:
             fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
-            correction, why_not = corrected(column, n_failing, n_scored)
+            correction, why_not = corrected(column, n_failing, n_scored, here)
             rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
             if max_corrected_rate is None:
                 allowed = allowed_failures(max_fail_rate, n_scored)
@@ -429,14 +430,18 @@ def evaluate(
     )
 
 
-def corrected(column: _Column, failing: int, scored: int) -> tuple[dict[str, Any] | None, str]:
+def corrected(
+    column: _Column, failing: int, scored: int, here: str
+) -> tuple[dict[str, Any] | None, str]:
     """A gated value's rate of attacks that truly succeeded, corrected for its threshold's
     measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as report.json
     writes it; or None and why there is none.
 
     The rate is over the attack cases scored when the pack tags its cases as attacks and benign
     questions (a benign question cannot be an attack that succeeded), else over every scored
-    case. The sensitivity and specificity are the rule's on the labelled cases it was fitted on.
+    case. The sensitivity and specificity are the rule's on the labelled cases it was fitted on,
+    and only where those labels judged this system's answers (*here*, its identity) or do not
+    say which system's: another system's error is no measure of this one's.
     """
     threshold = column.threshold
     measured = None if threshold is None else threshold.measured
@@ -445,6 +450,11 @@ def corrected(column: _Column, failing: int, scored: int) -> tuple[dict[str, Any
             f"its threshold ({'none' if threshold is None else threshold.source}) carries no "
             "measured error; calibrate it on labelled answers of this system "
             "(`ragleaklab calibrate --write-thresholds`, docs/labelling.md)"
+        )
+    if measured.observed_on and here not in measured.observed_on:
+        return None, (
+            f"its error was measured on labels of {', '.join(measured.observed_on)}'s answers, "
+            f"not of this target's ({here}); calibrate it on labelled answers of this system"
         )
     if not measured.positives or not measured.negatives:
         return None, (

@@ -229,3 +229,25 @@ def test_a_value_left_on_the_packs_default_leaves_the_pack_not_tested(server, tm
     said = " ".join(result.stdout.split())
     assert "poison_attribution: its threshold (pack relevance-hijack" in said
     assert "so --max-corrected-rate cannot gate it" in said
+
+
+def test_an_error_measured_on_another_systems_answers_corrects_nothing(server, tmp_path):
+    # Labels observed on the reference target measure the metric there, not on this app.
+    elsewhere = {**MEASURED, "labels": {**MEASURED["labels"], "observed_on": ["reference@0f0f"]}}
+    result, report = run(server, tmp_path, elsewhere)
+    assert report is not None, result.stdout + result.stderr
+    assert value_of(report)["corrected_rate"] is None
+    gated = tmp_path / "gated"
+    gated.mkdir()
+    result, report = run(server, gated, elsewhere, "--max-corrected-rate", "0.95")
+    assert result.returncode == 3, result.stdout + result.stderr
+    said = " ".join(result.stdout.split())
+    assert "its error was measured on labels of reference@0f0f's answers, not of this" in said
+
+
+def test_a_judges_labels_are_said_to_leave_the_judges_error_out(server, tmp_path):
+    judged = {**MEASURED, "labels": {**MEASURED["labels"], "label_sources": ["judge"]}}
+    result, report = run(server, tmp_path, judged)
+    assert report is not None, result.stdout + result.stderr
+    assert value_of(report)["corrected_rate"]["label_sources"] == ["judge"]
+    assert "the judge's own error is not in this interval" in " ".join(result.stdout.split())
