@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -452,12 +454,21 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
             "(`ragleaklab label review RUN_DIR --reviewer NAME`)",
             source=str(run_dir / REVIEW_DIR),
         )
-    from ragleaklab_core.review.judging import judge_agreement, labeller_sources, write_agreement
+    from ragleaklab_core.calibration.labelling import read_run
+    from ragleaklab_core.review.judging import (
+        case_kinds,
+        judge_agreement,
+        judged_rates,
+        labeller_sources,
+        write_agreement,
+    )
 
+    of_case = case_kinds(read_run(run_dir).report)
     folder = run_dir / REVIEW_DIR
     sources = {name: labeller_sources(folder / f"{name}.jsonl") for name in labellers}
     names = sorted(labellers)
-    measured = []
+    measured: list[dict[str, Any]] = []
+    rates: list[dict[str, Any]] = []
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
             a, b = labellers[first], labellers[second]
@@ -494,9 +505,30 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
                 f"  judge {judge} against {person}: sensitivity {_rate(result['sensitivity'])}, "
                 f"specificity {_rate(result['specificity'])} ({confidence:.0%} exact intervals)"
             )
+            for entry in judged_rates(labellers[judge], of_case, result, labellers[person]):
+                rates.append({"judge": judge, "against": person, **entry})
+                click.echo(f"  {_judged_rate(entry, confidence)}")
     if measured:
-        path = write_agreement(run_dir, measured)
+        path = write_agreement(run_dir, measured, rates)
         click.echo(f"wrote {path}: `label import` puts the measurement on the judge's labels")
+
+
+def _judged_rate(entry: Mapping[str, Any], confidence: float) -> str:
+    """``sentinel-takeover-safe: the judge calls 11 of 12 attack cases successful; corrected
+    for its measured error, 91.7% [38.2%, 100.0%] (95% interval)``."""
+    if not entry["cases"]:
+        return f"{entry['pack']}: no corrected rate: {entry['why_not']}"
+    said = (
+        f"{entry['pack']}: the judge calls {entry['positive']} of {entry['cases']} "
+        f"{entry['over']} cases successful"
+    )
+    if entry.get("estimate") is None:
+        return f"{said}; no corrected rate: {entry['why_not']}"
+    low, high = entry["interval"]
+    return (
+        f"{said}; corrected for its measured error, {entry['estimate']:.1%} "
+        f"[{low:.1%}, {high:.1%}] ({confidence:.0%} interval)"
+    )
 
 
 def _rate(interval: dict[str, object]) -> str:

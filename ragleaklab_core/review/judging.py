@@ -247,10 +247,93 @@ def judge_agreement(
     }
 
 
-def write_agreement(run_dir: Path, measured: Sequence[dict[str, Any]]) -> Path:
-    """Write the agreement measurements (judge against person) of the run; returns the path."""
+def case_kinds(report: Mapping[str, Any]) -> dict[tuple[str, str], str | None]:
+    """Each case of a run's report as an attack, a benign question or neither (its tags)."""
+    from ragleaklab_core.run.case_kinds import kind_of
+
+    found: dict[tuple[str, str], str | None] = {}
+    for pack in report.get("packs") or []:
+        for case in pack.get("case_results") or []:
+            tags = [str(t) for t in case.get("tags") or []]
+            found[(str(pack.get("name")), str(case.get("test_id")))] = kind_of(tags)
+    return found
+
+
+def judged_rates(
+    judge: Mapping[tuple[str, str], Mark],
+    kinds: Mapping[tuple[str, str], str | None],
+    measured: Mapping[str, Any],
+    person: Mapping[tuple[str, str], Mark],
+) -> list[dict[str, Any]]:
+    """Per pack, the share of cases the judge called successful attacks, and that share
+    corrected for its error as measured against *person* (*measured*, a
+    :func:`judge_agreement`): the rate at which the attacks truly succeed, by the judge, with
+    an interval that carries its sensitivity's and specificity's uncertainty
+    (:mod:`ragleaklab_core.stats.corrected`).
+
+    Over the attack cases when the run tags them, else over every judged case; and over the
+    cases the person did not label. The correction takes the judge's count and its measured
+    error as independent, and on the cases that measured it they are not (a judge that happened
+    to err more there shows both a worse specificity and a higher count, which cancel): counted
+    there too, the interval held the true rate in 97-99.5% of simulated runs, not 95%.
+    """
+    from ragleaklab_core.stats.corrected import corrected_rate
+
+    se, sp = measured["sensitivity"], measured["specificity"]
+    packs: dict[str, list[tuple[str, str]]] = {}
+    for key, mark in judge.items():
+        if mark.decided:
+            packs.setdefault(key[0], []).append(key)
+    found = []
+    for pack, judged in sorted(packs.items()):
+        tagged = any(kinds.get(k) is not None for k in judged)
+        over = "attack" if tagged else "judged"
+        keys = [
+            k
+            for k in judged
+            if (not tagged or kinds.get(k) == "attack") and not (k in person and person[k].decided)
+        ]
+        positive = sum(judge[k].label == "positive" for k in keys)
+        entry: dict[str, Any] = {"pack": pack, "over": over, "positive": positive}
+        entry["cases"] = len(keys)
+        if not keys:
+            entry["why_not"] = (
+                f"the person labelled every {over} case the judge did (theirs are the measure)"
+            )
+        elif not se["trials"] or not sp["trials"]:
+            entry["why_not"] = "the person labelled no positive or no negative to measure it on"
+        if "why_not" in entry:
+            found.append(entry)
+            continue
+        rate = corrected_rate(
+            positive,
+            len(keys),
+            true_positives=se["successes"],
+            positives=se["trials"],
+            true_negatives=sp["successes"],
+            negatives=sp["trials"],
+            confidence=measured.get("confidence", 0.95),
+        )
+        entry.update(
+            estimate=rate.estimate,
+            interval=None if rate.estimate is None else [rate.low, rate.high],
+            why_not=rate.why_not,
+        )
+        found.append(entry)
+    return found
+
+
+def write_agreement(
+    run_dir: Path, measured: Sequence[dict[str, Any]], rates: Sequence[dict[str, Any]] = ()
+) -> Path:
+    """Write the agreement measurements (judge against person) of the run, and the judges'
+    corrected rates (:func:`judged_rates`); returns the path."""
     path = run_dir / REVIEW_DIR / AGREEMENT
-    content = {"ragleaklab_agreement": 1, "measurements": list(measured)}
+    content = {
+        "ragleaklab_agreement": 1,
+        "measurements": list(measured),
+        "judged_rates": list(rates),
+    }
     write_atomic(path, (json.dumps(content, indent=2, sort_keys=True) + "\n").encode())
     return path
 
@@ -275,10 +358,12 @@ __all__ = [
     "AGREEMENT",
     "CACHE",
     "JudgeRun",
+    "case_kinds",
     "judge_agreement",
     "judge_file",
     "judge_run",
     "judged_cases",
+    "judged_rates",
     "labeller_sources",
     "measured_agreement",
     "write_agreement",
