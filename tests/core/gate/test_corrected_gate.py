@@ -119,8 +119,11 @@ def test_a_corrected_rate_within_the_allowance_passes_and_above_it_fails(
     assert 0 < high < 0.98, "the measured counts are chosen to leave room on both sides"
     above = tmp_path / "above"
     above.mkdir()
-    result, report = run(server, above, MEASURED, "--max-corrected-rate", f"{(high + 1) / 2:.4f}")
+    bar = f"{(high + 1) / 2:.4f}"
+    result, report = run(server, above, MEASURED, "--max-corrected-rate", bar, "--junit", "j.xml")
     assert result.returncode == 0, result.stdout + result.stderr
+    junit = (above / "j.xml").read_text("utf-8")
+    assert f'<property name="max_corrected_rate" value="{float(bar)}" />' in junit
     assert report is not None and report["verdict"] == "pass"
     assert value_of(report)["passed"] is True
     assert "max corrected rate" in " ".join(result.stdout.split())
