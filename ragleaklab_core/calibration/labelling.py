@@ -334,6 +334,40 @@ def unmeasured_judge_labels(raw: bytes, *, source: str) -> list[int]:
     ]
 
 
+def judge_error_warnings(raw: bytes, *, source: str) -> list[str]:
+    """What a calibration on a judge's labels should say of the judge: its measured error, one
+    sentence per measurement its labels carry (``judge_agreement``). The TPR and FPR a fitter
+    reports on such labels are measured against the judge, not against the truth."""
+    _, records = jsonl_records(raw, source=source)
+    found: dict[str, int] = {}
+    measured: dict[str, Mapping[str, Any]] = {}
+    for _number, record in records:
+        agreement = record.get("judge_agreement")
+        if record.get("label_source") == "judge" and isinstance(agreement, dict):
+            key = json.dumps(agreement, sort_keys=True)
+            found[key] = found.get(key, 0) + 1
+            measured[key] = agreement
+    said = []
+    for key, count in sorted(found.items()):
+        m = measured[key]
+        se, sp = m.get("sensitivity") or {}, m.get("specificity") or {}
+
+        said.append(
+            f"{count} label(s) come from the judge {m.get('judge_identity') or m.get('judge')}, "
+            f"measured against {m.get('against')} on {m.get('cases')} cases: sensitivity "
+            f"{_measured(se)}, specificity {_measured(sp)}; the TPR and FPR here are measured "
+            "against its labels, which err as much"
+        )
+    return said
+
+
+def _measured(rate: Mapping[str, Any]) -> str:
+    if not rate.get("trials"):
+        return "not measured"
+    low, high = rate.get("lower"), rate.get("upper")
+    return f"{rate.get('successes')}/{rate.get('trials')} [{low:.3f}, {high:.3f}]"
+
+
 def label_origins(raw: bytes, *, source: str) -> LabelOrigins:
     """The provenance declared by the lines of a labels file (already validated)."""
     _, records = jsonl_records(raw, source=source)
@@ -530,6 +564,7 @@ __all__ = [
     "RunRecords",
     "RunScores",
     "declared_labeller",
+    "judge_error_warnings",
     "label_origins",
     "labels_lines",
     "read_review",

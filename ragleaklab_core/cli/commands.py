@@ -263,6 +263,8 @@ def calibrate(
             },
             roc_table_max_rows=config.roc_table_max_rows,
         )
+    if labels is not None:  # a judge's labels: its measured error, in the report's warnings
+        report = _with_judge_errors(report, labels)
     r = report.result
     if scores is None:  # a pack run on a target: say which system the threshold was fitted on
         from ragleaklab_core.reporting.wording import system_line
@@ -380,6 +382,17 @@ def _guarantee_hint(report: Any) -> str | None:
         "gives none beyond the sample: a fitter that states one (the built-in neyman-pearson) "
         "would (docs/calibration.md)"
     )
+
+
+def _with_judge_errors(report: Any, labels: Path) -> Any:
+    """*report* with the measured error of the judge whose labels it was fitted on among its
+    warnings (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`)."""
+    import attrs
+
+    from ragleaklab_core.calibration.labelling import judge_error_warnings
+
+    said = judge_error_warnings(labels.read_bytes(), source=labels.as_posix())
+    return attrs.evolve(report, warnings=(*report.warnings, *said)) if said else report
 
 
 def _refuse_unmeasured_judges(labels: Path) -> None:

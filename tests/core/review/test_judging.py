@@ -172,7 +172,16 @@ def test_a_judge_labels_a_run_is_measured_and_only_then_calibrates(served, tmp_p
         cwd=tmp_path,
     )
     assert calibrated.returncode in (0, 1), calibrated.stderr
-    assert (tmp_path / "cal" / "calibration_report.json").is_file()
+    report = json.loads((tmp_path / "cal" / "calibration_report.json").read_text("utf-8"))
+    # The judge's measured error is stated where the threshold fitted on its labels is.
+    m = imported[0]["judge_agreement"]
+    se, sp = m["sensitivity"], m["specificity"]
+    said = [w for w in report["warnings"] if "come from the judge openai-compatible:" in w]
+    assert len(said) == 1, report["warnings"]
+    assert f"measured against alice on {m['cases']} cases" in said[0]
+    assert f"sensitivity {se['successes']}/{se['trials']} [" in said[0]
+    assert f"specificity {sp['successes']}/{sp['trials']} [" in said[0]
+    assert said[0].startswith(f"{len(imported)} label(s)")
 
     # a judge's labels with no measured agreement are refused, unless forced
     bare = tmp_path / "bare.jsonl"
