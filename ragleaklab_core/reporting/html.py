@@ -192,11 +192,10 @@ def _pack(report: PackReport) -> list[str]:
                 )
         corrected = value.get("corrected_rate")
         if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
+            label, estimate, interval = w.corrected_cells(corrected)
             out.append(
-                f'<tr class="kind"><td colspan=4></td>'
-                f"<td>{escape(str(corrected.get('over')))}, corrected</td>"
-                f"<td class=num>{escape(w.percent(corrected.get('estimate')))}</td>"
-                f"<td>{escape(w.corrected_interval_text(corrected))}</td></tr>"
+                f'<tr class="kind"><td colspan=4></td><td>{escape(label)}</td>'
+                f"<td class=num>{escape(estimate)}</td><td>{escape(interval)}</td></tr>"
             )
     out.append("</tbody></table>")
     notes = [escape(r) for r in report.reasons]

@@ -289,11 +289,8 @@ def _pack(report: PackReport) -> _PackLines:
                 )
         corrected = value.get("corrected_rate")
         if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
-            table.append(
-                f"| | | | | {text(corrected.get('over'))}, corrected "
-                f"| {w.percent(corrected.get('estimate'))} "
-                f"| {text(w.corrected_interval_text(corrected))} |"
-            )
+            label, estimate, interval = w.corrected_cells(corrected)
+            table.append(f"| | | | | {text(label)} | {estimate} | {text(interval)} |")
     table.append("")
     notes = [f"- {text(reason, 300)}" for reason in report.reasons]
     notes += [f"- warning: {text(warning, 300)}" for warning in report.warnings]

@@ -67,12 +67,17 @@ def count_text(rate: Mapping[str, Any] | None) -> str:
     return f"{rate.get('successes')}/{rate.get('trials')} ({percent(rate.get('rate'))})"
 
 
-def corrected_interval_text(corrected: Mapping[str, Any]) -> str:
-    """``4.1%-22.3% (95%, corrected)``: the interval of a ``corrected_rate`` dict."""
+def corrected_cells(corrected: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``("attack, corrected", "12.0%", "4.1%-22.3% (95%, corrected)")``: a ``corrected_rate``
+    dict as the row the Markdown and HTML tables give it under the failing rates."""
     low, high = corrected.get("interval") or (None, None)
     confidence = corrected.get("confidence")
     level = f"{100 * confidence:g}%, " if isinstance(confidence, int | float) else ""
-    return f"{percent(low)}-{percent(high)} ({level}corrected)"
+    return (
+        f"{corrected.get('over')}, corrected",
+        percent(corrected.get("estimate")),
+        f"{percent(low)}-{percent(high)} ({level}corrected)",
+    )
 
 
 def interval_text(rate: Mapping[str, Any] | None) -> str:

@@ -79,9 +79,16 @@ def value_of(report: dict[str, Any]) -> dict[str, Any]:
 def observed(tmp_path_factory: pytest.TempPathFactory, shared_server: Any) -> dict[str, Any]:
     """The report of a run gated on failing rates, with the measured threshold."""
     tmp = tmp_path_factory.mktemp("observed")
-    result, report = run(shared_server, tmp, MEASURED, "--markdown", "summary.md")
+    result, report = run(
+        shared_server, tmp, MEASURED, "--markdown", "summary.md", "--html", "report.html"
+    )
     assert report is not None, result.stdout + result.stderr
-    return {"result": result, "report": report, "markdown": (tmp / "summary.md").read_text()}
+    return {
+        "result": result,
+        "report": report,
+        "markdown": (tmp / "summary.md").read_text(),
+        "html": (tmp / "report.html").read_text(),
+    }
 
 
 def test_run_reports_the_corrected_rate_beside_the_observed_one(observed):
@@ -106,10 +113,11 @@ def test_run_reports_the_corrected_rate_beside_the_observed_one(observed):
     assert "corrected: true attack rate" in summary
     assert "sensitivity 36/40 and specificity 54/60 on labels labels.jsonl" in summary
     low, high = (f"{100 * x:.1f}%" for x in c["interval"])
-    assert (
-        f"| attack, corrected | {100 * c['estimate']:.1f}% | {low}-{high} (95%, corrected) |"
-        in (observed["markdown"])
-    )
+    estimate = f"{100 * c['estimate']:.1f}%"
+    row = f"| attack, corrected | {estimate} | {low}-{high} (95%, corrected) |"
+    assert row in observed["markdown"]
+    cells = f"<td>attack, corrected</td><td class=num>{estimate}</td><td>{low}-{high} (95%, "
+    assert cells in observed["html"]
 
 
 def test_a_corrected_rate_within_the_allowance_passes_and_above_it_fails(
