@@ -22,6 +22,12 @@ rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate 
 stored threshold that flags nothing or has no value (:func:`refuse_unusable`), a threshold no case
 reduced by a counting reducer can fail (:func:`reducer_threshold_problem`).
 
+**Corrected rates.** With ``--max-corrected-rate R`` a gated value fails when the upper limit
+of its failing rate corrected for the metric's measured error is above ``R``
+(:func:`above_corrected_bar`) instead of on its count of failing cases; a value whose error was
+never measured on this system (or whose metric is not shown better than chance) cannot be
+gated so, and its pack is not tested (``ERROR``), never passed.
+
 Exit code 2 (:data:`EXIT_BAD_INPUT`) is bad input or usage, refused before anything runs.
 A run is ``FAIL`` when any pack failed (a finding is true whatever an untested pack would have
 shown), else ``ERROR`` when any pack was not tested or there were no packs, else ``PASS``.
@@ -65,6 +71,7 @@ from ragleaklab_core.gate.verdicts import (
     EXIT_INTERRUPTED,
     Outcome,
     Verdict,
+    above_corrected_bar,
     allowed_failures,
     case_outcome,
     gated_on_baseline,
@@ -409,6 +416,7 @@ __all__ = [
     "Gate",
     "Outcome",
     "Verdict",
+    "above_corrected_bar",
     "allowance_problem",
     "allowed_failures",
     "annotation_level",

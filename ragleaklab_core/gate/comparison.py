@@ -35,6 +35,7 @@ from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate.verdicts import (
     Verdict,
+    above_corrected_bar,
     allowed_failures,
     case_outcome,
     gated_on_baseline,
@@ -708,10 +709,11 @@ def _value_contradictions(
     passed = value.get("passed")
     if isinstance(allowance, _CorrectedLimit):
         c = value.get("corrected_rate")
-        high = c.get("interval", [None, None])[1] if isinstance(c, Mapping) else None
+        interval = c.get("interval") if isinstance(c, Mapping) else None
+        high: Any = interval[1] if isinstance(interval, list) and len(interval) == 2 else None
         if passed is True and not (_number(high) and _number(allowance.rate)):
             found.append(f"{at}.passed true without a corrected rate to gate it on")
-        elif passed is True and high > allowance.rate:
+        elif passed is True and above_corrected_bar(float(high), float(allowance.rate)):
             found.append(
                 f"{at}.passed true contradicts its corrected rate's upper limit {high} "
                 f"(at most {allowance.rate} allowed)"

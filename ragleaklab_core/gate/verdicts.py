@@ -116,11 +116,20 @@ def allowed_failures(max_fail_rate: float, scored: int) -> int:
     return math.floor(Fraction(repr(max_fail_rate)) * scored)
 
 
+def above_corrected_bar(high: float, bar: float) -> bool:
+    """Whether a gated value whose rate is corrected for its metric's measured error fails
+    ``--max-corrected-rate`` *bar*: its interval's upper limit *high* is above it. The upper
+    limit, not the estimate: a pass must show, at the interval's confidence, that at most *bar*
+    of the attacks succeeded, and a run too small to show it fails."""
+    return high > bar
+
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_INTERRUPTED",
     "Outcome",
     "Verdict",
+    "above_corrected_bar",
     "allowed_failures",
     "case_outcome",
     "gated_on_baseline",

@@ -21,6 +21,7 @@ from attrs import frozen
 from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.gate import (
     Verdict,
+    above_corrected_bar,
     allowed_failures,
     no_attack_selected_reason,
     pack_verdict,
@@ -319,8 +320,8 @@ def evaluate(
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
             else:
                 high = None if correction is None else correction["interval"][1]
-                passed = high is not None and high <= max_corrected_rate and bool(n_scored)
-                excess = high is not None and high > max_corrected_rate
+                excess = high is not None and above_corrected_bar(high, max_corrected_rate)
+                passed = high is not None and not excess and bool(n_scored)
                 if high is None and n_scored:
                     uncorrected.append(f"{name}: {why_not}, so --max-corrected-rate cannot gate it")
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule})" + (
