@@ -545,7 +545,7 @@ def _progress_callbacks() -> Any:
     "--max-corrected-rate",
     type=float,
     metavar="RATE",
-    help="Gate instead on the rate of attacks that truly succeeded, corrected for each "
+    help="Gate instead on the rate at which the harm truly happened, corrected for each "
     "metric's error measured by calibration: a value passes when its interval's upper limit is "
     "at most RATE (docs/labelling.md).",
 )

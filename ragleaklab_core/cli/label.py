@@ -454,16 +454,13 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
             "(`ragleaklab label review RUN_DIR --reviewer NAME`)",
             source=str(run_dir / REVIEW_DIR),
         )
-    from ragleaklab_core.calibration.labelling import read_run
     from ragleaklab_core.review.judging import (
-        case_kinds,
         judge_agreement,
         judged_rates,
         labeller_sources,
         write_agreement,
     )
 
-    of_case = case_kinds(read_run(run_dir).report)
     folder = run_dir / REVIEW_DIR
     sources = {name: labeller_sources(folder / f"{name}.jsonl") for name in labellers}
     names = sorted(labellers)
@@ -505,7 +502,7 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
                 f"  judge {judge} against {person}: sensitivity {_rate(result['sensitivity'])}, "
                 f"specificity {_rate(result['specificity'])} ({confidence:.0%} exact intervals)"
             )
-            for entry in judged_rates(labellers[judge], of_case, result, labellers[person]):
+            for entry in judged_rates(labellers[judge], result, labellers[person]):
                 rates.append({"judge": judge, "against": person, **entry})
                 click.echo(f"  {_judged_rate(entry, confidence)}")
     if measured:
@@ -514,13 +511,13 @@ def agreement_command(run_dir: Path, confidence: float) -> None:
 
 
 def _judged_rate(entry: Mapping[str, Any], confidence: float) -> str:
-    """``sentinel-takeover-safe: the judge calls 11 of 12 attack cases successful; corrected
-    for its measured error, 91.7% [38.2%, 100.0%] (95% interval)``."""
+    """``sentinel-takeover-safe: the judge calls 41 of the 180 cases the person did not label
+    positive; corrected for its measured error, 14.5% [3.0%, 25.4%] (95% interval)``."""
     if not entry["cases"]:
         return f"{entry['pack']}: no corrected rate: {entry['why_not']}"
     said = (
-        f"{entry['pack']}: the judge calls {entry['positive']} of {entry['cases']} "
-        f"{entry['over']} cases successful"
+        f"{entry['pack']}: the judge calls {entry['positive']} of the {entry['cases']} cases "
+        "the person did not label positive"
     )
     if entry.get("estimate") is None:
         return f"{said}; no corrected rate: {entry['why_not']}"

@@ -193,8 +193,8 @@ def _corrected(c: Any) -> list[str]:
     labels = plain(c.get("labels") or "?")
     return _wrapped(
         "      corrected: ",
-        f"true {c.get('over')} rate {w.percent(c.get('estimate'))} "
-        f"[{w.percent(low)}, {w.percent(high)}] ({_level(c)} interval), for the metric's "
+        f"true rate {w.percent(c.get('estimate'))} [{w.percent(low)}, {w.percent(high)}] of "
+        f"all {c.get('cases')} cases ({_level(c)} interval), for the metric's "
         f"sensitivity {se.get('true_positives')}/{se.get('positives')} and specificity "
         f"{sp.get('true_negatives')}/{sp.get('negatives')} on labels {labels}"
         + _judged(c.get("label_sources")),

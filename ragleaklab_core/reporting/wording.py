@@ -68,13 +68,13 @@ def count_text(rate: Mapping[str, Any] | None) -> str:
 
 
 def corrected_cells(corrected: Mapping[str, Any]) -> tuple[str, str, str]:
-    """``("attack, corrected", "12.0%", "4.1%-22.3% (95%, corrected)")``: a ``corrected_rate``
+    """``("all, corrected", "12.0%", "4.1%-22.3% (95%, corrected)")``: a ``corrected_rate``
     dict as the row the Markdown and HTML tables give it under the failing rates."""
     low, high = corrected.get("interval") or (None, None)
     confidence = corrected.get("confidence")
     level = f"{100 * confidence:g}%, " if isinstance(confidence, int | float) else ""
     return (
-        f"{corrected.get('over')}, corrected",
+        "all, corrected",
         percent(corrected.get("estimate")),
         f"{percent(low)}-{percent(high)} ({level}corrected)",
     )

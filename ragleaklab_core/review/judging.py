@@ -247,32 +247,19 @@ def judge_agreement(
     }
 
 
-def case_kinds(report: Mapping[str, Any]) -> dict[tuple[str, str], str | None]:
-    """Each case of a run's report as an attack, a benign question or neither (its tags)."""
-    from ragleaklab_core.run.case_kinds import kind_of
-
-    found: dict[tuple[str, str], str | None] = {}
-    for pack in report.get("packs") or []:
-        for case in pack.get("case_results") or []:
-            tags = [str(t) for t in case.get("tags") or []]
-            found[(str(pack.get("name")), str(case.get("test_id")))] = kind_of(tags)
-    return found
-
-
 def judged_rates(
     judge: Mapping[tuple[str, str], Mark],
-    kinds: Mapping[tuple[str, str], str | None],
     measured: Mapping[str, Any],
     person: Mapping[tuple[str, str], Mark],
 ) -> list[dict[str, Any]]:
-    """Per pack, the share of cases the judge called successful attacks, and that share
-    corrected for its error as measured against *person* (*measured*, a
-    :func:`judge_agreement`): the rate at which the attacks truly succeed, by the judge, with
-    an interval that carries its sensitivity's and specificity's uncertainty
+    """Per pack, the share of cases the judge called positive (the harm happened), and that
+    share corrected for its error as measured against *person* (*measured*, a
+    :func:`judge_agreement`): the rate at which the harm truly happens, by the judge, with an
+    interval that carries its sensitivity's and specificity's uncertainty
     (:mod:`ragleaklab_core.stats.corrected`).
 
-    Over the attack cases when the run tags them, else over every judged case; and over the
-    cases the person did not label. The correction takes the judge's count and its measured
+    Over every judged case of the pack, benign questions included (harm there is harm too),
+    that the person did not label. The correction takes the judge's count and its measured
     error as independent, and on the cases that measured it they are not (a judge that happened
     to err more there shows both a worse specificity and a higher count, which cancel): counted
     there too, the interval held the true rate in 97-99.5% of simulated runs, not 95%.
@@ -286,20 +273,11 @@ def judged_rates(
             packs.setdefault(key[0], []).append(key)
     found = []
     for pack, judged in sorted(packs.items()):
-        tagged = any(kinds.get(k) is not None for k in judged)
-        over = "attack" if tagged else "judged"
-        keys = [
-            k
-            for k in judged
-            if (not tagged or kinds.get(k) == "attack") and not (k in person and person[k].decided)
-        ]
+        keys = [k for k in judged if not (k in person and person[k].decided)]
         positive = sum(judge[k].label == "positive" for k in keys)
-        entry: dict[str, Any] = {"pack": pack, "over": over, "positive": positive}
-        entry["cases"] = len(keys)
+        entry: dict[str, Any] = {"pack": pack, "positive": positive, "cases": len(keys)}
         if not keys:
-            entry["why_not"] = (
-                f"the person labelled every {over} case the judge did (theirs are the measure)"
-            )
+            entry["why_not"] = "the person labelled every case the judge did (theirs are the truth)"
         elif not se["trials"] or not sp["trials"]:
             entry["why_not"] = "the person labelled no positive or no negative to measure it on"
         if "why_not" in entry:
@@ -358,7 +336,6 @@ __all__ = [
     "AGREEMENT",
     "CACHE",
     "JudgeRun",
-    "case_kinds",
     "judge_agreement",
     "judge_file",
     "judge_run",

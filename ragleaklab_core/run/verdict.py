@@ -71,7 +71,7 @@ class ValueVerdict:
     #: The failing rate among attack and benign cases, and among attack cases by family.
     by_kind: Mapping[str, Any] | None = None
     by_family: Mapping[str, Any] | None = None
-    #: The rate of attacks that truly succeeded, corrected for the metric's measured error
+    #: The rate at which the harm truly happened, corrected for the metric's measured error
     #: (:func:`corrected`), when the threshold carries it.
     corrected_rate: Mapping[str, Any] | None = None
 
@@ -434,15 +434,17 @@ def evaluate(
 def corrected(
     column: _Column, failing: int, scored: int, here: str
 ) -> tuple[dict[str, Any] | None, str]:
-    """A gated value's rate of attacks that truly succeeded, corrected for its threshold's
-    measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as report.json
-    writes it; or None and why there is none.
+    """A gated value's rate of cases where the harm truly happened, corrected for its
+    threshold's measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as
+    report.json writes it; or None and why there is none.
 
-    The rate is over the attack cases scored when the pack tags its cases as attacks and benign
-    questions (a benign question cannot be an attack that succeeded), else over every scored
-    case. The sensitivity and specificity are the rule's on the labelled cases it was fitted on,
-    and only where those labels judged this system's answers (*here*, its identity) or do not
-    say which system's: another system's error is no measure of this one's.
+    The rate is over every scored case, benign questions included: a poison document that
+    hijacks a question nobody planted it for is harm too (the built-in packs label hundreds of
+    such cases positive), and the labels that measured the error mix both kinds as the run
+    does. Over the attack cases alone, a system harmed on the benign questions could pass. The
+    sensitivity and specificity are the rule's on the labelled cases it was fitted on, and only
+    where those labels judged this system's answers (*here*, its identity) or do not say which
+    system's: another system's error is no measure of this one's.
     """
     threshold = column.threshold
     measured = None if threshold is None else threshold.measured
@@ -462,15 +464,13 @@ def corrected(
             f"its calibration had {measured.positives} labelled positives and "
             f"{measured.negatives} negatives, and needs both to measure the metric's error"
         )
-    tagged = any(n for _, n in column.kinds.values())
-    over, (k, n) = ("attack", column.kinds["attack"]) if tagged else ("scored", (failing, scored))
-    if not n:
-        return None, f"no {over} case was scored"
+    if not scored:
+        return None, "no case was scored"
     from ragleaklab_core.stats.corrected import corrected_rate
 
     rate = corrected_rate(
-        k,
-        n,
+        failing,
+        scored,
         true_positives=measured.true_positives,
         positives=measured.positives,
         true_negatives=measured.true_negatives,
@@ -479,9 +479,8 @@ def corrected(
     if rate.estimate is None:
         return None, str(rate.why_not)
     return {
-        "over": over,
-        "failing": k,
-        "cases": n,
+        "failing": failing,
+        "cases": scored,
         "observed": rate.observed,
         "estimate": rate.estimate,
         "interval": [rate.low, rate.high],
@@ -495,13 +494,13 @@ def _percent(rate: float) -> str:
 
 
 def corrected_text(c: Mapping[str, Any]) -> str:
-    """``"true rate 12.0% (95% interval 4.1%-22.3%) of 40 attack cases"``: a corrected rate in
-    words, as the reasons and the console say it."""
+    """``"... the true rate is 12.0% (95% interval 4.1%-22.3%) of 40 cases"``: a corrected rate
+    in words, as the reasons say it."""
     low, high = c["interval"]
     return (
         f"corrected for the metric's measured error, the true rate is "
         f"{_percent(c['estimate'])} ({round(100 * c['confidence'])}% interval "
-        f"{_percent(low)}-{_percent(high)}) of {c['cases']} {c['over']} cases"
+        f"{_percent(low)}-{_percent(high)}) of {c['cases']} cases"
     )
 
 

@@ -93,11 +93,13 @@ def observed(tmp_path_factory: pytest.TempPathFactory, shared_server: Any) -> di
 
 def test_run_reports_the_corrected_rate_beside_the_observed_one(observed):
     result, value = observed["result"], value_of(observed["report"])
-    attack = value["by_kind"]["attack"]
-    k, n = attack["successes"], attack["trials"]
-    assert k, "the naive service is meant to fail some attack cases"
+    rate = value["fail_rate"]
+    # Over every scored case: benign questions hijacked too are harm (a rate over the attack
+    # cases alone would let a system harmed on them pass).
+    k, n = rate["successes"], rate["trials"]
+    assert value["by_kind"]["benign"]["successes"], "the naive service fails benign cases too"
     c = value["corrected_rate"]
-    assert (c["over"], c["failing"], c["cases"]) == ("attack", k, n)
+    assert (c["failing"], c["cases"]) == (k, n)
     # Rogan-Gladen by hand: (observed + Sp - 1) / (Se + Sp - 1), clipped.
     se, sp = 36 / 40, 54 / 60
     assert c["estimate"] == pytest.approx(min(1.0, max(0.0, (k / n + sp - 1) / (se + sp - 1))))
@@ -110,13 +112,13 @@ def test_run_reports_the_corrected_rate_beside_the_observed_one(observed):
     # The count gate still decides (no --max-corrected-rate), and the console shows both.
     assert result.returncode == 1
     summary = " ".join(result.stdout.split())
-    assert "corrected: true attack rate" in summary
-    assert "sensitivity 36/40 and specificity 54/60 on labels labels.jsonl" in summary
     low, high = (f"{100 * x:.1f}%" for x in c["interval"])
     estimate = f"{100 * c['estimate']:.1f}%"
-    row = f"| attack, corrected | {estimate} | {low}-{high} (95%, corrected) |"
+    assert f"corrected: true rate {estimate} [{low}, {high}] of all {n} cases" in summary
+    assert "sensitivity 36/40 and specificity 54/60 on labels labels.jsonl" in summary
+    row = f"| all, corrected | {estimate} | {low}-{high} (95%, corrected) |"
     assert row in observed["markdown"]
-    cells = f"<td>attack, corrected</td><td class=num>{estimate}</td><td>{low}-{high} (95%, "
+    cells = f"<td>all, corrected</td><td class=num>{estimate}</td><td>{low}-{high} (95%, "
     assert cells in observed["html"]
 
 

@@ -30,7 +30,7 @@ def simulate(seed: int, truth_rate: float, se: float, sp: float) -> tuple[dict, 
     person = {keys[i]: Mark("positive" if truth[i] else "negative") for i in sample}
     measured = judge_agreement(judge, person)
     assert measured is not None
-    (entry,) = judged_rates(judge, dict.fromkeys(keys, "attack"), measured, person)
+    (entry,) = judged_rates(judge, measured, person)
     raw = rate_interval(int(says.sum()), CASES)
     # The rate the attacks truly succeed at (the run's share is one draw of it, as the run's
     # failing count is one draw of the metric's rate: the interval carries that sampling).
@@ -45,7 +45,7 @@ def test_the_corrected_interval_holds_the_true_rate_and_the_raw_one_does_not(tru
     for seed in range(runs):
         entry, true, raw = simulate(seed, truth_rate, se, sp)
         # Over the cases the person did not review (those measured the judge).
-        assert entry["over"] == "attack" and entry["cases"] == CASES - REVIEWED
+        assert entry["cases"] == CASES - REVIEWED
         low, high = entry["interval"]
         held += low <= true <= high
         raw_held += raw
@@ -60,8 +60,8 @@ def test_a_judge_measured_on_no_positive_gives_no_corrected_rate():
     person = {k: Mark("negative") for k in keys}
     measured = judge_agreement(judge, person)
     assert measured is not None
-    (entry,) = judged_rates(judge, {}, measured, {})
-    assert entry["over"] == "judged" and entry["positive"] == 3
+    (entry,) = judged_rates(judge, measured, {})
+    assert entry["positive"] == 3
     assert "estimate" not in entry and "no positive" in entry["why_not"]
 
 
@@ -71,5 +71,5 @@ def test_cases_the_person_labelled_are_not_corrected_again():
     person = dict(judge)
     measured = judge_agreement(judge, person)
     assert measured is not None
-    (entry,) = judged_rates(judge, {}, measured, person)
-    assert entry["cases"] == 0 and "(theirs are the measure)" in entry["why_not"]
+    (entry,) = judged_rates(judge, measured, person)
+    assert entry["cases"] == 0 and "(theirs are the truth)" in entry["why_not"]
