@@ -133,13 +133,20 @@ def measured_error(entry: Mapping[str, Any]) -> MeasuredError | None:
         fp,
         negatives,
         labels=source,
-        observed_on=_texts(labels.get("observed_on")),
-        label_sources=_texts(labels.get("label_sources")),
+        observed_on=_texts(labels.get("observed_on"), "observed_on"),
+        label_sources=_texts(labels.get("label_sources"), "label_sources"),
     )
 
 
-def _texts(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+def _texts(value: Any, key: str) -> tuple[str, ...]:
+    """A list of strings the labels record holds (absent: none). Anything else is refused, not
+    read as "none": an unreadable ``observed_on`` would let another system's error correct
+    this one's rates."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"labels.{key} must be a list of strings, got {value!r}")
+    return tuple(value)
 
 
 def _problem(path: Path, where: str, message: str) -> InputError:

@@ -212,6 +212,11 @@ def test_contradictory_counts_in_a_thresholds_file_name_the_entry(tmp_path):
     path = stored(tmp_path, {**MEASURED, "true_positives": None, "achieved_tpr": 0.333})
     with pytest.raises(InputError, match="no share of 40"):
         read_thresholds(path)
+    # A system named in a form that cannot be read is refused, not taken as "no system".
+    labels = {**MEASURED["labels"], "observed_on": "reference@0f0f"}
+    path = stored(tmp_path, {**MEASURED, "labels": labels})
+    with pytest.raises(InputError, match=r"labels\.observed_on must be a list of strings"):
+        read_thresholds(path)
 
 
 def test_calibrate_stores_the_counts_that_the_run_corrects_with(tmp_path):
