@@ -55,7 +55,7 @@ from ragleaklab_core.run.runner import (
     survey_cases,
     untested_run,
 )
-from ragleaklab_core.run.verdict import PackVerdict, evaluate, not_tested_verdict
+from ragleaklab_core.run.verdict import Allowances, PackVerdict, evaluate, not_tested_verdict
 from ragleaklab_core.stats.aggregation import reducer
 from ragleaklab_core.values import PackInfo, Threshold
 
@@ -444,12 +444,12 @@ def run_suite(
                 evaluate(
                     run,
                     resolve_thresholds(run.info, config, stored),
-                    max_fail_rate=config.run.fail_rate_for(name),
-                    tolerate_errors=config.run.tolerate_errors,
-                    max_corrected_rate=config.run.max_corrected_rate,
-                    sources=(
+                    allowances=Allowances(
+                        config.run.fail_rate_for(name),
                         plan.sources.fail_rate(name),
+                        config.run.tolerate_errors,
                         plan.sources.tolerate_errors,
+                        config.run.max_corrected_rate,
                         plan.sources.max_corrected_rate,
                     ),
                 )

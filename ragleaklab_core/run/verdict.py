@@ -110,6 +110,10 @@ class Allowances:
     max_corrected_rate: float | None = None
     max_corrected_rate_source: str = "default"
 
+    def __attrs_post_init__(self) -> None:
+        if self.max_corrected_rate is not None and self.max_fail_rate:
+            raise ValueError("gate on max_fail_rate or on max_corrected_rate, not both")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "max_fail_rate": {"value": self.max_fail_rate, "source": self.max_fail_rate_source},
@@ -245,21 +249,18 @@ def evaluate(
     run: PackRun,
     thresholds: Mapping[str, Threshold],
     *,
-    max_fail_rate: float = 0.0,
-    tolerate_errors: bool = False,
-    max_corrected_rate: float | None = None,
-    sources: tuple[str, ...] = ("default", "default", "default"),
+    allowances: Allowances = Allowances(),
 ) -> PackVerdict:
     """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results.
 
-    A gated value fails when more of its scored cases fail than *max_fail_rate* allows; or,
-    with *max_corrected_rate*, when the upper limit of its corrected rate (:func:`corrected`)
-    is above it, and a value whose rate cannot be corrected leaves the pack not tested.
-    *sources* says where *max_fail_rate*, *tolerate_errors* and *max_corrected_rate* were set
-    (the verdict shows every allowance in force, PASS included)."""
-    if max_corrected_rate is not None and max_fail_rate:
-        raise ValueError("gate on max_fail_rate or on max_corrected_rate, not both")
-    rate_source, tolerate_source, corrected_source = (*sources, "default", "default")[:3]
+    A gated value fails when more of its scored cases fail than ``allowances.max_fail_rate``
+    allows; or, with ``allowances.max_corrected_rate``, when the upper limit of its corrected
+    rate (:func:`corrected`) is above it, and a value whose rate cannot be corrected leaves the
+    pack not tested. The verdict shows every allowance in force and where it was set, PASS
+    included."""
+    max_fail_rate = allowances.max_fail_rate
+    tolerate_errors = allowances.tolerate_errors
+    max_corrected_rate = allowances.max_corrected_rate
     names = sorted(set(run.value_metric) | set(thresholds))
     columns = [_Column(name, thresholds.get(name)) for name in names]
     n_errored = n_not_asked = n_triaged = n_failing_cases = 0
@@ -411,14 +412,7 @@ def evaluate(
         warnings=tuple(warnings),
         defaults_fitted_on=_fitted_elsewhere(run, thresholds),
         max_fail_rate=max_fail_rate,
-        allowances=Allowances(
-            max_fail_rate,
-            rate_source,
-            tolerate_errors,
-            tolerate_source,
-            max_corrected_rate,
-            corrected_source,
-        ),
+        allowances=allowances,
         status_without_thresholds=pack_verdict(
             unreached=unreached, vulnerable=False, problems=problems, reasons=other_reasons
         ),
