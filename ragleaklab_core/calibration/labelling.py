@@ -27,6 +27,7 @@ import csv
 import hashlib
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -339,19 +340,15 @@ def judge_error_warnings(raw: bytes, *, source: str) -> list[str]:
     sentence per measurement its labels carry (``judge_agreement``). The TPR and FPR a fitter
     reports on such labels are measured against the judge, not against the truth."""
     _, records = jsonl_records(raw, source=source)
-    found: dict[str, int] = {}
-    measured: dict[str, Mapping[str, Any]] = {}
-    for _number, record in records:
-        agreement = record.get("judge_agreement")
-        if record.get("label_source") == "judge" and isinstance(agreement, dict):
-            key = json.dumps(agreement, sort_keys=True)
-            found[key] = found.get(key, 0) + 1
-            measured[key] = agreement
+    found: Counter[str] = Counter(  # each distinct measurement, as sorted JSON, and its labels
+        json.dumps(record["judge_agreement"], sort_keys=True)
+        for _number, record in records
+        if record.get("label_source") == "judge" and isinstance(record.get("judge_agreement"), dict)
+    )
     said = []
     for key, count in sorted(found.items()):
-        m = measured[key]
+        m = json.loads(key)
         se, sp = m.get("sensitivity") or {}, m.get("specificity") or {}
-
         said.append(
             f"{count} label(s) come from the judge {m.get('judge_identity') or m.get('judge')}, "
             f"measured against {m.get('against')} on {m.get('cases')} cases: sensitivity "

@@ -211,8 +211,7 @@ def calibrate(
     config_path = find_config(config_path)
     full = read_config(config_path, overrides)
     config = full.calibrate
-    if labels is not None and not force:
-        _refuse_unmeasured_judges(labels)
+    judge_errors = [] if labels is None else _judge_labels(labels, force=force)
     if scores is None:
         assert pack is not None
         from ragleaklab_core.config import command_line_source
@@ -263,8 +262,10 @@ def calibrate(
             },
             roc_table_max_rows=config.roc_table_max_rows,
         )
-    if labels is not None:  # a judge's labels: its measured error, in the report's warnings
-        report = _with_judge_errors(report, labels)
+    if judge_errors:  # a judge's labels: its measured error, in the report's warnings
+        import attrs
+
+        report = attrs.evolve(report, warnings=(*report.warnings, *judge_errors))
     r = report.result
     if scores is None:  # a pack run on a target: say which system the threshold was fitted on
         from ragleaklab_core.reporting.wording import system_line
@@ -384,35 +385,37 @@ def _guarantee_hint(report: Any) -> str | None:
     )
 
 
-def _with_judge_errors(report: Any, labels: Path) -> Any:
-    """*report* with the measured error of the judge whose labels it was fitted on among its
-    warnings (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`)."""
-    import attrs
-
-    from ragleaklab_core.calibration.labelling import judge_error_warnings
-
-    said = judge_error_warnings(labels.read_bytes(), source=labels.as_posix())
-    return attrs.evolve(report, warnings=(*report.warnings, *said)) if said else report
-
-
-def _refuse_unmeasured_judges(labels: Path) -> None:
-    """Refuse a labels file whose judge labels carry no measured agreement (exit 2)."""
-    from ragleaklab_core.calibration.labelling import unmeasured_judge_labels
+def _judge_labels(labels: Path, *, force: bool) -> list[str]:
+    """What a labels file's judge labels mean for a calibration, read once: labels whose
+    judge's agreement with a person was never measured are refused (exit 2) unless *force*;
+    the measured error of the others is returned, for the report's warnings
+    (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`)."""
+    from ragleaklab_core.calibration.labelling import (
+        judge_error_warnings,
+        unmeasured_judge_labels,
+    )
     from ragleaklab_core.errors import InputError
 
     try:
         raw = labels.read_bytes()
     except OSError:
-        return  # read_labels names the problem
-    lines = unmeasured_judge_labels(raw, source=labels.as_posix())
-    if lines:
-        raise InputError(
-            f"{len(lines)} label(s) come from a judge whose agreement with a person was never "
-            f"measured (first on line {lines[0]}): its error is unknown, so a threshold fitted "
-            "on them is too; review some of the same cases (`ragleaklab label review`), measure "
-            "it (`ragleaklab label agreement`), import again, or pass --force",
-            source=labels.as_posix(),
-        )
+        return []  # read_labels names the problem
+    source = labels.as_posix()
+    if not force:
+        lines = unmeasured_judge_labels(raw, source=source)
+        if lines:
+            raise InputError(
+                f"{len(lines)} label(s) come from a judge whose agreement with a person was "
+                f"never measured (first on line {lines[0]}): its error is unknown, so a "
+                "threshold fitted on them is too; review some of the same cases (`ragleaklab "
+                "label review`), measure it (`ragleaklab label agreement`), import again, or "
+                "pass --force",
+                source=source,
+            )
+    try:
+        return judge_error_warnings(raw, source=source)
+    except InputError:
+        return []  # not a labels file: read_labels names the problem
 
 
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:
