@@ -408,6 +408,21 @@ TARGET_MEMBERS: tuple[Member, ...] = (
         "0.3",
     ),
     Member(
+        "planted_runs",
+        "method",
+        "planted_runs(ids) -> Mapping[str, str | None] | None: for each of ids the store holds, "
+        "the ragleaklab_run tag its metadata carries (None: untagged); ids it does not hold left "
+        "out; None: the store cannot tell. Before removing what a ledger lists, an id held "
+        "untagged or tagged by another run is left alone",
+        "0.3",
+    ),
+    Member(
+        "aplanted_runs",
+        "async method",
+        "aplanted_runs(ids): asynchronous planted_runs, used instead of it",
+        "0.3",
+    ),
+    Member(
         "transport_failure",
         "exception attribute",
         "bool on an exception the target raises: True when the system could not be reached "
@@ -626,6 +641,8 @@ class TargetTraits:
         carries_principal: Its declaration, or None.
         planted_ids, remove_planted, aremove_planted: Whether it has each method (what it plants
             outlives the process when its ``plants_into``, read when it is used, names a store).
+        planted_runs, aplanted_runs: Whether it can read back the run a planted id is tagged
+            with (checked before a ledger's ids are removed).
         present: The optional members it defines.
     """
 
@@ -646,6 +663,8 @@ class TargetTraits:
     planted_ids: bool = False
     remove_planted: bool = False
     aremove_planted: bool = False
+    planted_runs: bool = False
+    aplanted_runs: bool = False
     present: frozenset[str] = frozenset()
 
     @property
@@ -701,6 +720,8 @@ def target_traits(target: Any) -> TargetTraits:
         planted_ids=_callable(target, "planted_ids"),
         remove_planted=_callable(target, "remove_planted"),
         aremove_planted=_callable(target, "aremove_planted"),
+        planted_runs=_callable(target, "planted_runs"),
+        aplanted_runs=_callable(target, "aplanted_runs"),
         present=_present(target, "ragleaklab.targets"),
     )
 

@@ -18,7 +18,7 @@ import click
 from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._safe_text import neutralised_output, write_workflow_command
 from ragleaklab_core._version import __version__
-from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli._errors import fail, handle_errors
 from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli._options import key_values
 from ragleaklab_core.cli.diff import diff_command
@@ -744,13 +744,17 @@ def cleanup(
     removes what is left, through a target built from the run's configuration (the same -c,
     --target and --target-option). Exit code: 0 nothing planted by a run in OUT is left, 1 some
     documents could not be removed (their ids are printed and stay listed), 2 bad input, 3 the
-    target cannot remove them (another store, no way to remove).
+    target cannot remove them (another store, no way to remove) or the ledger lists ids nothing
+    proves ragleaklab planted (they are named and left alone; the others are removed): an id
+    is removed only when the target derives it again from the ledger's run and pack and, when
+    the target can read it back, the store holds it tagged with that run.
     """
     from ragleaklab_core._discovery import TARGETS, load_plugin
     from ragleaklab_core._signals import received, termination_as_interrupt
     from ragleaklab_core.config import Overrides, read_config
     from ragleaklab_core.errors import UsageError
     from ragleaklab_core.run.cleanup import remove_outstanding
+    from ragleaklab_core.run.ownership import refusal_message
     from ragleaklab_core.run.planted import LEDGER, read_outstanding
 
     if out.exists() and not out.is_dir():
@@ -783,15 +787,19 @@ def cleanup(
         sys.exit(130 if signum is None else 128 + signum)
     for store, count in result.removed.items():
         click.echo(f"removed {count} planted documents from {store}")
+    for store, ids in result.left.items():
+        shown = ", ".join(ids[:10]) + (f", ... ({len(ids) - 10} more)" if len(ids) > 10 else "")
+        click.echo(f"{len(ids)} planted documents are still in {store}: {shown}", err=True)
     if result.left:
-        for store, ids in result.left.items():
-            shown = ", ".join(ids[:10]) + (f", ... ({len(ids) - 10} more)" if len(ids) > 10 else "")
-            click.echo(f"{len(ids)} planted documents are still in {store}: {shown}", err=True)
         click.echo(
             f"their ids stay in {(out / LEDGER).as_posix()}: run this command again once the "
             "store can be reached",
             err=True,
         )
+    if result.refused:
+        # Named and left alone: a file in OUT never decides alone what is deleted.
+        fail(refusal_message((out / LEDGER).as_posix(), result.refused), 3)
+    if result.left:
         sys.exit(1)
     click.echo(f"nothing planted by a run in {out.as_posix()} is left")
 

@@ -102,12 +102,26 @@ class Planting:
 
 @frozen
 class Outstanding:
-    """Planted ids never marked removed, per store, in the order they were planted."""
+    """Planted ids never marked removed: one :class:`Planting` per store, run and pack, in the
+    order they were planted (a line that names no run or pack has ``run``/``pack`` empty: its
+    ids cannot be derived again, so nothing proves they are ragleaklab's)."""
 
-    by_store: Mapping[str, tuple[str, ...]]
-    targets: Mapping[str, str]
+    plantings: tuple[Planting, ...]
     #: The config file each store's planting run was given, when it was given one.
     configs: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def by_store(self) -> Mapping[str, tuple[str, ...]]:
+        """Every outstanding id per store, once each, in the order planted."""
+        stores: dict[str, dict[str, None]] = {}
+        for planting in self.plantings:
+            stores.setdefault(planting.store, {}).update(dict.fromkeys(planting.ids))
+        return {store: tuple(ids) for store, ids in stores.items()}
+
+    @property
+    def targets(self) -> Mapping[str, str]:
+        """The target each store was planted through (the last one the ledger names)."""
+        return {p.store: p.target for p in self.plantings if p.target}
 
     @property
     def count(self) -> int:
@@ -183,21 +197,23 @@ class PlantLedger:
 
 
 def compact(directory: Path, outstanding: Outstanding) -> None:
-    """Rewrite the ledger as what is *outstanding* (a ``planted`` line per store), atomically;
-    remove it when nothing is. A line torn by a kill is then never followed by another."""
+    """Rewrite the ledger as what is *outstanding* (a ``planted`` line per store, run and pack,
+    so that each id can still be derived again from its run and pack), atomically; remove it
+    when nothing is. A line torn by a kill is then never followed by another."""
     path = directory / LEDGER
     if not outstanding:
         path.unlink(missing_ok=True)
         return
     lines = []
-    for store, ids in outstanding.by_store.items():
-        config = outstanding.configs.get(store)
-        body = {
-            "store": store,
-            "target": outstanding.targets.get(store),
+    for planting in outstanding.plantings:
+        config = outstanding.configs.get(planting.store)
+        body: dict[str, Any] = {
+            "store": planting.store,
+            "target": planting.target or None,
             "config": {"config": config} if config else {},
-            "ids": list(ids),
+            "ids": list(planting.ids),
         }
+        body.update({k: v for k, v in (("run", planting.run), ("pack", planting.pack)) if v})
         lines.append(json.dumps({"planted": body}, ensure_ascii=False, sort_keys=True) + "\n")
     temporary = path.with_name(path.name + ".tmp")
     with temporary.open("w", encoding="utf-8") as file:
@@ -211,17 +227,22 @@ def read_outstanding(directory: Path) -> Outstanding:
     """What runs in *directory* planted and never removed.
 
     Raises:
-        InputError: The ledger is malformed (it names the line); a half-written last line (a
-            run killed while writing it) is planted ids that were never planted, and is read as
-            far as it goes: nothing is ingested before its line is whole.
+        InputError: The ledger is malformed (it names the line). Only a last line without its
+            line break (a run killed while writing it) is read as far as it goes: it lists ids
+            that were never planted, since nothing is ingested before its line is whole. A
+            whole line that is malformed is refused, never skipped.
     """
     path = directory / LEDGER
-    planted: dict[str, dict[str, None]] = {}
-    targets: dict[str, str] = {}
+    planted: dict[tuple[str, str, str], dict[str, None]] = {}
+    targets: dict[tuple[str, str, str], str] = {}
     configs: dict[str, str] = {}
     if not path.is_file():
-        return Outstanding({}, {})
-    lines = path.read_text(encoding="utf-8").split("\n")
+        return Outstanding(())
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=path.as_posix()) from None
+    lines = text.split("\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -229,34 +250,42 @@ def read_outstanding(directory: Path) -> Outstanding:
             entry = json.loads(raw)
             kind, body = _entry(entry)
             store, ids = body["store"], body["ids"]
+            run, pack = body.get("run", ""), body.get("pack", "")
             if not isinstance(store, str) or not _strings(ids):
                 raise ValueError
+            if not isinstance(run, str) or not isinstance(pack, str):
+                raise ValueError
         except (ValueError, KeyError, TypeError):
-            if number >= len(lines) - 1:
+            if number == len(lines):
                 break  # the line being written when the run was killed: nothing was planted
             raise InputError(
                 "malformed line: expected {'planted': {...}} or {'removed': {...}} with a "
-                "'store' and a list of 'ids'",
+                "'store', a list of string 'ids' and, on a planted line, the 'run' and 'pack' "
+                "as strings",
                 source=path.as_posix(),
                 line=number,
             ) from None
-        held = planted.setdefault(store, {})
         if kind == "planted":
-            held.update(dict.fromkeys(ids))
+            key = (store, run, pack)
+            planted.setdefault(key, {}).update(dict.fromkeys(ids))
             target, config = body.get("target"), body.get("config")
             if isinstance(target, str):
-                targets[store] = target
+                targets[key] = target
             if isinstance(config, dict) and isinstance(config.get("config"), str):
                 configs[store] = config["config"]
         else:
-            for i in ids:
-                held.pop(i, None)
-    by_store = {store: tuple(ids) for store, ids in planted.items() if ids}
-    return Outstanding(
-        by_store,
-        {s: t for s, t in targets.items() if s in by_store},
-        {s: c for s, c in configs.items() if s in by_store},
+            for key, held in planted.items():
+                if key[0] == store:
+                    for i in ids:
+                        held.pop(i, None)
+    plantings = tuple(
+        Planting(run, pack, targets.get(key, ""), store, tuple(ids))
+        for key, ids in planted.items()
+        if ids
+        for store, run, pack in (key,)
     )
+    stores = {p.store for p in plantings}
+    return Outstanding(plantings, {s: c for s, c in configs.items() if s in stores})
 
 
 def _entry(entry: Any) -> tuple[str, Mapping[str, Any]]:

@@ -9,8 +9,8 @@ Everything here is duck typing: LangChain, Chroma, Qdrant and SQLAlchemy are nev
   for a store that lives in the process (``InMemoryVectorStore``, FAISS, an ephemeral Chroma, a
   ``:memory:`` Qdrant). An unknown store is named by its class and the attributes that usually
   name its data: it may outlive the process, so what is planted there is recorded.
-- :func:`held` asks a store which of some ids it holds (``get_by_ids``), :func:`delete` deletes
-  ids and fails when the store says it did not.
+- :func:`held` asks a store which of some ids it holds (``get_by_ids``), :func:`held_runs` which
+  run each is tagged with, :func:`delete` deletes ids and fails when the store says it did not.
 - :func:`check_run` finds a retrieved document tagged by another run, in whatever an app
   returned (documents, ``(document, score)`` pairs, a chain's dict, LlamaIndex nodes).
 - :class:`SyncFallback` answers with the app's sync form when its async form cannot (LangChain's
@@ -38,6 +38,7 @@ __all__ = [
     "foreign_run",
     "held",
     "held_ids",
+    "held_runs",
     "store_identity",
 ]
 
@@ -267,6 +268,43 @@ async def held(store: Any, ids: Sequence[str]) -> list[str]:
         label = f"the vector store's get_by_ids ({type(store).__name__})"
         raise RuntimeError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
     return held_ids(found, ids)
+
+
+async def held_runs(store: Any, ids: Sequence[str]) -> dict[str, str | None] | None:
+    """For each of *ids* *store* holds (``get_by_ids``), the :data:`RUN_TAG` its metadata
+    carries (None: untagged); None when the store cannot say (no ``get_by_ids``, LangChain's
+    default that raises NotImplementedError, a document returned without its id).
+
+    Raises:
+        RuntimeError: ``get_by_ids`` failed otherwise.
+    """
+    get = getattr(store, "get_by_ids", None)
+    if not callable(get):
+        return None
+    if not ids:
+        return {}
+    try:
+        found = get(list(ids))
+        if inspect.isawaitable(found):
+            found = await found
+    except NotImplementedError:
+        return None
+    except Exception as exc:
+        label = f"the vector store's get_by_ids ({type(store).__name__})"
+        raise RuntimeError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
+    runs: dict[str, str | None] = {}
+    for doc in found or ():
+        meta = getattr(doc, "metadata", None)
+        meta = meta if isinstance(meta, Mapping) else {}
+        doc_id = getattr(doc, "id", None)
+        if doc_id is None:
+            doc_id = meta.get("_id")
+        if doc_id is None:
+            return None  # which id this document is cannot be told: nothing is claimed
+        tag = meta.get(RUN_TAG)
+        runs[str(doc_id)] = None if tag is None else str(tag)
+    asked = set(ids)
+    return {i: run for i, run in runs.items() if i in asked}
 
 
 async def delete(store: Any, ids: Sequence[str]) -> None:

@@ -100,6 +100,7 @@ from ragleaklab_plugins.targets._stores import (
     check_run,
     delete,
     held,
+    held_runs,
     store_identity,
 )
 
@@ -637,6 +638,21 @@ class PythonTarget:
     def remove_planted(self, ids: Sequence[str]) -> list[str]:
         """The synchronous form of :meth:`aremove_planted`."""
         return list(_run(self._remove_planted([str(i) for i in ids])))
+
+    async def aplanted_runs(self, ids: Sequence[str]) -> dict[str, str | None] | None:
+        """For each of *ids* the vector store holds, the run its metadata is tagged with
+        (``RUN_TAG``; None: untagged); None when the store cannot say (no ``get_by_ids``) or
+        there is no vector store. Read before a ledger's ids are removed: an id held untagged
+        or tagged by another run is left alone."""
+        store = self._store if self._store is not None else self._planting_store()
+        if store is None:
+            return None
+        return await held_runs(store, [str(i) for i in ids])
+
+    def planted_runs(self, ids: Sequence[str]) -> dict[str, str | None] | None:
+        """The synchronous form of :meth:`aplanted_runs`."""
+        found: dict[str, str | None] | None = _run(self.aplanted_runs(ids))
+        return found
 
     async def aclose(self) -> None:
         """The app's ``aclose``/``close``, when it has one."""

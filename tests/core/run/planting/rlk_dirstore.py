@@ -4,8 +4,9 @@ Test target for what a run plants (tests/core/run/test_planted*.py), installed a
 ``dirstore`` target of a fake distribution so ``ragleaklab run`` in a subprocess can use it. It
 keeps the promises a real vector store integration makes: ids are the ones planted_ids gave,
 a document already held under an id is never overwritten, reset and remove_planted delete only
-what this instance planted (or was asked to), and retrieval reads every document in the
-directory (the team's and other runs' too), by word overlap.
+what this instance planted (or was asked to), planted_runs reads back each document's run tag,
+and retrieval reads every document in the directory (the team's and other runs' too), by word
+overlap.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ WORD = re.compile(r"[a-z0-9]+")
 
 
 @define
-class DirStoreTarget:
+class UntaggedDirStoreTarget:
+    """The store, through a target that cannot read tags back (as the http target cannot): only
+    what the ledger's run and pack derive is removed."""
+
     directory: str
     delay: float = 0.0  # seconds per answer, so a test can signal a run mid-pack
     remove_delay: float = 0.0  # seconds per removal, so a test can signal during it
@@ -89,3 +93,18 @@ class DirStoreTarget:
 
     def remove_planted(self, ids):
         return self._delete(list(ids))
+
+
+@define
+class DirStoreTarget(UntaggedDirStoreTarget):
+    """The store, through a target that reads back the run each document is tagged with."""
+
+    def planted_runs(self, ids):
+        """The run each id the directory holds is tagged with (None: a document untagged)."""
+        found = {}
+        for i in ids:
+            path = Path(self.directory) / f"{i}.json"
+            if "/" in i or "\\" in i or i in ("", ".", "..") or not path.is_file():
+                continue
+            found[i] = json.loads(path.read_text(encoding="utf-8")).get(RUN_TAG)
+        return found
