@@ -178,6 +178,7 @@ class PlantLedger:
             if not self.directory.exists():
                 self.directory.mkdir(parents=True)
                 self._made_directory = True
+            _mend(self.path)
             self._file = self.path.open("a", encoding="utf-8")
         self._file.write(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n")
         self._file.flush()
@@ -247,14 +248,7 @@ def read_outstanding(directory: Path) -> Outstanding:
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw)
-            kind, body = _entry(entry)
-            store, ids = body["store"], body["ids"]
-            run, pack = body.get("run", ""), body.get("pack", "")
-            if not isinstance(store, str) or not _strings(ids):
-                raise ValueError
-            if not isinstance(run, str) or not isinstance(pack, str):
-                raise ValueError
+            kind, body = _line(raw)
         except (ValueError, KeyError, TypeError):
             if number == len(lines):
                 break  # the line being written when the run was killed: nothing was planted
@@ -265,8 +259,9 @@ def read_outstanding(directory: Path) -> Outstanding:
                 source=path.as_posix(),
                 line=number,
             ) from None
+        store, ids = body["store"], body["ids"]
         if kind == "planted":
-            key = (store, run, pack)
+            key = (store, body.get("run", ""), body.get("pack", ""))
             planted.setdefault(key, {}).update(dict.fromkeys(ids))
             target, config = body.get("target"), body.get("config")
             if isinstance(target, str):
@@ -279,13 +274,55 @@ def read_outstanding(directory: Path) -> Outstanding:
                     for i in ids:
                         held.pop(i, None)
     plantings = tuple(
-        Planting(run, pack, targets.get(key, ""), store, tuple(ids))
+        Planting(key[1], key[2], targets.get(key, ""), key[0], tuple(ids))
         for key, ids in planted.items()
         if ids
-        for store, run, pack in (key,)
     )
     stores = {p.store for p in plantings}
     return Outstanding(plantings, {s: c for s, c in configs.items() if s in stores})
+
+
+def _line(raw: str) -> tuple[str, Mapping[str, Any]]:
+    """A ledger line's kind and body.
+
+    Raises:
+        ValueError, KeyError, TypeError: It is not a whole, well-formed line.
+    """
+    kind, body = _entry(json.loads(raw))
+    store, ids = body["store"], body["ids"]
+    run, pack = body.get("run", ""), body.get("pack", "")
+    if not isinstance(store, str) or not _strings(ids):
+        raise ValueError
+    if not isinstance(run, str) or not isinstance(pack, str):
+        raise ValueError
+    return kind, body
+
+
+def _mend(path: Path) -> None:
+    """Before appending to the ledger: a last line without its line break is ended when it is
+    whole, and cut when a kill tore it (it lists nothing that was planted: nothing is ingested
+    before its line is whole), so that what is appended starts a line of its own instead of
+    turning the last one into a malformed line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    if not data or data.endswith(b"\n"):
+        return
+    start = data.rfind(b"\n") + 1
+    try:
+        _line(data[start:].decode("utf-8"))
+        whole = True
+    except (ValueError, KeyError, TypeError):
+        whole = False
+    with path.open("r+b") as file:
+        if whole:
+            file.seek(0, os.SEEK_END)
+            file.write(b"\n")
+        else:
+            file.truncate(start)
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def _entry(entry: Any) -> tuple[str, Mapping[str, Any]]:
