@@ -49,6 +49,7 @@ def site(tmp_path: Path) -> Path:
         "dirstore-untagged = rlk_dirstore:UntaggedDirStoreTarget\n"
     )
     shutil.copy(HERE / "rlk_dirstore.py", root / "rlk_dirstore.py")
+    shutil.copy(HERE / "rlk_jsonstore.py", root / "rlk_jsonstore.py")
     return root
 
 
@@ -414,6 +415,67 @@ def test_calibrate_in_out_deletes_no_team_id(site: Path, tmp_path: Path) -> None
     assert sorted(p.name for p in store.iterdir()) == sorted(files)
     survived(store, files)
     assert not (tmp_path / "cal" / "calibration_report.json").exists()
+
+
+# ---- the python target on a vector store that outlives the process --------------------------
+
+
+def test_the_python_targets_store_keeps_every_team_document_a_ledger_names(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LangChain-shaped store (``rlk_jsonstore``) through the built-in python target: team
+    ids, team documents under ids that derive from the ledger's run (untagged, or tagged by
+    another run) and a real leftover; cleanup and a plain run remove the leftover alone."""
+    from ragleaklab_plugins.targets._stores import store_identity
+
+    sys.path.insert(0, str(site))
+    monkeypatch.setenv("RLK_JSONSTORE", str(tmp_path / "kb"))
+    try:
+        import rlk_jsonstore
+
+        identity = store_identity(rlk_jsonstore.JsonVectorStore(str(tmp_path / "kb")))
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("rlk_jsonstore", None)
+    kb = rlk_jsonstore.JsonVectorStore(str(tmp_path / "kb"))
+    key = run_key("5555555555555555", PACK)
+    derived = [planted_id(key, d) for d in doc_ids()[:4]]
+    kb.add_texts(["team page a", "team page b"], [{"source": "a"}, {"source": "b"}], ids=["a", "b"])
+    kb.add_texts(["team page c"], [{"source": "c"}], ids=[derived[0]])  # untagged
+    kb.add_texts(["other run"], [{RUN_TAG: run_key("6666666666666666", PACK)}], ids=[derived[1]])
+    kb.add_texts(["left"], [{"doc_id": "x", RUN_TAG: key}], ids=[derived[2]])
+    kb.add_texts(["left"], [{"doc_id": "y", RUN_TAG: key}], ids=[derived[3]])
+    files = {p.name: p.read_bytes() for p in (tmp_path / "kb").iterdir()}
+    team_files = {
+        k: v for k, v in files.items() if k not in (f"{derived[2]}.json", f"{derived[3]}.json")
+    }
+    (tmp_path / "rag.toml").write_text(
+        '[target]\nname = "python"\n[target.options]\ncallable = "rlk_jsonstore:store"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    line = {"store": identity, "target": "python", "run": "5555555555555555", "pack": PACK}
+    ids = ["a", derived[0], derived[1], derived[2], "b"]
+    (out / LEDGER).write_text(json.dumps({"planted": {**line, "ids": ids}}) + "\n", "utf-8")
+    env = {"RLK_JSONSTORE": str(tmp_path / "kb")}
+    cfg = str(tmp_path / "rag.toml")
+    done = rlk("cleanup", "out", "-c", cfg, cwd=tmp_path, env=env, pythonpath=[site], ok=(3,))
+    refused(done.stderr, "a", "b", derived[0], derived[1])
+    assert f"without a {RUN_TAG} tag" in done.stderr and "6666666666666666" in done.stderr
+    assert not (tmp_path / "kb" / f"{derived[2]}.json").exists()
+    survived(tmp_path / "kb", team_files)
+    # The other leftover, added to the ledger: a plain run removes it, and refuses the rest.
+    with (out / LEDGER).open("a", encoding="utf-8") as file:
+        file.write(json.dumps({"planted": {**line, "ids": [derived[3], "a"]}}) + "\n")
+    done = rlk(
+        "run", "-c", cfg, "-p", PACK, "--smoke", "-o", "out",
+        cwd=tmp_path, env=env, pythonpath=[site], ok=(3,),
+    )  # fmt: skip
+    refused(done.stderr, "a", "b", derived[0], derived[1])
+    assert "removed 1 documents an earlier run in out planted" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "kb").iterdir()) == sorted(team_files)
+    survived(tmp_path / "kb", team_files)
 
 
 # ---- a service behind reset_url -----------------------------------------------------------------

@@ -376,6 +376,48 @@ def test_remove_planted_without_a_vector_store_raises(app):
         t.remove_planted(["x"])
 
 
+def test_planted_runs_reads_back_each_held_ids_run_tag(app):
+    """What cleanup checks before removing a ledger's ids: the run each id the store holds is
+    tagged with, None for a document without the tag (a team's), nothing for an id not held."""
+    store = Store(docs={"team-1": Doc("the team's page", {"source": "a.md"}, id="team-1")})
+    t = target(app, {"store": store}, callable=f"{APP}:store")
+    ids = t.planted_ids(PACK, run="run-1:pack")
+    t.ingest(PACK)
+    fresh = PythonTarget(callable=f"{APP}:store")  # built afresh, as cleanup builds it
+    asked = [ids[0], "team-1", "never-planted", ids[2]]
+    assert fresh.planted_runs(asked) == {ids[0]: "run-1:pack", "team-1": None, ids[2]: "run-1:pack"}
+    assert run(fresh.aplanted_runs(asked)) == fresh.planted_runs(asked)
+    assert store.docs.keys() >= {"team-1", *ids}  # reading removes nothing
+
+
+@pytest.mark.parametrize(
+    "store_change",
+    [
+        lambda store: setattr(store, "get_by_ids", None),  # no get_by_ids
+        lambda store: setattr(store, "get_by_ids", _not_implemented),  # LangChain's default
+        lambda store: setattr(store, "get_by_ids", lambda ids: [Doc("t", {RUN_TAG: "x"})]),
+    ],
+    ids=["no-get_by_ids", "not-implemented", "documents-without-ids"],
+)
+def test_planted_runs_is_none_when_the_store_cannot_say(app, store_change):
+    store = Store()
+    store_change(store)
+    t = target(app, {"store": store}, callable=f"{APP}:store")
+    assert t.planted_runs(["a", "b"]) is None
+
+
+def test_planted_runs_raises_when_the_store_fails(app):
+    store = Store()
+    store.get_by_ids = lambda ids: 1 / 0
+    t = target(app, {"store": store}, callable=f"{APP}:store")
+    with pytest.raises(RuntimeError, match=r"get_by_ids \(Store\) failed: ZeroDivisionError"):
+        t.planted_runs(["a"])
+
+
+def _not_implemented(ids):
+    raise NotImplementedError
+
+
 # ---- plants_into and ingest_scope -------------------------------------------------------------
 
 
