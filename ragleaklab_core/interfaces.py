@@ -390,7 +390,9 @@ TARGET_MEMBERS: tuple[Member, ...] = (
         "method",
         "planted_ids(documents, *, run) -> Sequence[str]: the ids the next ingest gives the "
         "documents, as the store knows them (run is unique to the run and pack); recorded in "
-        "<out>/planted.jsonl before ingest. With plants_into, a target must define it",
+        "<out>/planted.jsonl before ingest. With plants_into, a target must define it. The "
+        "same documents and run must give the same ids again: `ragleaklab cleanup` removes "
+        "only the ids it derives again from the ledger's run and pack",
         "0.3",
     ),
     Member(

@@ -25,7 +25,9 @@ def describe(exc: RagleaklabError) -> str:
     """What stderr says about *exc* after ``error:``: its message, and where to look for a
     plugin that could not be used."""
     message = str(exc)
-    if exc.exit_code == 3 and not isinstance(exc, ExecutorUnavailable):
+    # A store that cannot be cleaned (ragleaklab_core.run.cleanup) is no missing plugin.
+    about_plugins = getattr(exc, "about_plugins", True)
+    if exc.exit_code == 3 and about_plugins and not isinstance(exc, ExecutorUnavailable):
         message += "\nhint: `ragleaklab plugins` lists what is installed"
     return message
 

@@ -38,6 +38,7 @@ class PlantedLeft(RagleaklabError):
     that cannot be used."""
 
     exit_code = 3
+    about_plugins = False  # no "`ragleaklab plugins` lists what is installed" hint
 
 
 class NotProvablyPlanted(PlantedLeft):
@@ -123,7 +124,8 @@ def remove_outstanding(directory: Path, target: LoadedPlugin) -> Cleanup:
             finally:
                 lock.release()
             refused.extend(foreign)
-            removed[planted_in] = len(gone)
+            if gone:
+                removed[planted_in] = len(gone)
             if still:
                 left[planted_in] = tuple(still)
     finally:

@@ -57,7 +57,9 @@ metadata: ``run`` is the string the core passes to ``planted_ids`` before ingest
 run and the pack), else one drawn once per target. So two runs never touch each other's
 documents, and a team document that has a pack's ``doc_id`` as its id is never overwritten or
 deleted; an id the store already holds (``get_by_ids``) is refused before anything is added.
-``reset`` and ``remove_planted`` delete exactly the ids planted. What is retrieved is mapped
+``reset`` and ``remove_planted`` delete exactly the ids planted; ``planted_runs`` reads back
+(``get_by_ids``) the run each held id is tagged with, so ``cleanup`` leaves a document untagged
+or tagged by another run alone. What is retrieved is mapped
 back to the pack's ``doc_id`` (metadata, or the planted id itself), so the run's ids never reach
 a response; a retrieved document tagged by *another* run raises
 :class:`~ragleaklab_core.ForeignPlanted`. ``plants_into`` names the store when its documents

@@ -123,7 +123,8 @@ def refused(stderr: str, *ids: str) -> None:
     """The refusal names every id (as ascii() spells it), says they were left alone, no
     traceback."""
     assert NOT_TOUCHED in stderr and "not removed" in stderr, stderr
-    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in stderr and "ragleaklab plugins" not in stderr, stderr
+    assert "removed 0 " not in stderr, stderr
     for i in ids:
         assert ascii(i) in stderr, (i, stderr)
 
