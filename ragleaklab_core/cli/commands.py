@@ -766,7 +766,16 @@ def cleanup(
     if config_path is None:
         recorded = sorted(set(outstanding.configs.values()))
         if len(recorded) == 1 and Path(recorded[0]).is_file():
-            config_path = Path(recorded[0])
+            named = Path(recorded[0])
+            if named.resolve().is_relative_to(out.resolve()):
+                # A run never writes its config into OUT: one there was put by someone else,
+                # and building its target would import what it names.
+                raise UsageError(
+                    f"{(out / LEDGER).as_posix()} names the config {named.as_posix()}, inside "
+                    "OUT, where a run never writes its config: give the run's configuration "
+                    "yourself (-c CONFIG, --target, --target-option)"
+                )
+            config_path = named
             click.echo(f"using {config_path.as_posix()}, the config the run was given", err=True)
     overrides = Overrides(
         target=target_name, target_options=key_values(target_options, flag="--target-option")

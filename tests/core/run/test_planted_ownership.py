@@ -340,6 +340,36 @@ def test_a_line_torn_by_a_kill_is_cut_before_anything_is_appended(
     assert tagged_left(store, "4444444444444444") == [] and not path.exists()
 
 
+def test_cleanup_never_builds_a_target_from_a_config_the_ledger_names_inside_out(
+    site: Path, tmp_path: Path
+) -> None:
+    """The ledger names the config its run was given, and cleanup uses it when no -c is given;
+    a config inside OUT (where a run never writes one) naming an app module there is refused
+    before anything is imported."""
+    store = tmp_path / "store"
+    files = team(store, "kb-1")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "evil.py").write_text(
+        "import pathlib\npathlib.Path('imported').write_text('yes')\nstore = None\n", "utf-8"
+    )
+    (out / "rag.toml").write_text(
+        '[target]\nname = "python"\n[target.options]\ncallable = "out.evil:store"\n', "utf-8"
+    )
+    line = {
+        "store": "s",
+        "run": "r",
+        "pack": PACK,
+        "ids": ["kb-1"],
+        "config": {"config": "out/rag.toml"},
+    }
+    (out / LEDGER).write_text(json.dumps({"planted": line}) + "\n", "utf-8")
+    done = rlk("cleanup", "out", cwd=tmp_path, pythonpath=[site], ok=(2,))
+    assert "names the config out/rag.toml, inside OUT" in done.stderr, done.stderr
+    assert not (tmp_path / "imported").exists()
+    survived(store, files)
+
+
 # ---- runs in OUT --------------------------------------------------------------------------------
 
 
