@@ -26,7 +26,7 @@ from ragleaklab_core.calibration.labelling import (
     review_rows,
     run_scores,
 )
-from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli._errors import fail, handle_errors
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.review.plan import TPR_MARGIN
 from ragleaklab_core.review.session import REVIEW_DIR, Mark, decided_in_both, read_marks
@@ -398,28 +398,47 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
     judge cannot judge leaves its case unlabelled, with the error; verdicts are cached, so
     judging again asks only about what is new. Measure the judge against a person's review
     (`label agreement`) before calibrating on its labels.
+
+    Exits 3 when the judge judged no case, and stops at once (exit 3) when the judge cannot
+    reach its endpoint. Progress goes to stderr: a bar on a terminal, else a line every
+    RAGLEAKLAB_PROGRESS_INTERVAL seconds.
     """
+    import os
+    import sys
+
     from ragleaklab_core._discovery import JUDGES, load_plugin
     from ragleaklab_core.cli._options import key_values
-    from ragleaklab_core.review.judging import judge_run
+    from ragleaklab_core.cli._progress import progress_for
+    from ragleaklab_core.review.judging import JudgeUnusable, judge_run
 
+    progress = progress_for(sys.stderr, os.environ)
     loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
     judge = loaded.obj
     identity = getattr(judge, "identity", None)
     identity = identity if isinstance(identity, str) and identity else judge_name
     try:
-        done = judge_run(run_dir, judge_name, judge, identity)
+        done = judge_run(run_dir, judge_name, judge, identity, progress=progress)
+    except JudgeUnusable as exc:
+        fail(f"{exc} (no review file was written; the verdicts so far are cached)", 3)
+        return
     finally:
         close = getattr(judge, "close", None)
         if callable(close):
             close()
     click.echo(
         f"wrote {done.path}: {done.cases} cases judged by {identity} ({done.positives} positive, "
-        f"{done.cases - done.positives - len(done.errors)} negative, {len(done.errors)} not "
+        f"{done.judged - done.positives} negative, {len(done.errors)} not "
         f"judged); {done.asked} answer(s) asked, {done.cached} from the cache"
     )
     for pack, test_id, error in done.errors[:10]:
         click.echo(f"  not judged: {pack} {test_id}: {error}", err=True)
+    if done.judged == 0:
+        fail(
+            f"the judge {judge_name} judged none of the {done.cases} case(s), so there is "
+            "nothing to measure or import; see why above (every case's judge_error in "
+            f"{done.path}), fix the judge or its options and run the command again",
+            3,
+        )
     if done.errors:
         click.echo(
             f"warning: {len(done.errors)} case(s) have no label; `label import` refuses the file "
