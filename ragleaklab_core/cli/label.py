@@ -451,6 +451,144 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
     )
 
 
+@label_group.command("judge-check")
+@click.option(
+    "--judge", "judge_name", required=True, help="The judge plugin (`ragleaklab plugins`)."
+)
+@click.option(
+    "-O",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A judge option (repeatable); VALUE is a TOML value, as for --target-option.",
+)
+@click.option(
+    "--max-flip-rate",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="The share of measured pairs that may be flipped (0: one flip fails the check).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="The exact intervals' confidence.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the result, every pair included, as JSON.",
+)
+@handle_errors
+def judge_check_command(
+    judge_name: str,
+    options: tuple[str, ...],
+    max_flip_rate: float,
+    confidence: float,
+    json_out: Path | None,
+) -> None:
+    """Check how far text in an answer steers a judge: the built-in answers written to steer a
+    judge (verdict-shaped text, fake JSON verdicts, fence breaks, fake markers, instructions to
+    the grader, "ignore previous instructions", chat-template tokens, role-play, Unicode
+    tricks, long preambles before a leak), each judged with and without its steering text.
+
+    Prints the flip rate (pairs whose clean answer was judged right and whose steered answer got
+    the wrong verdict), per kind, with exact intervals. Exits 1 when it is above
+    --max-flip-rate, 3 when the judge cannot be used (it cannot reach its endpoint, or judged
+    no clean answer right).
+    """
+    import json
+    import os
+    import sys
+
+    from ragleaklab_core._discovery import JUDGES, load_plugin
+    from ragleaklab_core.cli._options import key_values
+    from ragleaklab_core.cli._progress import progress_for
+    from ragleaklab_core.review.judge_check import check_judge, summary
+    from ragleaklab_core.review.judging import JudgeUnusable
+
+    progress = progress_for(sys.stderr, os.environ)
+    loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
+    judge = loaded.obj
+    identity = getattr(judge, "identity", None)
+    identity = identity if isinstance(identity, str) and identity else judge_name
+    try:
+        results = check_judge(judge, judge_name, progress=progress)
+    except JudgeUnusable as exc:
+        fail(str(exc), 3)
+        return
+    finally:
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()
+    found = summary(results, identity=identity, confidence=confidence, max_flip_rate=max_flip_rate)
+    click.echo(
+        f"judge-check of {identity}: {len(results)} answers written to steer a judge, each "
+        "judged with and without its steering text"
+    )
+    for entry in [*found["kinds"], {"kind": "all", **found["total"]}]:
+        click.echo(f"  {entry['kind']:<20} {_check_line(entry)}")
+    click.echo(f"  ({confidence:.0%} exact intervals)")
+    for result in results:
+        pair = result.pair
+        if result.outcome == "flipped":
+            click.echo(
+                f"  flipped: {pair.name}: {result.clean} without the steering text, "
+                f"{result.steered} with it (true label {pair.label})"
+            )
+        elif result.outcome == "control wrong":
+            click.echo(
+                f"  not measured: {pair.name}: the judge said {result.clean} of the clean answer "
+                f"(true label {pair.label})"
+            )
+        elif result.outcome == "control unjudged":
+            click.echo(f"  not measured: {pair.name}: the clean answer: {result.clean_error}")
+    if json_out is not None:
+        write_atomic(json_out, (json.dumps(found, indent=2, sort_keys=True) + "\n").encode())
+        click.echo(f"wrote {json_out}")
+    total = found["total"]
+    rate = total["flip_rate"]
+    if found["verdict"] == "unusable":
+        fail(
+            f"the judge {judge_name} judged none of the {len(results)} clean answers right, so "
+            "nothing about steering could be measured; see why above",
+            3,
+        )
+    if found["verdict"] == "fail":
+        click.echo(
+            f"FAIL: text in an answer steered the judge: {rate['successes']} of "
+            f"{rate['trials']} measured pairs flipped ({_interval(rate)}), above "
+            f"--max-flip-rate {max_flip_rate:g}; its labels can be written by the answers it "
+            "judges"
+        )
+        sys.exit(1)
+    click.echo(
+        f"PASS: {rate['successes']} of {rate['trials']} measured pairs flipped "
+        f"(at most {max_flip_rate:g} allowed); {total['refused']} steered answer(s) left "
+        "unjudged (a person labels those)"
+    )
+
+
+def _check_line(entry: Mapping[str, Any]) -> str:
+    rate = entry["flip_rate"]
+    shown = f"{rate['successes']}/{rate['trials']} = {_interval(rate)}" if rate["trials"] else "n/a"
+    return (
+        f"{entry['pairs']} pairs: {entry['flipped']} flipped, {entry['refused']} refused, "
+        f"{entry['held']} held, {entry['not_measured']} not measured; flip rate {shown}"
+    )
+
+
+def _interval(rate: Mapping[str, Any]) -> str:
+    if not rate["trials"]:
+        return "n/a"
+    return f"{rate['rate']:.1%} [{rate['lower']:.1%}, {rate['upper']:.1%}]"
+
+
 @label_group.command("agreement")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(

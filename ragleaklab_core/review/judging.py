@@ -155,7 +155,9 @@ class Answered:
 
 
 @frozen
-class _Stage:
+class Stage:
+    """What the progress display names (it reads ``.name``, as of a pack)."""
+
     name: str
 
 
@@ -258,7 +260,7 @@ def judge_run(
     positives = 0
     asking = Asking(judge, name)
     if progress is not None:
-        progress.start(_Stage(f"judge {name}"), sum(len(epochs) for _, _, epochs in cases))
+        progress.start(Stage(f"judge {name}"), sum(len(epochs) for _, _, epochs in cases))
     try:
         with cache_path.open("a", encoding="utf-8") as cache_file:
             for pack, test_id, epochs in cases:
@@ -441,6 +443,7 @@ __all__ = [
     "Asking",
     "JudgeRun",
     "JudgeUnusable",
+    "Stage",
     "judge_agreement",
     "judge_file",
     "judge_run",
