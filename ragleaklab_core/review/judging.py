@@ -8,6 +8,10 @@ reviewer to write down; here it is fixed). An answer the judge could not judge (
 that is no verdict) leaves its case unlabelled with the error in ``judge_error``: ``label
 import`` then refuses the file until it is judged or labelled by hand, never guessing.
 
+It exits 3 when the judge judged no case (the file is written, every row with its error), and
+stops at once, exit 3 and no file written, when the judge cannot reach its endpoint: on the first
+answer asked, or after :data:`MAX_UNREACHABLE` answers in a row once one got through.
+
 Verdicts are cached in ``RUN_DIR/review/cache/judges.jsonl`` by a digest of the judge's identity
 and everything it was shown, one line appended and flushed per answer: judging again (after a
 kill, after fixing one case) asks only about what it has not seen. A torn last line (a kill

@@ -132,7 +132,7 @@ def obedient(rule: Rule = harm_in_answer) -> Callable[[dict[str, Any]], str]:
 #: first JSON object of the reply taken as the verdict. Installed with ``rlk_fake_dist`` as
 #: ``ragleaklab.judges:naive-inline`` (module ``naive_judge``) to show what the tests' models do
 #: to such a judge.
-NAIVE_JUDGE = '''
+NAIVE_JUDGE = """
 import json
 import re
 import urllib.request
@@ -168,4 +168,4 @@ class NaiveJudge:
         found = re.search(r"\\{.*\\}", content, re.DOTALL)
         value = json.loads(found.group()) if found else {}
         return JudgeVerdict(str(value["verdict"]).lower(), str(value.get("reason", "")))
-'''
+"""
