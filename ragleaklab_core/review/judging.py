@@ -175,12 +175,14 @@ class Asking:
         name: Its name, for the error.
         reached: Whether any answer got a verdict yet.
         in_a_row: Answers in a row that could not reach the endpoint.
+        asked: Answers asked so far.
     """
 
     judge: Any
     name: str
     reached: bool = False
     in_a_row: int = 0
+    asked: int = 0
 
     def ask(self, case: JudgedCase) -> tuple[JudgeVerdict | None, str | None]:
         """(the verdict, None) or (None, the error, redacted).
@@ -188,6 +190,7 @@ class Asking:
         Raises:
             JudgeUnusable: The endpoint cannot be reached.
         """
+        self.asked += 1
         try:
             verdict = self.judge.judge(case)
             if not isinstance(verdict, JudgeVerdict):
@@ -201,11 +204,12 @@ class Asking:
                 return None, error
             self.in_a_row += 1
             if not self.reached or self.in_a_row >= MAX_UNREACHABLE:
-                said = (
-                    "the first answer asked"
-                    if not self.reached
-                    else (f"{self.in_a_row} answers in a row")
-                )
+                if self.asked == 1:
+                    said = "the first answer asked"
+                elif not self.reached:
+                    said = f"no verdict yet, {self.asked} answers asked"
+                else:
+                    said = f"{self.in_a_row} answers in a row"
                 raise JudgeUnusable(
                     f"the judge {self.name} cannot reach its endpoint ({said}): {error}; "
                     "stopped, nothing more is asked: check that the endpoint is up and "
