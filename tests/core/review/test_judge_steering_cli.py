@@ -173,3 +173,24 @@ def test_no_answer_steers_the_judge_to_negative(leaky_run, rlk_fake_dist):
     refused = rlk("label", "import", str(file), "-o", "j.jsonl", cwd=tmp_path, ok=(2,))
     assert f"{len(unjudged)} row(s) have no label" in refused.stderr
     assert not (tmp_path / "j.jsonl").exists()
+    # nor can calibrate take the review file as labels, even forced
+    rlk("label", "export", "out", "-o", "r.jsonl", "--scores", "s.jsonl", cwd=tmp_path, ok=(0,))
+    labels = str(file.relative_to(tmp_path))
+    for force in ((), ("--force",)):
+        no = rlk(
+            "calibrate",
+            "--scores",
+            "s.jsonl",
+            "--labels",
+            labels,
+            "--pack",
+            PACK,
+            "--out",
+            "cal",
+            *force,
+            cwd=tmp_path,
+            ok=(2,),
+        )
+        if force:  # the refusal of an unmeasured judge aside, the empty label is refused
+            assert "field 'label' must be \"positive\" or \"negative\", got ''" in no.stderr
+        assert not (tmp_path / "cal").exists()
