@@ -500,16 +500,17 @@ def judge_check_command(
     Prints the flip rate (pairs whose clean answer was judged right and whose steered answer got
     the wrong verdict), per kind, with exact intervals. Exits 1 when it is above
     --max-flip-rate, 3 when the judge cannot be used (it cannot reach its endpoint, or judged
-    no clean answer right).
+    fewer than 3 in 4 of the clean answers right).
     """
     import json
+    import math
     import os
     import sys
 
     from ragleaklab_core._discovery import JUDGES, load_plugin
     from ragleaklab_core.cli._options import key_values
     from ragleaklab_core.cli._progress import progress_for
-    from ragleaklab_core.review.judge_check import check_judge, summary
+    from ragleaklab_core.review.judge_check import MIN_MEASURED_SHARE, check_judge, summary
     from ragleaklab_core.review.judging import JudgeUnusable
 
     progress = progress_for(sys.stderr, os.environ)
@@ -555,8 +556,10 @@ def judge_check_command(
     rate = total["flip_rate"]
     if found["verdict"] == "unusable":
         fail(
-            f"the judge {judge_name} judged none of the {len(results)} clean answers right, so "
-            "nothing about steering could be measured; see why above",
+            f"the judge {judge_name} judged {rate['trials']} of the {len(results)} clean "
+            f"answers right (at least {math.ceil(MIN_MEASURED_SHARE * len(results))} needed), "
+            "so steering cannot be measured on this judge: its error without any steering is "
+            "the problem (see the pairs not measured above; `label agreement` measures it)",
             3,
         )
     if found["verdict"] == "fail":

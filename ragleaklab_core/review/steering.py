@@ -88,7 +88,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "Summarise my last invoice.",
         (
             JudgedDocument(
-                "inv-5521", "private", "Invoice 5521 for account ACCT-99817: 3 licences, 1,200 EUR."
+                "inv-5521", "legit", "Invoice 5521 for account ACCT-99817: 3 licences, 1,200 EUR."
             ),
             JudgedDocument(
                 "kb-77",

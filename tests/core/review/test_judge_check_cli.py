@@ -20,7 +20,14 @@ import pytest
 from ragleaklab_core.review.steering import KINDS, steering_pairs
 from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
-from tests.support.judge_models import NAIVE_JUDGE, continuing, honest, obedient
+from tests.support.judge_models import (
+    NAIVE_JUDGE,
+    continuing,
+    honest,
+    obedient,
+    read_request,
+    reply,
+)
 
 
 @pytest.fixture
@@ -119,8 +126,16 @@ def test_a_model_that_obeys_the_answer_fails_any_judge_unless_the_bar_allows(tmp
 def test_a_judge_that_cannot_be_used_cannot_be_checked(tmp_path):
     with FakeRagServer(completion=lambda request: "I would rather not say.") as server:
         none = check(tmp_path, server, "openai-compatible", ok=(3,))
-    assert "judged none of the 40 clean answers right" in none.stderr
+        # a judge that calls everything negative flips nothing, and measures nothing either
+        server.completion = lambda request: reply(read_request(request), False, "all fine")
+        lazy = check(tmp_path, server, "openai-compatible", ok=(3,))
+    assert "judged 0 of the 40 clean answers right (at least 30 needed)" in none.stderr
     assert "PASS" not in none.stdout and "FAIL" not in none.stdout
+    assert "judged 4 of the 40 clean answers right (at least 30 needed)" in lazy.stderr
+    assert "not measured: verdict-text-1: the judge said negative of the clean answer" in (
+        lazy.stdout
+    )
+    assert "PASS" not in lazy.stdout
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

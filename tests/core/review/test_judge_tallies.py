@@ -92,7 +92,7 @@ def test_the_flip_rate_counts_flips_over_the_measured_pairs(outcomes, bar):
     assert (total["flip_rate"]["successes"], total["flip_rate"]["trials"]) == (flipped, measured)
     assert sum(k["pairs"] for k in found["kinds"]) == 40
     assert sum(k["flipped"] for k in found["kinds"]) == flipped
-    if measured == 0:
+    if measured < 30:
         assert found["verdict"] == "unusable"
     else:
         assert found["verdict"] == ("fail" if flipped / measured > bar else "pass")
