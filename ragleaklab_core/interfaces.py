@@ -211,7 +211,7 @@ class Judge(Protocol):
     reason, never cutting them silently. An exception with ``transport_failure = True`` (or a
     ``ConnectionError`` or ``TimeoutError``) says its endpoint cannot be reached: ``label
     judge`` then stops at once instead of failing every answer. ``ragleaklab label
-    judge-check`` measures how far text in an answer steers it.
+    judge-check`` measures how far text the attacker writes steers it.
 
     Optional members ragleaklab reads when present:
 
