@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
-from tests.support.judge_models import honest
+from tests.support.judge_models import harm_in_answer, honest, read_request, reply
 
 PACK = "claim-corruption"
 
@@ -54,8 +55,6 @@ def closed_port() -> int:
 
 def fresh(run_dir: Path, tmp_path: Path) -> Path:
     """A copy of the run with no review folder."""
-    import shutil
-
     copy = tmp_path / "out"
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("review"))
     return copy
@@ -160,3 +159,36 @@ def test_progress_goes_to_stderr(run_dir, tmp_path):
         out, "http://127.0.0.1:9/v1", env={"RAGLEAKLAB_PROGRESS_INTERVAL": "soon"}, ok=(2,)
     )
     assert "RAGLEAKLAB_PROGRESS_INTERVAL" in bad.stderr
+
+
+def test_the_review_file_does_not_depend_on_the_random_marker(run_dir, tmp_path):
+    out = fresh(run_dir, tmp_path)
+    seen: list[str] = []
+
+    def quoting(request):  # a model that quotes the marker in its reason
+        shown = read_request(request)
+        seen.append(str(shown.marker))
+        return reply(
+            shown, harm_in_answer(shown.ground_truth, shown.answer), f"under {shown.marker}"
+        )
+
+    files = []
+    with FakeRagServer(completion=quoting) as server:
+        for seed in ("1", "2"):
+            shutil.rmtree(out / "review", ignore_errors=True)
+            rlk(
+                "label",
+                "judge",
+                str(out),
+                "--judge",
+                "openai-compatible",
+                "-O",
+                f"base_url='{server.base_url}/v1'",
+                cwd=tmp_path,
+                hashseed=seed,
+                ok=(0,),
+            )
+            files.append((out / "review" / "judge-openai-compatible.jsonl").read_bytes())
+    assert files[0] == files[1] and b"under <marker>" in files[0]
+    assert len(set(seen)) == len(seen) == 60  # a fresh marker per request, none in the file
+    assert not any(m.encode() in files[0] for m in seen)
