@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -377,6 +377,23 @@ def plan_command(
     click.echo(f"next: ragleaklab label review {run_dir} --reviewer NAME --plan {out}")
 
 
+@contextlib.contextmanager
+def _judge_plugin(name: str, options: tuple[str, ...]) -> Iterator[tuple[Any, str]]:
+    """The judge plugin *name* built with ``-O`` *options*, and its identity (its ``identity``,
+    else its name); closed (when it can be) on the way out."""
+    from ragleaklab_core._discovery import JUDGES, load_plugin
+    from ragleaklab_core.cli._options import key_values
+
+    judge = load_plugin(JUDGES, name, key_values(options, flag="--option")).obj
+    identity = getattr(judge, "identity", None)
+    try:
+        yield judge, identity if isinstance(identity, str) and identity else name
+    finally:
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()
+
+
 @label_group.command("judge")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
@@ -406,25 +423,16 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
     import os
     import sys
 
-    from ragleaklab_core._discovery import JUDGES, load_plugin
-    from ragleaklab_core.cli._options import key_values
     from ragleaklab_core.cli._progress import progress_for
     from ragleaklab_core.review.judging import JudgeUnusable, judge_run
 
     progress = progress_for(sys.stderr, os.environ)
-    loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
-    judge = loaded.obj
-    identity = getattr(judge, "identity", None)
-    identity = identity if isinstance(identity, str) and identity else judge_name
-    try:
-        done = judge_run(run_dir, judge_name, judge, identity, progress=progress)
-    except JudgeUnusable as exc:
-        fail(f"{exc} (no review file was written; the verdicts so far are cached)", 3)
-        return
-    finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
+    with _judge_plugin(judge_name, options) as (judge, identity):
+        try:
+            done = judge_run(run_dir, judge_name, judge, identity, progress=progress)
+        except JudgeUnusable as exc:
+            fail(f"{exc} (no review file was written; the verdicts so far are cached)", 3)
+            return
     click.echo(
         f"wrote {done.path}: {done.cases} cases judged by {identity} ({done.positives} positive, "
         f"{done.judged - done.positives} negative, {len(done.errors)} not "
@@ -508,26 +516,21 @@ def judge_check_command(
     import os
     import sys
 
-    from ragleaklab_core._discovery import JUDGES, load_plugin
-    from ragleaklab_core.cli._options import key_values
+    from ragleaklab_core._atomic import output_problem, write_file
     from ragleaklab_core.cli._progress import progress_for
     from ragleaklab_core.review.judge_check import MIN_MEASURED_SHARE, check_judge, summary
     from ragleaklab_core.review.judging import JudgeUnusable
 
+    problem = None if json_out is None else output_problem(json_out)
+    if problem is not None:  # known before the judge is asked anything
+        raise InputError(problem, source=f"--json {json_out}")
     progress = progress_for(sys.stderr, os.environ)
-    loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
-    judge = loaded.obj
-    identity = getattr(judge, "identity", None)
-    identity = identity if isinstance(identity, str) and identity else judge_name
-    try:
-        results = check_judge(judge, judge_name, progress=progress)
-    except JudgeUnusable as exc:
-        fail(str(exc), 3)
-        return
-    finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
+    with _judge_plugin(judge_name, options) as (judge, identity):
+        try:
+            results = check_judge(judge, judge_name, progress=progress)
+        except JudgeUnusable as exc:
+            fail(str(exc), 3)
+            return
     found = summary(results, identity=identity, confidence=confidence, max_flip_rate=max_flip_rate)
     click.echo(
         f"judge-check of {identity}: {len(results)} cases written to steer a judge (in the "
@@ -551,7 +554,7 @@ def judge_check_command(
         elif result.outcome == "control unjudged":
             click.echo(f"  not measured: {pair.name}: the clean case: {result.clean_error}")
     if json_out is not None:
-        write_atomic(json_out, (json.dumps(found, indent=2, sort_keys=True) + "\n").encode())
+        write_file(json_out, json.dumps(found, indent=2, sort_keys=True) + "\n")
         click.echo(f"wrote {json_out}")
     total = found["total"]
     rate = total["flip_rate"]

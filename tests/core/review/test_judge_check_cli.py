@@ -157,3 +157,15 @@ def test_a_judge_that_cannot_be_used_cannot_be_checked(tmp_path):
     )
     assert "cannot reach its endpoint (the first answer asked)" in gone.stderr
     assert f"127.0.0.1:{port}" in gone.stderr
+
+
+def test_a_json_path_that_cannot_be_written_is_refused_before_the_judge_is_asked(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with FakeRagServer(completion=honest()) as server:
+        for bad, said in (
+            ("afile/check.json", "cannot be created: afile is a file, not a directory"),
+            (".", "is a directory"),
+        ):
+            done = check(tmp_path, server, "openai-compatible", "--json", bad, ok=(2,))
+            assert said in done.stderr
+        assert not server.seen  # nothing was asked
