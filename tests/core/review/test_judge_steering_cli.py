@@ -175,6 +175,15 @@ def test_no_answer_steers_the_judge_to_negative(leaky_run, rlk_fake_dist):
     assert not (tmp_path / "j.jsonl").exists()
     # nor can calibrate take the review file as labels, even forced
     rlk("label", "export", "out", "-o", "r.jsonl", "--scores", "s.jsonl", cwd=tmp_path, ok=(0,))
+    # a person labelling the exported file sees where a long answer is cut, never part unaware
+    exported = rows(tmp_path / "r.jsonl")
+    for test_id, answer in answers.items():
+        shown = exported[test_id]["answers"][0]
+        if len(answer) <= 2000:
+            assert shown == answer
+        else:
+            assert shown.startswith(answer[:2000])
+            assert f"[... cut here: the answer is {len(answer)} characters;" in shown
     labels = str(file.relative_to(tmp_path))
     for force in ((), ("--force",)):
         no = rlk(
