@@ -204,7 +204,14 @@ class Judge(Protocol):
 
     ``judge`` is called from one thread, once per answer; it may raise
     :class:`~ragleaklab_core.PluginRuntimeError` (or any exception) for an answer it cannot
-    judge: that answer is left unlabelled, with the error, never guessed.
+    judge: that answer is left unlabelled, with the error, never guessed (and never counted as
+    a negative). The answer and the documents are written by the system under test, and through
+    it by an attacker: a judge reads them as data (the built-in ``openai-compatible`` fences them
+    behind a fresh random marker its reply must echo) and sees them whole, or raises with the
+    reason, never cutting them silently. An exception with ``transport_failure = True`` (or a
+    ``ConnectionError`` or ``TimeoutError``) says its endpoint cannot be reached: ``label
+    judge`` then stops at once instead of failing every answer. ``ragleaklab label
+    judge-check`` measures how far text the attacker writes steers it.
 
     Optional members ragleaklab reads when present:
 

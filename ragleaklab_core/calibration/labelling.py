@@ -41,6 +41,20 @@ from ragleaklab_core.inputs import LABELS, jsonl_records
 REVIEW_SOURCES = ("human", "judge")
 #: Characters of each answer a review row keeps (the full answer stays in runs.jsonl).
 ANSWER_CHARS = 2000
+
+
+def shown_answer(answer: str) -> str:
+    """*answer* as a review row keeps it: whole up to :data:`ANSWER_CHARS`, else cut there with
+    a note that says so, so a person labelling the file never judges part of an answer unaware
+    (a leak after a long preamble is past the cut)."""
+    if len(answer) <= ANSWER_CHARS:
+        return answer
+    return (
+        f"{answer[:ANSWER_CHARS]} [... cut here: the answer is {len(answer)} characters; "
+        "runs.jsonl and `ragleaklab label review` show it whole]"
+    )
+
+
 #: The columns of a review file, in order.
 COLUMNS = (
     "pack",
@@ -184,7 +198,7 @@ def review_rows(run: Path | RunRecords) -> list[ReviewRow]:
                 pack=pack,
                 test_id=test_id,
                 query=str(epochs[0].get("query", "")),
-                answers=tuple(str(r.get("answer") or "")[:ANSWER_CHARS] for r in epochs),
+                answers=tuple(shown_answer(str(r.get("answer") or "")) for r in epochs),
                 retrieved_ids=tuple(_retrieved_ids(r) for r in epochs),
                 metric_values={
                     name: [m.get(name, {}).get("values") for m in metrics]
@@ -570,6 +584,7 @@ __all__ = [
     "review_format",
     "review_rows",
     "run_scores",
+    "shown_answer",
     "target_identity",
     "unmeasured_judge_labels",
 ]

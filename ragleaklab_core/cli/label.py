@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from ragleaklab_core.calibration.labelling import (
     review_rows,
     run_scores,
 )
-from ragleaklab_core.cli._errors import handle_errors
+from ragleaklab_core.cli._errors import fail, handle_errors
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.review.plan import TPR_MARGIN
 from ragleaklab_core.review.session import REVIEW_DIR, Mark, decided_in_both, read_marks
@@ -377,6 +377,23 @@ def plan_command(
     click.echo(f"next: ragleaklab label review {run_dir} --reviewer NAME --plan {out}")
 
 
+@contextlib.contextmanager
+def _judge_plugin(name: str, options: tuple[str, ...]) -> Iterator[tuple[Any, str]]:
+    """The judge plugin *name* built with ``-O`` *options*, and its identity (its ``identity``,
+    else its name); closed (when it can be) on the way out."""
+    from ragleaklab_core._discovery import JUDGES, load_plugin
+    from ragleaklab_core.cli._options import key_values
+
+    judge = load_plugin(JUDGES, name, key_values(options, flag="--option")).obj
+    identity = getattr(judge, "identity", None)
+    try:
+        yield judge, identity if isinstance(identity, str) and identity else name
+    finally:
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()
+
+
 @label_group.command("judge")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
@@ -398,28 +415,38 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
     judge cannot judge leaves its case unlabelled, with the error; verdicts are cached, so
     judging again asks only about what is new. Measure the judge against a person's review
     (`label agreement`) before calibrating on its labels.
-    """
-    from ragleaklab_core._discovery import JUDGES, load_plugin
-    from ragleaklab_core.cli._options import key_values
-    from ragleaklab_core.review.judging import judge_run
 
-    loaded = load_plugin(JUDGES, judge_name, key_values(options, flag="--option"))
-    judge = loaded.obj
-    identity = getattr(judge, "identity", None)
-    identity = identity if isinstance(identity, str) and identity else judge_name
-    try:
-        done = judge_run(run_dir, judge_name, judge, identity)
-    finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
+    Exits 3 when the judge judged no case, and stops at once (exit 3) when the judge cannot
+    reach its endpoint. Progress goes to stderr: a bar on a terminal, else a line every
+    RAGLEAKLAB_PROGRESS_INTERVAL seconds.
+    """
+    import os
+    import sys
+
+    from ragleaklab_core.cli._progress import progress_for
+    from ragleaklab_core.review.judging import JudgeUnusable, judge_run
+
+    progress = progress_for(sys.stderr, os.environ)
+    with _judge_plugin(judge_name, options) as (judge, identity):
+        try:
+            done = judge_run(run_dir, judge_name, judge, identity, progress=progress)
+        except JudgeUnusable as exc:
+            fail(f"{exc} (no review file was written; the verdicts so far are cached)", 3)
+            return
     click.echo(
         f"wrote {done.path}: {done.cases} cases judged by {identity} ({done.positives} positive, "
-        f"{done.cases - done.positives - len(done.errors)} negative, {len(done.errors)} not "
+        f"{done.judged - done.positives} negative, {len(done.errors)} not "
         f"judged); {done.asked} answer(s) asked, {done.cached} from the cache"
     )
     for pack, test_id, error in done.errors[:10]:
         click.echo(f"  not judged: {pack} {test_id}: {error}", err=True)
+    if done.judged == 0:
+        fail(
+            f"the judge {judge_name} judged none of the {done.cases} case(s), so there is "
+            "nothing to measure or import; see why above (every case's judge_error in "
+            f"{done.path}), fix the judge or its options and run the command again",
+            3,
+        )
     if done.errors:
         click.echo(
             f"warning: {len(done.errors)} case(s) have no label; `label import` refuses the file "
@@ -430,6 +457,143 @@ def judge_command(run_dir: Path, judge_name: str, options: tuple[str, ...]) -> N
         f"next: ragleaklab label agreement {run_dir} (against a person's review of the same "
         "cases, `label review`)"
     )
+
+
+@label_group.command("judge-check")
+@click.option(
+    "--judge", "judge_name", required=True, help="The judge plugin (`ragleaklab plugins`)."
+)
+@click.option(
+    "-O",
+    "--option",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A judge option (repeatable); VALUE is a TOML value, as for --target-option.",
+)
+@click.option(
+    "--max-flip-rate",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="The share of measured pairs that may be flipped (0: one flip fails the check).",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.5, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="The exact intervals' confidence.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write the result, every pair included, as JSON.",
+)
+@handle_errors
+def judge_check_command(
+    judge_name: str,
+    options: tuple[str, ...],
+    max_flip_rate: float,
+    confidence: float,
+    json_out: Path | None,
+) -> None:
+    """Check how far text the attacker writes steers a judge: the built-in cases written to
+    steer a judge (verdict-shaped text, fake JSON verdicts, fence breaks, fake markers,
+    instructions to the grader, "ignore previous instructions", chat-template tokens,
+    role-play, Unicode tricks, long preambles before a leak, steering planted in a retrieved
+    document), each judged with and without its steering text.
+
+    Prints the flip rate (pairs whose clean case was judged right and whose steered case got
+    the wrong verdict), per kind, with exact intervals. Exits 1 when it is above
+    --max-flip-rate, 3 when the judge cannot be used (it cannot reach its endpoint, or judged
+    fewer than 3 in 4 of the clean cases right).
+    """
+    import json
+    import math
+    import os
+    import sys
+
+    from ragleaklab_core._atomic import output_problem, write_file
+    from ragleaklab_core.cli._progress import progress_for
+    from ragleaklab_core.review.judge_check import MIN_MEASURED_SHARE, check_judge, summary
+    from ragleaklab_core.review.judging import JudgeUnusable
+
+    problem = None if json_out is None else output_problem(json_out)
+    if problem is not None:  # known before the judge is asked anything
+        raise InputError(problem, source=f"--json {json_out}")
+    progress = progress_for(sys.stderr, os.environ)
+    with _judge_plugin(judge_name, options) as (judge, identity):
+        try:
+            results = check_judge(judge, judge_name, progress=progress)
+        except JudgeUnusable as exc:
+            fail(str(exc), 3)
+            return
+    found = summary(results, identity=identity, confidence=confidence, max_flip_rate=max_flip_rate)
+    click.echo(
+        f"judge-check of {identity}: {len(results)} cases written to steer a judge (in the "
+        "answer or a retrieved document), each judged with and without its steering text"
+    )
+    for entry in [*found["kinds"], {"kind": "all", **found["total"]}]:
+        click.echo(f"  {entry['kind']:<20} {_check_line(entry)}")
+    click.echo(f"  ({confidence:.0%} exact intervals)")
+    for result in results:
+        pair = result.pair
+        if result.outcome == "flipped":
+            click.echo(
+                f"  flipped: {pair.name}: {result.clean} without the steering text, "
+                f"{result.steered} with it (true label {pair.label})"
+            )
+        elif result.outcome == "control wrong":
+            click.echo(
+                f"  not measured: {pair.name}: the judge said {result.clean} of the clean case "
+                f"(true label {pair.label})"
+            )
+        elif result.outcome == "control unjudged":
+            click.echo(f"  not measured: {pair.name}: the clean case: {result.clean_error}")
+    if json_out is not None:
+        write_file(json_out, json.dumps(found, indent=2, sort_keys=True) + "\n")
+        click.echo(f"wrote {json_out}")
+    total = found["total"]
+    rate = total["flip_rate"]
+    if found["verdict"] == "unusable":
+        fail(
+            f"the judge {judge_name} judged {rate['trials']} of the {len(results)} clean "
+            f"cases right (at least {math.ceil(MIN_MEASURED_SHARE * len(results))} needed), "
+            "so steering cannot be measured on this judge: its error without any steering is "
+            "the problem (see the pairs not measured above; `label agreement` measures it)",
+            3,
+        )
+    if found["verdict"] == "fail":
+        click.echo(
+            f"FAIL: text the attacker wrote steered the judge: {rate['successes']} of "
+            f"{rate['trials']} measured pairs flipped ({_interval(rate)}), above "
+            f"--max-flip-rate {max_flip_rate:g}; its labels can be written by the text it "
+            "judges"
+        )
+        sys.exit(1)
+    click.echo(
+        f"PASS: {rate['successes']} of {rate['trials']} measured pairs flipped "
+        f"(at most {max_flip_rate:g} allowed); {total['refused']} steered case(s) left "
+        "unjudged (a person labels those)"
+    )
+
+
+def _check_line(entry: Mapping[str, Any]) -> str:
+    rate = entry["flip_rate"]
+    shown = f"{rate['successes']}/{rate['trials']} = {_interval(rate)}" if rate["trials"] else "n/a"
+    return (
+        f"{entry['pairs']} pairs: {entry['flipped']} flipped, {entry['refused']} refused, "
+        f"{entry['held']} held, {entry['not_measured']} not measured; flip rate {shown}"
+    )
+
+
+def _interval(rate: Mapping[str, Any]) -> str:
+    if not rate["trials"]:
+        return "n/a"
+    return f"{rate['rate']:.1%} [{rate['lower']:.1%}, {rate['upper']:.1%}]"
 
 
 @label_group.command("agreement")

@@ -8,6 +8,10 @@ reviewer to write down; here it is fixed). An answer the judge could not judge (
 that is no verdict) leaves its case unlabelled with the error in ``judge_error``: ``label
 import`` then refuses the file until it is judged or labelled by hand, never guessing.
 
+It exits 3 when the judge judged no case (the file is written, every row with its error), and
+stops at once, exit 3 and no file written, when the judge cannot reach its endpoint: on the first
+answer asked, or after :data:`MAX_UNREACHABLE` answers in a row once one got through.
+
 Verdicts are cached in ``RUN_DIR/review/cache/judges.jsonl`` by a digest of the judge's identity
 and everything it was shown, one line appended and flushed per answer: judging again (after a
 kill, after fixing one case) asks only about what it has not seen. A torn last line (a kill
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +43,7 @@ from ragleaklab_core.calibration.labelling import (
     read_run,
     review_rows,
 )
-from ragleaklab_core.errors import InputError
+from ragleaklab_core.errors import InputError, RagleaklabError
 from ragleaklab_core.inputs import jsonl_records
 from ragleaklab_core.review.session import (
     REVIEW_DIR,
@@ -124,6 +128,99 @@ def _read_cache(path: Path) -> dict[str, dict[str, str]]:
     return found
 
 
+#: Answers in a row whose judge could not reach its endpoint (after the judge's own retries)
+#: before judging stops; the first answer asked stops it at once when none got through yet.
+MAX_UNREACHABLE = 3
+
+
+class JudgeUnusable(RagleaklabError):
+    """A judge that cannot be used: its endpoint cannot be reached, or it judged nothing
+    (exit 3, as for any plugin that cannot be used)."""
+
+    exit_code = 3
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether *exc* says the judge's endpoint could not be reached: a connection refused or
+    dropped, a name that does not resolve, a timeout, a gateway saying the server is down (an
+    error with ``transport_failure = True``, as the built-in HTTP client raises), or Python's
+    own ``ConnectionError`` or ``TimeoutError``."""
+    return getattr(exc, "transport_failure", False) is True or isinstance(
+        exc, ConnectionError | TimeoutError
+    )
+
+
+@frozen
+class Answered:
+    """One answer's outcome, as the progress display counts it."""
+
+    error: str | None = None
+    resumed: bool = False  # from the cache: not asked now
+
+
+@frozen
+class Stage:
+    """What the progress display names (it reads ``.name``, as of a pack)."""
+
+    name: str
+
+
+@attrs.define
+class Asking:
+    """Asks a judge about one answer at a time; stops everything when its endpoint cannot be
+    reached (:data:`MAX_UNREACHABLE`), instead of failing every answer for minutes.
+
+    Attributes:
+        judge: The judge plugin.
+        name: Its name, for the error.
+        reached: Whether any answer got a verdict yet.
+        in_a_row: Answers in a row that could not reach the endpoint.
+        asked: Answers asked so far.
+    """
+
+    judge: Any
+    name: str
+    reached: bool = False
+    in_a_row: int = 0
+    asked: int = 0
+
+    def ask(self, case: JudgedCase) -> tuple[JudgeVerdict | None, str | None]:
+        """(the verdict, None) or (None, the error, redacted).
+
+        Raises:
+            JudgeUnusable: The endpoint cannot be reached.
+        """
+        self.asked += 1
+        try:
+            verdict = self.judge.judge(case)
+            if not isinstance(verdict, JudgeVerdict):
+                raise TypeError(f"judge returned {type(verdict).__name__}, not a JudgeVerdict")
+        except Exception as exc:
+            # Written to the review file and printed: a third-party judge's message is
+            # redacted like every error the command line shows.
+            error = redact_text(f"{type(exc).__name__}: {exc}")
+            if not unreachable(exc):
+                self.in_a_row = 0
+                return None, error
+            self.in_a_row += 1
+            if not self.reached or self.in_a_row >= MAX_UNREACHABLE:
+                if self.asked == 1:
+                    said = "the first answer asked"
+                elif not self.reached:
+                    said = f"no verdict yet, {self.asked} answers asked"
+                else:
+                    said = f"{self.in_a_row} answers in a row"
+                raise JudgeUnusable(
+                    f"the judge {self.name} cannot reach its endpoint ({said}): {error}; "
+                    "stopped, nothing more is asked: check that the endpoint is up and "
+                    "its address (the judge's options), then run the command again"
+                ) from None
+            return None, error
+        self.reached = True
+        self.in_a_row = 0
+        return verdict, None
+
+
 @frozen
 class JudgeRun:
     """What judging a run gave: the file written and its counts."""
@@ -135,15 +232,28 @@ class JudgeRun:
     asked: int
     cached: int
 
+    @property
+    def judged(self) -> int:
+        """The cases that got a label."""
+        return self.cases - len(self.errors)
+
 
 def judge_run(
     run_dir: Path,
     name: str,
     judge: Any,
     identity: str,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Any = None,
 ) -> JudgeRun:
-    """Ask *judge* about every answer of the run and write its review file (see the module)."""
+    """Ask *judge* about every answer of the run and write its review file (see the module).
+
+    *progress* takes ``start(stage, total)``, ``advance(answered)`` per answer and ``finish()``
+    (the run's progress display, :mod:`ragleaklab_core.cli._progress`).
+
+    Raises:
+        JudgeUnusable: The judge's endpoint cannot be reached; no review file is written (the
+            verdicts so far are cached).
+    """
     run = read_run(run_dir)
     cases = judged_cases(run)
     rows = {(r.pack, r.test_id): r.to_dict() for r in review_rows(run)}
@@ -156,50 +266,51 @@ def judge_run(
     lines = []
     errors: list[tuple[str, str, str]] = []
     positives = 0
-    with cache_path.open("a", encoding="utf-8") as cache_file:
-        for done, (pack, test_id, epochs) in enumerate(cases, start=1):
-            verdicts: list[JudgeVerdict] = []
-            error = None
-            for case in epochs:
-                key = _cache_key(identity, case)
-                hit = cache.get(key)
-                if hit is not None:
-                    cached += 1
-                    verdicts.append(JudgeVerdict(hit["label"], hit.get("reason", "")))
-                    continue
-                asked += 1
-                try:
-                    verdict = judge.judge(case)
-                    if not isinstance(verdict, JudgeVerdict):
-                        raise TypeError(
-                            f"judge returned {type(verdict).__name__}, not a JudgeVerdict"
-                        )
-                except Exception as exc:
-                    # Written to the review file and printed: a third-party judge's message
-                    # is redacted like every error the command line shows.
-                    error = redact_text(f"{type(exc).__name__}: {exc}")
-                    break
-                entry = {"key": key, "label": verdict.label, "reason": verdict.reason}
-                cache_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
-                cache_file.flush()
-                cache[key] = entry
-                verdicts.append(verdict)
-            row = dict(rows[(pack, test_id)])
-            if error is not None:
-                errors.append((pack, test_id, error))
-                row.update(label="", notes="", judge_error=error)
-            else:
-                positive = any(v.label == "positive" for v in verdicts)
-                positives += positive
-                reasons = [v.reason for v in verdicts if (v.label == "positive") == positive]
-                row.update(
-                    label="positive" if positive else "negative",
-                    notes=reasons[0] if reasons else "",
-                )
-            row.update(skipped=False, labelled_by=identity, label_source="judge")
-            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
-            if progress is not None:
-                progress(done, len(cases))
+    asking = Asking(judge, name)
+    if progress is not None:
+        progress.start(Stage(f"judge {name}"), sum(len(epochs) for _, _, epochs in cases))
+    try:
+        with cache_path.open("a", encoding="utf-8") as cache_file:
+            for pack, test_id, epochs in cases:
+                verdicts: list[JudgeVerdict] = []
+                error = None
+                for case in epochs:
+                    key = _cache_key(identity, case)
+                    hit = cache.get(key)
+                    if hit is not None:
+                        cached += 1
+                        verdicts.append(JudgeVerdict(hit["label"], hit.get("reason", "")))
+                        if progress is not None:
+                            progress.advance(Answered(resumed=True))
+                        continue
+                    asked += 1
+                    verdict, error = asking.ask(case)
+                    if progress is not None:
+                        progress.advance(Answered(error))
+                    if verdict is None:
+                        break
+                    entry = {"key": key, "label": verdict.label, "reason": verdict.reason}
+                    cache_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+                    cache_file.flush()
+                    cache[key] = entry
+                    verdicts.append(verdict)
+                row = dict(rows[(pack, test_id)])
+                if error is not None:
+                    errors.append((pack, test_id, error))
+                    row.update(label="", notes="", judge_error=error)
+                else:
+                    positive = any(v.label == "positive" for v in verdicts)
+                    positives += positive
+                    reasons = [v.reason for v in verdicts if (v.label == "positive") == positive]
+                    row.update(
+                        label="positive" if positive else "negative",
+                        notes=reasons[0] if reasons else "",
+                    )
+                row.update(skipped=False, labelled_by=identity, label_source="judge")
+                lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    finally:
+        if progress is not None:
+            progress.finish()
     path = judge_file(run_dir, name)
     write_atomic(path, "".join(lines).encode())
     return JudgeRun(path, len(cases), positives, tuple(errors), asked, cached)
@@ -335,7 +446,12 @@ def measured_agreement(review_file: Path, identity: str) -> dict[str, Any] | Non
 __all__ = [
     "AGREEMENT",
     "CACHE",
+    "MAX_UNREACHABLE",
+    "Answered",
+    "Asking",
     "JudgeRun",
+    "JudgeUnusable",
+    "Stage",
     "judge_agreement",
     "judge_file",
     "judge_run",
@@ -343,5 +459,6 @@ __all__ = [
     "judged_rates",
     "labeller_sources",
     "measured_agreement",
+    "unreachable",
     "write_agreement",
 ]

@@ -101,7 +101,12 @@ class CaseView:
 
 
 def _shown(doc: JudgedDocument) -> dict[str, Any]:
-    text = None if doc.text is None else doc.text[:DOCUMENT_CHARS]
+    text = doc.text
+    if text is not None and len(text) > DOCUMENT_CHARS:  # cut, and saying so where it is cut
+        text = (
+            f"{text[:DOCUMENT_CHARS]} [... cut here: the document is {len(text)} characters; "
+            "the pack or the target holds it whole]"
+        )
     return {"doc_id": doc.doc_id, "kind": doc.kind, "text": text}
 
 
