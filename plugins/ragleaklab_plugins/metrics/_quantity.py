@@ -559,8 +559,11 @@ def _canonical(number: float) -> str:
 
 
 def _read_number(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
-    """The number starting at token *i* and the index after it, or (None, i)."""
+    """The number starting at token *i* and the index after it, or (None, i); (None, i) when
+    *i* is past the end ("every" or "each" closing a piece: "of each")."""
     n = len(toks)
+    if i >= n:
+        return None, i
     t = toks[i]
     if t.kind == "num":
         value = parse_number(t.text)
