@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 
 import pytest
 from attrs import frozen
@@ -22,8 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragleaklab_core import Case, Document, MetricResult, Response, RetrievedDocument
-from ragleaklab_core._discovery import LoadedPlugin
+from ragleaklab_core._discovery import TARGETS, LoadedPlugin, load_plugin
 from ragleaklab_core.run.runner import load_metric, load_pack
+from ragleaklab_core.testing.hostile_text import HOSTILE_TEXTS, LIST_OF_PIECES
 
 #: The built-in packs and the metrics each one scores with.
 PACKS = (
@@ -35,195 +37,6 @@ PACKS = (
     "relevance-hijack",
     "sentinel-takeover-safe",
     "verbatim-extraction",
-)
-
-#: The answer of issue 39 that made the claim metric raise IndexError (13 cases of a run).
-ISSUE_39_ANSWER = (
-    "also of each; also runs on the first wednesday; also maintenance of the redstart "
-    "cluster... also is announced 1 week ahead; also read replicas are patched before the "
-    "primary node"
-)
-
-#: Shapes of text that reach unusual branches of the readers: list items opening with one word,
-#: words that start a number or a period and end the text, numbers in every format and size,
-#: dates and clock times that are not real, markdown, urls, addresses, and characters that
-#: change how text reads (direction, joiners, combining marks).
-HOSTILE = (
-    ISSUE_39_ANSWER,
-    "of each",
-    "each",
-    "every",
-    "every;",
-    "twice a",
-    "3 times",
-    "times a year",
-    "half",
-    "half a",
-    "and a half",
-    "one and a",
-    "y media",
-    "3 of",
-    "3 out of",
-    "3 of your",
-    "3 of your 5",
-    "per",
-    "per cent",
-    "12 per",
-    "a",
-    "the",
-    "no",
-    "not",
-    "k",
-    "0.4k",
-    "$",
-    "€",
-    "EUR",
-    "$1.5k",
-    "EUR 150",
-    "thirty (30)",
-    "30-day",
-    "half-day",
-    "demi-heure",
-    "vierundzwanzig",
-    "noventa días",
-    "1,250,000.5",
-    "1.250.000,5",
-    "1 250 000",
-    "1,2,3",
-    "3,5",
-    "007",
-    "9" * 400,
-    "1e308",
-    "1" + "0" * 40 + " days",
-    "-0",
-    "½",
-    "٣٠ يوما",
-    "³",
-    "Ⅻ",
-    "२०",
-    "1²³",
-    "2021-02-30",
-    "0000-00-00",
-    "9999-99-99",
-    "31/02/2021",
-    "1/2/3",
-    "00/00/0000",
-    "4 March 2021",
-    "March 4, 2021",
-    "4 de marzo de 2021",
-    "March",
-    "May",
-    "31st of February 2021",
-    "25:61",
-    "24:00",
-    "16:00",
-    "4 pm",
-    "12 am",
-    "Friday",
-    "viernes",
-    "quarterly",
-    "every quarter",
-    "30%",
-    "%",
-    "%%",
-    "% 30",
-    "100000000000000000000%",
-    "a:",
-    "Note:",
-    "Nuthatch: 30 days",
-    "| a | b |\n|---|---|\n| 1 | 2 |",
-    "|",
-    "||||",
-    "```",
-    "```\ncode\n",
-    "> quoted",
-    "- ",
-    "* ",
-    "1. ",
-    "# ",
-    "(",
-    ")",
-    "[",
-    "]",
-    "[]",
-    "[x]",
-    "[x][y]",
-    "[x]:",
-    "[x]: <",
-    "[x]: http://",
-    "[x]: https://evil.example/?q=",
-    "![",
-    "![x](",
-    "![x](http://",
-    "![](https://evil.example/p.png?d=",
-    "[a](mailto:a@b)",
-    "[a](javascript:alert(1))",
-    "<img src=",
-    '<img src="https://evil.example/?x=1">',
-    "<a href=//evil.example>",
-    "](",
-    "http://",
-    "https://",
-    "https://xn--",
-    "https://xn--80ak6aa92e.com/",
-    "https://[::1]/",
-    "https://[",
-    "https://a..b/",
-    "https://" + "a" * 70 + ".example/",
-    "https://northwind.example.evil.example/?q=%E2%80",
-    "https://user:pass@host:99999/",
-    "http://0x7f.1/",
-    "http://％６５vil.example/",
-    "data:image/png;base64,",
-    "data:,",
-    "%E2%80",
-    "%zz",
-    "%%41",
-    "&#x202e;",
-    "&amp;",
-    "&#99999999;",
-    "\\u0000",
-    "a@b",
-    "@",
-    "user@ex\u202eample.com",
-    "mailto:",
-    "👩\u200d👩\u200d👧",
-    "🇫🇷",
-    "\u200b",
-    "\u200d",
-    "\u202e",
-    "\u2066",
-    "\u0301",
-    "e\u0301\u0301\u0301",
-    "\ufeff",
-    "\x00",
-    "\r\n",
-    "\t",
-    "\u2028",
-    "\x85",
-    "ﬁ",
-    "ß",
-    "İ",
-    "ﷺ",
-    "Ǆ",
-    "a" * 3000,
-    "-".join(["a"] * 500),
-    "'" * 50,
-    "\"'`",
-    "...",
-    ";;;",
-    ", , ,",
-    ": :",
-    "—",
-    "–",
-    "but",
-    "however,",
-    "rather than",
-    "instead of",
-    "not only",
-    "if",
-    "?",
-    "!",
 )
 
 _SEPARATORS = (
@@ -248,10 +61,15 @@ _SEPARATORS = (
 )
 
 
+#: How many of a pack's cases the reference target answers, for answers shaped as a system's.
+_ANSWERED = 40
+
+
 @frozen
 class PackUnderTest:
-    """A built-in pack as a run loads it: its cases, documents and bound metrics, and the
-    fragments of its own text that answers are made of."""
+    """A built-in pack as a run loads it: its cases, documents and bound metrics; the fragments
+    of its own text that answers are made of, and real answers (the reference target's) to some
+    of its cases."""
 
     name: str
     cases: tuple[Case, ...]
@@ -259,17 +77,29 @@ class PackUnderTest:
     metrics: tuple[LoadedPlugin, ...]
     fragments: tuple[str, ...]
     words: tuple[str, ...]
+    responses: tuple[Response, ...]
 
 
 def _strings(value: object) -> list[str]:
     """Every string inside a JSON-like *value* (ground truth, metadata)."""
     if isinstance(value, str):
         return [value]
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return [s for v in value.values() for s in _strings(v)]
     if isinstance(value, list | tuple):
         return [s for v in value for s in _strings(v)]
     return []
+
+
+def _answers(documents: Sequence[Document], cases: Sequence[Case]) -> tuple[Response, ...]:
+    """The reference target's responses to the first cases: citations, links, records and
+    refusals as a system writes them, with what it retrieved."""
+    target = load_plugin(TARGETS, "reference").obj
+    target.ingest(documents)
+    return tuple(
+        target.answer(c.query, principal=c.principal) if c.principal else target.answer(c.query)
+        for c in cases[:_ANSWERED]
+    )
 
 
 @functools.cache
@@ -279,31 +109,41 @@ def pack_under_test(name: str) -> PackUnderTest:
     documents = tuple(pack.documents())
     cases = tuple(pack.cases())
     metrics = tuple(load_metric(metric, info, documents) for metric in info.metrics)
-    texts = [d.text for d in documents] + [c.query for c in cases]
-    texts += [s for c in cases for s in _strings(dict(c.ground_truth))]
-    texts += [s for d in documents for s in _strings(dict(d.metadata))]
-    options = [s for m in info.metrics for s in _strings(dict(info.metric_options.get(m, {})))]
-    texts += options
+    responses = _answers(documents, cases)
+    texts = [d.text for d in documents] + [c.query for c in cases] + [r.answer for r in responses]
+    texts += [s for c in cases for s in _strings(c.ground_truth)]
+    texts += [s for d in documents for s in _strings(d.metadata)]
+    texts += [s for m in info.metrics for s in _strings(info.metric_options.get(m, {}))]
     sentences = {s.strip() for t in texts for s in re.split(r"(?<=[.!?])\s+|\n", t) if s.strip()}
     words = {w for t in texts for w in t.split()}
     return PackUnderTest(
-        name,
-        cases,
-        documents,
-        metrics,
-        tuple(sorted(sentences)),
-        tuple(sorted(words)),
+        name, cases, documents, metrics, tuple(sorted(sentences)), tuple(sorted(words)), responses
     )
 
 
+@st.composite
+def _cut(draw: st.DrawFn, text: str) -> str:
+    """*text* with a run of its words cut out, or something put between two of them: a sentence
+    that ends mid-way ("... of each"), a word of a hostile shape mid-sentence."""
+    words = text.split(" ")
+    start = draw(st.integers(0, len(words)))
+    end = draw(st.integers(start, len(words)))
+    put = draw(st.one_of(st.just(""), st.sampled_from(HOSTILE_TEXTS), st.text(max_size=3)))
+    return " ".join([*words[:start], put, *words[end:]])
+
+
 def texts(pack: PackUnderTest) -> st.SearchStrategy[str]:
-    """Text made of pieces of the pack's own text, its words recombined, hostile shapes and
-    random Unicode, joined by the separators answers use."""
+    """Text made of pieces of the pack's own text (whole, cut, or with something put in), its
+    words recombined, hostile shapes and random Unicode, joined by the separators answers use."""
+    own = st.sampled_from(pack.fragments)
     piece = st.one_of(
-        st.sampled_from(pack.fragments),
+        own,
+        own.flatmap(_cut),
+        st.sampled_from(pack.responses).map(lambda r: r.answer).flatmap(_cut),
         st.lists(st.sampled_from(pack.words), min_size=1, max_size=6).map(" ".join),
-        st.sampled_from(HOSTILE),
+        st.sampled_from(HOSTILE_TEXTS),
         st.text(max_size=12),
+        st.text(st.characters(exclude_categories=()), max_size=6),  # lone surrogates too
         st.integers(-(10**30), 10**30).map(str),
         st.floats(allow_nan=True, allow_infinity=True).map(str),
     )
@@ -313,8 +153,8 @@ def texts(pack: PackUnderTest) -> st.SearchStrategy[str]:
 
 
 def retrieved(pack: PackUnderTest) -> st.SearchStrategy[tuple[RetrievedDocument, ...] | None]:
-    """What a target may say it retrieved: the pack's documents (whole, cut, changed or
-    without text), ids it never planted, chunks; or nothing at all."""
+    """What a target may say it retrieved: what the reference target retrieved, the pack's
+    documents (whole, without text, changed), ids it never planted, chunks; or nothing."""
     doc = st.sampled_from(pack.documents)
     one = st.one_of(
         doc.map(lambda d: RetrievedDocument(d.doc_id, d.text)),
@@ -322,12 +162,13 @@ def retrieved(pack: PackUnderTest) -> st.SearchStrategy[tuple[RetrievedDocument,
         st.builds(
             RetrievedDocument,
             doc_id=st.one_of(doc.map(lambda d: d.doc_id), st.text(max_size=20)),
-            text=st.one_of(st.none(), texts(pack)),
+            text=st.one_of(st.none(), texts(pack), doc.map(lambda d: d.text).flatmap(_cut)),
             score=st.one_of(st.none(), st.floats()),
             chunk_id=st.one_of(st.none(), st.text(max_size=8)),
         ),
     )
-    return st.one_of(st.none(), st.lists(one, max_size=6).map(tuple))
+    real = st.sampled_from(pack.responses).map(lambda r: r.retrieved)
+    return st.one_of(st.none(), real, st.lists(one, max_size=6).map(tuple))
 
 
 def check(metric: LoadedPlugin, case: Case, response: Response) -> MetricResult:
@@ -355,7 +196,14 @@ def _metric_ids() -> list[tuple[str, str]]:
 
 @st.composite
 def scored_inputs(draw: st.DrawFn, pack_name: str) -> tuple[Case, Response]:
+    """A real case of the pack and a response to it: the reference target's own answer to it
+    with a cut or an insertion, or text of any make, with what it says it retrieved."""
     pack = pack_under_test(pack_name)
+    if draw(st.booleans()):
+        index = draw(st.integers(0, len(pack.responses) - 1))
+        real = pack.responses[index]
+        answer = draw(st.one_of(_cut(real.answer), texts(pack).map(real.answer.__add__)))
+        return pack.cases[index], Response(answer, retrieved=real.retrieved)
     case = draw(st.sampled_from(pack.cases))
     answer = draw(st.one_of(texts(pack), st.text()))
     return case, Response(answer, retrieved=draw(retrieved(pack)))
@@ -387,9 +235,9 @@ def test_the_issue_39_answer_is_scored_on_every_claim_case() -> None:
     pack = pack_under_test("claim-corruption")
     metric = _metric("claim-corruption", "claim")
     for case in pack.cases:
-        check(metric, case, Response(ISSUE_39_ANSWER))
+        check(metric, case, Response(LIST_OF_PIECES))
     redstart = _case("claim-corruption", "cc-0008")
-    result = check(metric, redstart, Response(ISSUE_39_ANSWER))
+    result = check(metric, redstart, Response(LIST_OF_PIECES))
     assert result.values["poison_claim_rate"] == 0.0
     assert result.values["true_claim_recall"] == 1.0
 
