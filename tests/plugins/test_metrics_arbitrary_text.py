@@ -12,12 +12,15 @@ zero-width marks, combining characters, huge numbers, very long words."""
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
+import pkgutil
 import re
 from collections.abc import Mapping, Sequence
 
 import pytest
+import ragleaklab_plugins.metrics
 from attrs import frozen
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -121,6 +124,35 @@ def pack_under_test(name: str) -> PackUnderTest:
     )
 
 
+def _collected(value: object, depth: int = 0) -> list[str]:
+    """The strings of a module-level collection (a set of words, a table keyed by words)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 2:
+        return []
+    if isinstance(value, Mapping):
+        return [s for key in value for s in _collected(key, depth + 1)]
+    if isinstance(value, set | frozenset | tuple | list):
+        return [s for item in value for s in _collected(item, depth + 1)]
+    return []
+
+
+@functools.cache
+def lexicon() -> tuple[str, ...]:
+    """The words the built-in metrics look for (every module-level collection of strings of
+    their modules: number words, units, negations, hedges, citing phrases, currency codes...),
+    so that drawn text puts them side by side in orders no pack document does."""
+    found: set[str] = set()
+    for module in pkgutil.iter_modules(ragleaklab_plugins.metrics.__path__):
+        namespace = vars(
+            importlib.import_module(f"{ragleaklab_plugins.metrics.__name__}.{module.name}")
+        )
+        for name, value in namespace.items():
+            if not name.startswith("__"):
+                found.update(s for s in _collected(value) if 0 < len(s) < 40)
+    return tuple(sorted(found))
+
+
 @st.composite
 def _cut(draw: st.DrawFn, text: str) -> str:
     """*text* with a run of its words cut out, or something put between two of them: a sentence
@@ -134,13 +166,15 @@ def _cut(draw: st.DrawFn, text: str) -> str:
 
 def texts(pack: PackUnderTest) -> st.SearchStrategy[str]:
     """Text made of pieces of the pack's own text (whole, cut, or with something put in), its
-    words recombined, hostile shapes and random Unicode, joined by the separators answers use."""
+    words and the metrics' own words recombined, hostile shapes and random Unicode, joined by
+    the separators answers use."""
     own = st.sampled_from(pack.fragments)
     piece = st.one_of(
         own,
         own.flatmap(_cut),
         st.sampled_from(pack.responses).map(lambda r: r.answer).flatmap(_cut),
         st.lists(st.sampled_from(pack.words), min_size=1, max_size=6).map(" ".join),
+        st.lists(st.sampled_from(lexicon()), min_size=1, max_size=8).map(" ".join),
         st.sampled_from(HOSTILE_TEXTS),
         st.text(max_size=12),
         st.text(st.characters(exclude_categories=()), max_size=6),  # lone surrogates too
@@ -251,3 +285,56 @@ def test_every_or_each_closing_a_piece_is_no_period() -> None:
         assert read_values(tokenise(text)).quantities == (), text
     monthly = read_values(tokenise("monthly")).quantities
     assert monthly and read_values(tokenise("each month")).quantities == monthly
+
+
+# -- through the command line ------------------------------------------------------------------
+
+_HOSTILE_APP = '''
+"""An app whose every answer puts a text of a hostile shape in the middle of a pack's sentence."""
+
+from ragleaklab_core.testing import hostile_texts
+from ragleaklab_core import Case
+
+DOCS = {}
+
+
+def load(documents):
+    DOCS.update((d.doc_id, d.text) for d in documents)
+
+
+def forget():
+    DOCS.clear()
+
+
+def answer(query, principal=None):
+    texts = hostile_texts(Case("q", query))
+    pick = sum(map(ord, query))
+    ids = sorted(DOCS)
+    sources = [ids[(pick + i * 7) % len(ids)] for i in range(3)] + ["never-planted"]
+    cited = DOCS[sources[0]].split(". ")[0]
+    return {
+        # texts[0]: the list whose piece ends in "each" (issue 39), then another shape.
+        "answer": f"{cited} {texts[pick % len(texts)]} [{sources[0]}]; {texts[0]}",
+        "sources": sources,
+    }
+'''
+
+
+def test_a_run_of_every_built_in_pack_on_hostile_answers_errors_no_case(tmp_path):
+    """An app whose answers hold hostile shapes in the pack's own sentences, with sources it
+    retrieved: every case of every built-in pack is scored or unscorable, none errored."""
+    from tests.support.cli import rlk
+
+    (tmp_path / "app.py").write_text(_HOSTILE_APP, "utf-8")
+    (tmp_path / "ragleaklab.toml").write_text(
+        '[target]\nname = "python"\n[target.options]\ncallable = "app:answer"\n'
+        'ingest_callable = "app:load"\nreset_callable = "app:forget"\n',
+        "utf-8",
+    )
+    done = rlk("run", "--smoke", "-o", "out", cwd=tmp_path, pythonpath=[tmp_path], ok=(0, 1, 3))
+    report = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
+    assert sorted(p["name"] for p in report["packs"]) == sorted(PACKS)
+    assert report["totals"]["errored"] == 0, done.stdout
+    outcomes = {c["outcome"] for p in report["packs"] for c in p["case_results"]}
+    assert "error" not in outcomes and outcomes & {"pass", "fail"}, outcomes
+    assert "errored" not in done.stderr and "Traceback" not in done.stderr
