@@ -205,6 +205,17 @@ def retrieved(pack: PackUnderTest) -> st.SearchStrategy[tuple[RetrievedDocument,
     return st.one_of(st.none(), real, st.lists(one, max_size=6).map(tuple))
 
 
+#: Why a built-in metric may leave a real case of its pack unscorable: what the response does
+#: not say (its retrieved documents, the text of a document the answer cites).
+_UNREADABLE: Mapping[str, tuple[str, ...]] = {
+    "retrieval": ("the target did not report its retrieved documents",),
+    "citation": (
+        "the answer cites sources but the target did not report",
+        "no text is known for the cited document",
+    ),
+}
+
+
 def check(metric: LoadedPlugin, case: Case, response: Response) -> MetricResult:
     """Score *response* and check the result is one a run can record: values in [0, 1] or
     a reason, evidence that is JSON."""
@@ -213,6 +224,10 @@ def check(metric: LoadedPlugin, case: Case, response: Response) -> MetricResult:
     if result.unscorable is not None:
         assert isinstance(result.unscorable, str) and result.unscorable.strip()
         assert not result.values
+        # The built-in packs' cases are whole: only what the response leaves out can make one
+        # unscorable, never the words of the answer.
+        reasons = _UNREADABLE.get(metric.name, ())
+        assert result.unscorable.startswith(reasons), (metric.name, result.unscorable)
     else:
         assert result.values, f"{metric.name}: no values and no unscorable reason"
         declared = metric.metric_traits.values
