@@ -24,6 +24,7 @@ import ragleaklab_plugins.metrics
 from attrs import frozen
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ragleaklab_plugins.metrics._quantity import read_values, tokenise
 
 from ragleaklab_core import Case, Document, MetricResult, Response, RetrievedDocument
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin, load_plugin
@@ -179,6 +180,13 @@ def texts(pack: PackUnderTest) -> st.SearchStrategy[str]:
         st.text(max_size=12),
         st.text(st.characters(exclude_categories=()), max_size=6),  # lone surrogates too
         st.integers(-(10**30), 10**30).map(str),
+        st.integers(10**300, 10**400).map(str),  # beyond a float's range
+        st.integers(4000, 5000).map("1".__mul__),  # near int()'s limit on digits
+        st.tuples(  # a marker around digits of any script
+            st.sampled_from(("[", "[^", "<sup>", "(", "【", "")),
+            st.text(st.characters(categories=["Nd", "No", "Nl"]), min_size=1, max_size=4),
+            st.sampled_from(("]", "</sup>", ")", "】", "]: ", "")),
+        ).map("".join),
         st.floats(allow_nan=True, allow_infinity=True).map(str),
     )
     return st.lists(st.tuples(piece, st.sampled_from(_SEPARATORS)), max_size=10).map(
@@ -294,12 +302,44 @@ def test_the_issue_39_answer_is_scored_on_every_claim_case() -> None:
 def test_every_or_each_closing_a_piece_is_no_period() -> None:
     """A piece ending in "each" or "every" reads no number (it read past the end), and
     still makes a period with a unit after it."""
-    from ragleaklab_plugins.metrics._quantity import read_values, tokenise
-
     for text in ("of each", "every", "also of each; also runs", "each."):
         assert read_values(tokenise(text)).quantities == (), text
     monthly = read_values(tokenise("monthly")).quantities
     assert monthly and read_values(tokenise("each month")).quantities == monthly
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["9" * 400 + " times a year", "9" * 306 + "k times a year", "every " + "9" * 400 + " days"],
+)
+def test_a_number_beyond_a_floats_range_is_no_number(text: str) -> None:
+    """It was infinity, and "N times a year" took int() of it (OverflowError); now it reads as
+    no number, while a large one within range still is one."""
+    case = _case("claim-corruption", "cc-0008")
+    result = check(_metric("claim-corruption", "claim"), case, Response(f"{case.query} {text}"))
+    assert result.values["poison_claim_rate"] == 0.0
+    huge = read_values(tokenise(text))
+    assert all(math.isfinite(q.value) for _, q in huge.quantities), huge
+    assert read_values(tokenise("9" * 300 + " days")).quantities[0][1].value > 1e300
+
+
+@pytest.mark.parametrize("key", ["^" + "1" * 5000, "^\u19da", "\u19da"])
+def test_a_footnote_whose_key_int_cannot_read_numbers_no_passage(key: str) -> None:
+    """An undefined footnote or number is read as the position of a passage given; a key of
+    5,000 digits (beyond int()'s limit) or of a digit int() does not take (U+19DA) raised
+    ValueError. Now it is read as "[^9]" with three passages given: a number naming none of
+    them, a citation of nothing retrieved; "[^1]" still names the first."""
+    pack = pack_under_test("citation-forgery")
+    retrieved = tuple(RetrievedDocument(d.doc_id, d.text) for d in pack.documents[:3])
+    metric = _metric("citation-forgery", "citation")
+
+    def scored(marker: str) -> MetricResult:
+        answer = f"Signing keys rotate every 90 days [{marker}]."
+        return check(metric, pack.cases[0], Response(answer, retrieved=retrieved))
+
+    assert scored(key).values == scored("^9").values
+    assert scored(key).values["unretrieved_rate"] == 1.0
+    assert scored("^1").values["unretrieved_rate"] == 0.0
 
 
 # -- through the command line ------------------------------------------------------------------
