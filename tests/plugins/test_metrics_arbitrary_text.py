@@ -31,7 +31,7 @@ from ragleaklab_core._discovery import TARGETS, LoadedPlugin, load_plugin
 from ragleaklab_core.run.runner import load_metric, load_pack
 from ragleaklab_core.testing.hostile_text import HOSTILE_TEXTS, LIST_OF_PIECES
 
-#: The built-in packs and the metrics each one scores with.
+#: The built-in packs: each scores with its own metrics (one or two).
 PACKS = (
     "citation-forgery",
     "claim-corruption",
@@ -84,14 +84,17 @@ class PackUnderTest:
     responses: tuple[Response, ...]
 
 
-def _strings(value: object) -> list[str]:
-    """Every string inside a JSON-like *value* (ground truth, metadata)."""
+def _strings(value: object, depth: int = 0) -> list[str]:
+    """Every string inside *value*, a JSON-like value (ground truth, metadata) or a collection
+    of a module (a set of words, a table keyed by words), three levels deep at most."""
     if isinstance(value, str):
         return [value]
+    if depth > 2:
+        return []
     if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _strings(v)]
+        return [s for item in value.items() for s in _strings(item, depth + 1)]
+    if isinstance(value, set | frozenset | tuple | list):
+        return [s for item in value for s in _strings(item, depth + 1)]
     return []
 
 
@@ -108,6 +111,7 @@ def _answers(documents: Sequence[Document], cases: Sequence[Case]) -> tuple[Resp
 
 @functools.cache
 def pack_under_test(name: str) -> PackUnderTest:
+    """Built-in pack *name* loaded, its metrics bound, its text in pieces (once per process)."""
     pack = load_pack(name).obj
     info = pack.info()
     documents = tuple(pack.documents())
@@ -125,19 +129,6 @@ def pack_under_test(name: str) -> PackUnderTest:
     )
 
 
-def _collected(value: object, depth: int = 0) -> list[str]:
-    """The strings of a module-level collection (a set of words, a table keyed by words)."""
-    if isinstance(value, str):
-        return [value]
-    if depth > 2:
-        return []
-    if isinstance(value, Mapping):
-        return [s for key in value for s in _collected(key, depth + 1)]
-    if isinstance(value, set | frozenset | tuple | list):
-        return [s for item in value for s in _collected(item, depth + 1)]
-    return []
-
-
 @functools.cache
 def lexicon() -> tuple[str, ...]:
     """The words the built-in metrics look for (every module-level collection of strings of
@@ -150,7 +141,7 @@ def lexicon() -> tuple[str, ...]:
         )
         for name, value in namespace.items():
             if not name.startswith("__"):
-                found.update(s for s in _collected(value) if 0 < len(s) < 40)
+                found.update(s for s in _strings(value) if 0 < len(s) < 40)
     return tuple(sorted(found))
 
 
@@ -248,7 +239,9 @@ def check(metric: LoadedPlugin, case: Case, response: Response) -> MetricResult:
 
 
 def _metric_ids() -> list[tuple[str, str]]:
-    return [(p, m.name) for p in PACKS for m in pack_under_test(p).metrics]
+    """(pack, metric) for each metric of each built-in pack, from the manifests alone (binding
+    the metrics waits for the test that needs them)."""
+    return [(p, metric) for p in PACKS for metric in load_pack(p).obj.info().metrics]
 
 
 @st.composite
