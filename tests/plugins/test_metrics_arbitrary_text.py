@@ -18,6 +18,7 @@ import math
 import pkgutil
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 import ragleaklab_plugins.metrics
@@ -368,7 +369,7 @@ def answer(query, principal=None):
 '''
 
 
-def test_a_run_of_every_built_in_pack_on_hostile_answers_errors_no_case(tmp_path):
+def test_a_run_of_every_built_in_pack_on_hostile_answers_errors_no_case(tmp_path: Path) -> None:
     """An app whose answers hold hostile shapes in the pack's own sentences, with sources it
     retrieved: every case of every built-in pack is scored or unscorable, none errored."""
     from tests.support.cli import rlk
