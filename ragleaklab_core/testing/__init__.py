@@ -11,6 +11,9 @@ the kit would import it before pytest can register it). It is not registered und
   and :func:`assert_target_contract`: the checks ragleaklab applies to each kind of plugin when
   it loads and runs it (``pack validate``, the runner's result checks, calibration's recount),
   run on your plugin so your CI fails where a user's run would;
+- :func:`assert_metric_reads_any_text`: a metric scores a case given answers and retrieved texts
+  of hostile shapes (:data:`HOSTILE_TEXTS`: numbers of every format, open markdown, urls,
+  direction marks...) or says why it cannot, never raising;
 - :func:`assert_labels_are_sound`: check a pack's labels without defining them by its metric
   (one label per case, both classes, enough negatives for the fitter, a declared
   ``label_source``), and warn (:class:`LabelsMirrorMetricWarning`) when they agree with the
@@ -34,11 +37,13 @@ from __future__ import annotations
 from ragleaklab_core.testing.contracts import (
     assert_fitter_contract,
     assert_metric_contract,
+    assert_metric_reads_any_text,
     assert_pack_contract,
     assert_plugin_contract,
     assert_target_contract,
 )
 from ragleaklab_core.testing.fake_dist import rlk_fake_dist
+from ragleaklab_core.testing.hostile_text import HOSTILE_TEXTS, hostile_texts
 from ragleaklab_core.testing.labels import (
     SOUND_FITTERS,
     LabelCheck,
@@ -56,6 +61,7 @@ from ragleaklab_core.testing.targets import (
 )
 
 __all__ = [
+    "HOSTILE_TEXTS",
     "SOUND_FITTERS",
     "Asked",
     "AsyncScriptedTarget",
@@ -68,9 +74,11 @@ __all__ = [
     "assert_labels_are_outcomes",
     "assert_labels_are_sound",
     "assert_metric_contract",
+    "assert_metric_reads_any_text",
     "assert_pack_contract",
     "assert_plugin_contract",
     "assert_target_contract",
+    "hostile_texts",
     "negatives_for_fitter",
     "rlk_fake_dist",
 ]

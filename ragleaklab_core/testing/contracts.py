@@ -150,8 +150,56 @@ def assert_metric_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.run.executor import score_case
+    loaded, who = _bound_metric(metric, documents, options)
+    result = _scored(loaded, who, case, response)
+    again = loaded.obj.score(case, response)
+    if again != result:
+        _fail(
+            f"{who} is not pure: scoring case {case.test_id!r} twice gave {result!r} and {again!r}"
+        )
+    return result
 
+
+def assert_metric_reads_any_text(
+    metric: Any,
+    case: Case,
+    *,
+    documents: Iterable[Document] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[MetricResult, ...]:
+    """Score *case* with answers and retrieved texts of hostile shapes and check each result as
+    :func:`assert_metric_contract` does; return the results.
+
+    A system may say anything, and a metric that raises on some text errors that case instead
+    of scoring it. Each text of
+    :data:`~ragleaklab_core.testing.hostile_text.HOSTILE_TEXTS` (list items opening with one
+    word, numbers in every format and size, dates that are not real, open markdown links, urls,
+    e-mail addresses, emoji, right-to-left and zero-width marks, combining characters, very long
+    words), alone and spliced into the case's query, is given as the answer and as the text of
+    a retrieved document; a text the metric cannot read must be unscorable with a reason, never
+    an exception. With *documents*, the metric is bound to them first (``for_corpus``), as a run
+    binds it. It is a fixed list: property tests over arbitrary Unicode (hypothesis) go further.
+
+    .. versionadded:: 0.3
+    """
+    from ragleaklab_core.testing.hostile_text import hostile_texts
+
+    loaded, who = _bound_metric(metric, documents, options)
+    results = []
+    for text in hostile_texts(case):
+        for response in (
+            Response(text),
+            Response(text, retrieved=(RetrievedDocument("hostile", text),)),
+        ):
+            results.append(_scored(loaded, who, case, response, text=text, again=False))
+    return tuple(results)
+
+
+def _bound_metric(
+    metric: Any, documents: Iterable[Document] | None, options: Mapping[str, Any] | None
+) -> tuple[LoadedPlugin, str]:
+    """*metric* loaded and checked as the runner loads it, bound to *documents* when given and
+    it binds; and how failures name it."""
     loaded = _plugin(METRICS, metric, options)
     who = f"{METRICS}:{loaded.name}"
     for wrong in loaded.metric_traits.problems:  # a declaration of the wrong shape
@@ -159,13 +207,34 @@ def assert_metric_contract(
     if documents is not None and loaded.metric_traits.for_corpus:
         bound = _call(f"{who}.for_corpus()", loaded.obj.for_corpus, tuple(documents))
         loaded = _plugin(METRICS, bound)
+    return loaded, who
+
+
+def _scored(
+    loaded: LoadedPlugin,
+    who: str,
+    case: Case,
+    response: Response,
+    *,
+    text: str | None = None,
+    again: bool = True,
+) -> MetricResult:
+    """*response* to *case* scored as a run scores it, the result checked; *text*, when given,
+    is the hostile text the response holds (named in a failure). The result is the metric's
+    own from a second scoring (*again*), else as the run recorded it."""
+    from ragleaklab_core.run.executor import score_case
+
+    given = "" if text is None else f" given the text {text[:200]!r}"
     record = score_case("contract", case, 0, response, None, (loaded,), 0.0)
     if record.error is not None:
         _fail(
-            f"{who} fails on case {case.test_id!r} as a run would record it: "
+            f"{who} fails on case {case.test_id!r}{given} as a run would record it: "
             f"{record.error['message']}"
         )
-    result = loaded.obj.score(case, response)
+    if again:
+        result = loaded.obj.score(case, response)
+    else:
+        result = MetricResult(**record.metrics[loaded.name])
     if result.unscorable is not None:
         if not isinstance(result.unscorable, str) or not result.unscorable.strip():
             _fail(f"{who}: unscorable must be a non-empty reason, got {result.unscorable!r}")
@@ -175,18 +244,13 @@ def assert_metric_contract(
                 f"values {dict(result.values)}; an unscorable case has none (a 0 reads as a pass)"
             )
     elif not result.values:
-        _fail(f"{who}: case {case.test_id!r} has no values and no unscorable reason")
+        _fail(f"{who}: case {case.test_id!r}{given} has no values and no unscorable reason")
     names = [n for n in result.values if not isinstance(n, str)]
     if names:
         _fail(f"{who}: value names must be strings, got {names[0]!r}")
     problem = _json_problem(record.to_dict())
     if problem is not None:
-        _fail(f"{who}: the evidence of case {case.test_id!r} is not JSON ({problem})")
-    again = loaded.obj.score(case, response)
-    if again != result:
-        _fail(
-            f"{who} is not pure: scoring case {case.test_id!r} twice gave {result!r} and {again!r}"
-        )
+        _fail(f"{who}: the evidence of case {case.test_id!r}{given} is not JSON ({problem})")
     return result
 
 

@@ -10,6 +10,7 @@ dates and clock times are read the same everywhere.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -242,7 +243,9 @@ def parse_number(token: str) -> float | None:
     ``1,250,000``, ``1.250.000`` and ``1 250 000`` (joined by the tokeniser) are 1250000; a
     single separator followed by exactly three digits is a thousands separator only when a
     point and a comma both appear, so ``1.500`` and ``1,500`` are read as 1500 and ``3,5``,
-    ``3.5`` as 3.5.
+    ``3.5`` as 3.5. A number beyond a float's range (``9`` written 400 times) is None: it
+    measures nothing another value could equal, and as infinity it would break the arithmetic
+    of what follows it ("... times a year").
     """
     t = token.replace("\u00a0", "").replace(" ", "")
     if "," in t and "." in t:
@@ -256,9 +259,10 @@ def parse_number(token: str) -> float | None:
     else:
         t = t.replace(",", ".")
     try:
-        return float(Decimal(t))
+        value = float(Decimal(t))
     except InvalidOperation:
         return None
+    return value if math.isfinite(value) else None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -432,7 +436,7 @@ def read_values(toks: Sequence[Tok]) -> Values:
             value = parse_number(toks[i + 1].text)
             if value is not None and i + 2 < n and toks[i + 2].folded in THOUSANDS_SUFFIX:
                 value, i = value * 1000, i + 1  # "$1.5k"
-            if value is not None:  # €500, $1,000, EUR 150
+            if value is not None and math.isfinite(value):  # €500, $1,000, EUR 150
                 dimension, factor = UNITS[f]
                 quantities.append((i, Quantity(dimension, value * factor)))
             i += 2
@@ -559,7 +563,19 @@ def _canonical(number: float) -> str:
 
 
 def _read_number(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
-    """The number starting at token *i* and the index after it, or (None, i)."""
+    """The number starting at token *i* and the index after it, or (None, i); (None, i) when
+    *i* is past the end ("every" or "each" closing a piece: "of each") and for a number beyond
+    a float's range ("999...k": as infinity it would break what is computed from it)."""
+    if i >= len(toks):
+        return None, i
+    number, j = _read_finite_or_not(toks, i)
+    if number is None or not math.isfinite(number):
+        return None, i
+    return number, j
+
+
+def _read_finite_or_not(toks: Sequence[Tok], i: int) -> tuple[float | None, int]:
+    """:func:`_read_number` for an *i* within *toks*, whatever the number's size."""
     n = len(toks)
     t = toks[i]
     if t.kind == "num":

@@ -516,6 +516,18 @@ def _titled(
     return out
 
 
+#: The most digits a passage number has: an answer is given a few passages, never a million.
+_PASSAGE_DIGITS = 6
+
+
+def _passage_number(key: str) -> int | None:
+    """The passage a marker's *key* numbers ("[1]", "[^2]"), or None: decimal digits of any
+    script, few enough to number a passage. Not every digit is a number ("᧚" is a digit to
+    ``str.isdigit``, not to ``int``), and a 5,000-digit key is beyond ``int``'s limit on
+    digits."""
+    return int(key) if key.isdecimal() and len(key) <= _PASSAGE_DIGITS else None
+
+
 def parse_citations(
     answer: str, titles: Mapping[tuple[str, ...], str] | None = None
 ) -> list[Citation]:
@@ -603,7 +615,7 @@ def parse_citations(
             # only in an answer that defines no source for any number: there "[1]" can only
             # be the first of the passages it was given
             undefined = item_kind in ("footnote", "number") and not numbered and not footnotes
-            number = int(key) if undefined and key.isdigit() else None
+            number = _passage_number(key) if undefined else None
             out.append(
                 Citation(
                     m.group(),

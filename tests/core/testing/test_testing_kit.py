@@ -31,11 +31,13 @@ from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.calibration.report import negatives_needed
 from ragleaklab_core.inputs import parse_labels
 from ragleaklab_core.testing import (
+    HOSTILE_TEXTS,
     LabelsMirrorMetricWarning,
     assert_fitter_contract,
     assert_labels_are_outcomes,
     assert_labels_are_sound,
     assert_metric_contract,
+    assert_metric_reads_any_text,
     assert_pack_contract,
     assert_target_contract,
     negatives_for_fitter,
@@ -284,6 +286,84 @@ def test_a_broken_metric_fails_readably(metric, fragment):
 def test_a_metric_by_name_that_does_not_exist():
     with pytest.raises(Failed, match=r"no plugin named 'sentinell'.*did you mean 'sentinel'"):
         assert_metric_contract("sentinell", CASE, RESPONSE)
+
+
+# -- metrics on hostile text -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BUILTIN_PACKS)
+def test_every_builtin_metric_reads_the_kits_hostile_texts(name):
+    pack = load_plugin(PACKS, name).obj
+    info = pack.info()
+    docs = pack.documents()
+    case = pack.cases()[0]
+    for metric in info.metrics:
+        results = assert_metric_reads_any_text(
+            metric, case, documents=docs, options=info.metric_options.get(metric)
+        )
+        # Each hostile text, alone and in the query, as the answer and as a retrieved text.
+        assert len(results) == 4 * len(HOSTILE_TEXTS)
+        assert any(r.values for r in results), metric
+
+
+@frozen
+class LastWordMetric:
+    """Reads the word after "each" as a number: an IndexError when "each" ends the answer."""
+
+    def score(self, case, response):
+        words = response.answer.split()
+        counts = [int(words[i + 1].isdigit()) for i, w in enumerate(words) if w == "each"]
+        return MetricResult({"x": float(any(counts))})
+
+
+@frozen
+class NaNOnNumbersMetric:
+    """A share of a count it finds zero in an answer that is only a number."""
+
+    def score(self, case, response):
+        words = [w for w in response.answer.split() if not w.isdigit()]
+        value = len(words) / len(response.answer.split()) if response.answer.split() else 0.0
+        return MetricResult({"x": value}, evidence={"share": value if words else math.nan})
+
+
+@frozen
+class UnscorableOnEmptyMetric:
+    """Honest about what it cannot read: unscorable, with its reason."""
+
+    def score(self, case, response):
+        if not response.answer.strip():
+            return MetricResult(unscorable="the answer is empty")
+        return MetricResult({"x": float("secret" in response.answer)})
+
+
+@pytest.mark.parametrize(
+    ("metric", "fragment"),
+    [
+        (
+            LastWordMetric(),
+            "ragleaklab.metrics:LastWordMetric fails on case 'c1' given the text 'of each' as a "
+            "run would record it: IndexError: list index out of range",
+        ),
+        (
+            NaNOnNumbersMetric(),
+            "ragleaklab.metrics:NaNOnNumbersMetric: the evidence of case 'c1' given the text "
+            "'1 250 000' is not JSON (Out of range float values are not JSON compliant",
+        ),
+    ],
+)
+def test_a_metric_that_raises_on_some_text_fails_naming_the_text(metric, fragment):
+    # Both score the kit's first case, the plain contract's, without a complaint.
+    assert_metric_contract(metric, CASE, RESPONSE)
+    with pytest.raises(Failed) as info:
+        assert_metric_reads_any_text(metric, CASE)
+    assert fragment in str(info.value)
+
+
+def test_a_metric_unscorable_on_text_it_cannot_read_passes():
+    results = assert_metric_reads_any_text(UnscorableOnEmptyMetric(), CASE)
+    reasons = {r.unscorable for r in results if r.unscorable}
+    assert reasons == {"the answer is empty"}
+    assert sum(1 for r in results if r.values) > len(results) / 2
 
 
 # -- broken fitters ------------------------------------------------------------------------------
