@@ -1,4 +1,4 @@
-"""``ragleaklab plugins``: every installed plugin, whether it loads, and what looks misspelt.
+"""``ragleaklab plugins``: every installed plugin, whether it loads, and why not.
 
 Registered on the main command group by :mod:`ragleaklab_core.cli.commands`. Exit code 0: a
 plugin that fails to load is listed as failed, not an error of the listing.
@@ -28,8 +28,8 @@ def _row(info: Any) -> dict[str, Any]:
 def plugins_command(as_json: bool) -> None:
     """List every installed plugin, its distribution, target, and whether it loads.
 
-    An attribute that looks like a misspelt optional member (``reads_answers`` for
-    ``reads_answer``) is listed under its plugin with the right name.
+    A plugin with an attribute that looks like a misspelt member (``reads_answers`` for
+    ``reads_answer``) is listed as failed, with the member meant and the fix.
     """
     from ragleaklab_core._discovery import discover_plugins
 
