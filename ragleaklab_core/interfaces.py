@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -905,6 +905,62 @@ def _method_like(cls: type, attribute: str) -> bool:
     return False  # an attrs or dataclass field without a class-level value: data
 
 
+_UNKNOWN = object()
+
+
+def _collection(value: Any) -> bool:
+    return value is None or (isinstance(value, Collection) and not isinstance(value, str | bytes))
+
+
+def _text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+#: What a value member holds, where a plugin's own field of that name-shape could hold something
+#: else: a field ``value = "leak_rate"`` is no misspelt ``values`` (a collection of names).
+_SHAPES: Mapping[str, Callable[[Any], bool]] = {
+    **dict.fromkeys(("values", "VALUES", "lower_is_worse", "accepts", "primary_for"), _collection),
+    **dict.fromkeys(
+        (
+            "description",
+            "suffix",
+            "isolation",
+            "ingest_scope",
+            "subject_value",
+            "identity",
+            "data_package",
+            "plants_into",
+        ),
+        _text,
+    ),
+}
+
+
+def _value_of(cls: type, attribute: str) -> Any:
+    """The value *cls* gives *attribute* without being built (a class attribute, or an attrs or
+    dataclass field's plain default); ``_UNKNOWN`` when only an instance would tell."""
+    fields: Any = ()
+    if attrs.has(cls):
+        fields = [(a.name, a.default) for a in attrs.fields(cls)]
+    elif dataclasses.is_dataclass(cls):
+        fields = [(f.name, f.default) for f in dataclasses.fields(cls)]
+    for name, default in fields:  # first: a slotted class holds a descriptor under the name
+        if name == attribute:
+            plain = default is not attrs.NOTHING and default is not dataclasses.MISSING
+            return default if plain and not isinstance(default, attrs.Factory) else _UNKNOWN  # type: ignore[arg-type]
+    for klass in cls.__mro__:
+        if attribute in vars(klass):
+            raw = vars(klass)[attribute]
+            return _UNKNOWN if hasattr(raw, "__get__") else raw  # a property, a slot
+    return _UNKNOWN
+
+
+def _fits(member: str, value: Any) -> bool:
+    """Whether *value* could be what *member* holds (unknown: it could)."""
+    shape = _SHAPES.get(member)
+    return value is _UNKNOWN or shape is None or shape(value)
+
+
 def _lacked(group: str, cls: type, own: set[str]) -> dict[str, bool]:
     """The members of *group* that *cls* lacks, each mapped to whether it is called (a method)
     rather than read (an attribute); required members are methods."""
@@ -930,7 +986,8 @@ def misspelt_members(group: str, cls: Any) -> tuple[Misspelling, ...]:
     group the plugin lacks (a required method, or an optional member of
     :data:`OPTIONAL_MEMBERS`): one edit away, the same name but for case and underscores
     (``readsAnswer``), or a close difflib match, and of the same kind (something called for a
-    method, a value for an attribute). The core would never read them; a plugin's own helper
+    method, a value for an attribute, of the member's shape where it has one: a collection for
+    ``values``, text for ``description``). The core would never read them; a plugin's own helper
     close to a member it does define (``scores`` beside ``score``) is not reported.
 
     .. versionchanged:: 0.3
@@ -946,7 +1003,8 @@ def misspelt_members(group: str, cls: Any) -> tuple[Misspelling, ...]:
     found = []
     for attribute in sorted(own - declared):
         called = _method_like(cls, attribute)
-        candidates = [n for n, method in lacked.items() if method == called]
+        value = _UNKNOWN if called else _value_of(cls, attribute)
+        candidates = [n for n, method in lacked.items() if method == called and _fits(n, value)]
         near = [n for n in candidates if _one_edit(attribute, n)]
         near += [n for n in candidates if n not in near and _squashed(n) == _squashed(attribute)]
         if not near:

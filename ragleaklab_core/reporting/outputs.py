@@ -13,7 +13,7 @@ command both render through here.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,18 @@ def shorthands() -> list[tuple[str, str]]:
 def accepting(option: str) -> list[str]:
     """The installed reporters whose ``render`` accepts the keyword *option*, by name."""
     return [name for name, cls in _importable() if option in declared(cls, "accepts", frozenset())]
+
+
+def check_reporters(names: Iterable[str]) -> None:
+    """Load every reporter of *names*, as rendering will: one that cannot be used (not installed,
+    broken, a misspelt member) refuses a run before it writes anything, not once every case
+    was asked and a journal left behind.
+
+    Raises:
+        PluginError: as :func:`render` (exit 3).
+    """
+    for name in names:
+        load_plugin(REPORTERS, name)
 
 
 def render(name: str, report: RunReport | Mapping[str, Any], **options: Any) -> str:
@@ -221,6 +233,7 @@ def step_summary(report: RunReport | Mapping[str, Any], *, max_chars: int | None
 
 __all__ = [
     "accepting",
+    "check_reporters",
     "declared",
     "github_annotations",
     "render",

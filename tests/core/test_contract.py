@@ -370,6 +370,8 @@ def test_common_typos_beyond_one_edit_are_reported(group, attribute, called, rig
         (METRICS, "_reads_answers", False, {}),  # private: the plugin's own business
         (METRICS, "scores", True, {"score": _method}),  # a helper beside the real method
         (METRICS, "value", False, {"VALUES": ("x",)}),  # VALUES serves as values
+        (METRICS, "value", False, {"value": "leak_rate"}),  # text, not a collection of names
+        ("ragleaklab.reporters", "suffixes", False, {"suffixes": (".a", ".b")}),
         (TARGETS, "answer_cache", False, {}),  # a plausible field, two edits from answer_case
         (TARGETS, "principle", False, {}),  # principal is a parameter, not an attribute
         (TARGETS, "closed", False, {}),  # a flag, not the close method
