@@ -757,9 +757,18 @@ class ReporterTraits:
     present: frozenset[str] = frozenset()
 
 
+def _read_member(obj: Any, name: str) -> Any:
+    """*obj*'s *name*, None when absent or when reading it raises (a plugin's own property or
+    descriptor: declarations are read where a crash would break the command line)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
 def reporter_traits(obj: Any) -> ReporterTraits:
     """The :class:`ReporterTraits` of *obj*, a reporter class or instance."""
-    found = {m.name: getattr(obj, m.name, None) for m in REPORTER_MEMBERS}
+    found = {m.name: _read_member(obj, m.name) for m in REPORTER_MEMBERS}
     accepts = found["accepts"]
     return ReporterTraits(
         description=found["description"] if isinstance(found["description"], str) else None,

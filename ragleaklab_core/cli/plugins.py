@@ -22,18 +22,34 @@ def _row(info: Any) -> dict[str, Any]:
     return row
 
 
+def _shorthand_plan() -> Any:
+    """The shorthands ``run`` offers, as ``run`` itself decides them (against its own options)."""
+    from ragleaklab_core.cli.commands import run
+    from ragleaklab_core.cli.reports import option_names
+    from ragleaklab_core.cli.shorthands import installed_plan
+
+    return installed_plan(option_names(run, click.Context(run)))
+
+
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
 def plugins_command(as_json: bool) -> None:
     """List every installed plugin, its distribution, target, and whether it loads.
 
-    A plugin with an attribute that looks like a misspelt member (``reads_answers`` for
+    A reporter whose shorthand cannot be a flag of ``run`` says why under it. A plugin with an
+    attribute that looks like a misspelt member (``reads_answers`` for
     ``reads_answer``) is listed as failed, with the member meant and the fix.
     """
-    from ragleaklab_core._discovery import discover_plugins
+    from ragleaklab_core._discovery import REPORTERS, discover_plugins
 
-    infos = discover_plugins()
+    plan = _shorthand_plan()
+    infos = [
+        attrs.evolve(i, warnings=(*i.warnings, *plan.warnings_for(i.name)))
+        if i.group == REPORTERS
+        else i
+        for i in discover_plugins()
+    ]
     if as_json:
         click.echo(json.dumps([_row(i) for i in infos], indent=2))
         return

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from attrs import frozen
+
 from ragleaklab_core._discovery import (
     REPORTERS,
     LoadedPlugin,
@@ -76,11 +78,33 @@ def _declaring(member: str) -> list[tuple[str, Any]]:
     return [(name, cls) for name, cls in _importable() if declared(cls, member, False)]
 
 
-def shorthands() -> list[tuple[str, str]]:
-    """``(name, description)`` of every reporter ``run`` offers ``--NAME FILE`` for."""
-    return [
-        (name, str(declared(cls, "description", name))) for name, cls in _declaring("shorthand")
-    ]
+@frozen
+class _Unreadable:
+    """What a member reads as when reading it raised (a plugin's descriptor blew up)."""
+
+    error: str
+
+    def __repr__(self) -> str:
+        return f"<reading it raised {self.error}>"
+
+
+def _member(cls: Any, member: str) -> Any:
+    try:
+        return getattr(cls, member, None)
+    except Exception as exc:  # a third party's property or descriptor: never a crash here
+        return _Unreadable(type(exc).__name__)
+
+
+def declared_shorthands() -> list[tuple[str, Any, Any]]:
+    """``(name, shorthand, description)`` of every importable reporter that declares a
+    ``shorthand``, as it declares them (unchecked: :mod:`ragleaklab_core.cli.shorthands` decides
+    which become flags of ``run``)."""
+    found = []
+    for name, cls in _importable():
+        value = _member(cls, "shorthand")
+        if value is not None:
+            found.append((name, value, _member(cls, "description")))
+    return found
 
 
 def accepting(option: str) -> list[str]:
@@ -235,12 +259,12 @@ __all__ = [
     "accepting",
     "check_reporters",
     "declared",
+    "declared_shorthands",
     "github_annotations",
     "render",
     "rendered_files",
     "renderer",
     "reporter_names",
-    "shorthands",
     "step_summary",
     "unknown_reporter",
     "write_renderings",
