@@ -9,6 +9,7 @@ raised as one :class:`PluginError`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,6 +53,11 @@ TARGETS = "ragleaklab.targets"
 REPORTERS = "ragleaklab.reporters"
 JUDGES = "ragleaklab.judges"
 GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS, JUDGES)
+#: The matchers the built-in metrics load by name (``ragleaklab_plugins.metrics._matching``).
+MATCHERS = "ragleaklab.matchers"
+#: Every entry-point group named ``ragleaklab...`` that ragleaklab reads: an entry point under any
+#: other such group (``ragleaklab.reporter``) is read by nothing, and is named where it matters.
+READ_GROUPS: tuple[str, ...] = (*GROUPS, MATCHERS)
 
 _PROTOCOLS: Mapping[str, type] = PROTOCOLS
 
@@ -215,11 +221,98 @@ def _failure(group: str, offer: _Offer, error: str) -> PluginLoadFailure:
     return PluginLoadFailure(group, offer.name, offer.target, offer.provider, error)
 
 
+@frozen
+class StrayEntryPoint:
+    """An entry point under a ``ragleaklab...`` group that ragleaklab does not read (a typo of
+    one that it does, such as ``ragleaklab.reporter``): installed, and used by nothing.
+
+    Attributes:
+        group: The group it is registered under.
+        name, target: The entry point's name and ``module:object``.
+        distribution, version: Who registers it.
+        meant: The group it was most likely meant for, or None.
+    """
+
+    group: str
+    name: str
+    target: str
+    distribution: str
+    version: str
+    meant: str | None
+
+    @property
+    def provider(self) -> str:
+        return f"{self.distribution} {self.version}"
+
+    def message(self) -> str:
+        """``'acme-tap' is registered by acme-x 1.0 under 'ragleaklab.reporter', which is not a
+        group: did you mean 'ragleaklab.reporters'?``"""
+        hint = (
+            f"did you mean {self.meant!r}?"
+            if self.meant
+            else f"the groups are {', '.join(READ_GROUPS)}"
+        )
+        return (
+            f"{self.name!r} is registered by {self.provider} under {self.group!r}, which is not "
+            f"a group: {hint}"
+        )
+
+
+def _is_ours(group: str) -> bool:
+    # Any spelling a careless author might use for ragleaklab's groups: ragleaklab.reporter,
+    # Ragleaklab.Reporters, ragleaklab_reporters; never inspect_ai's or another tool's.
+    return group.lower().replace("_", ".").replace("-", ".").startswith("ragleaklab")
+
+
+def _meant_group(group: str) -> str | None:
+    """The group of :data:`READ_GROUPS` *group* was most likely meant as, compared past the
+    shared ``ragleaklab.`` (which would make every group look alike)."""
+    tail = group.lower().replace("_", ".").replace("-", ".").removeprefix("ragleaklab").lstrip(".")
+    tails = {g.removeprefix("ragleaklab."): g for g in READ_GROUPS}
+    close = difflib.get_close_matches(tail, list(tails), n=1, cutoff=0.6)
+    return tails[close[0]] if close else None
+
+
+def stray_entry_points() -> list[StrayEntryPoint]:
+    """Every installed entry point under a ``ragleaklab...`` group that is not one of
+    :data:`READ_GROUPS`, by group and name; read from metadata, nothing is imported.
+
+    .. versionadded:: 0.3
+    """
+    found: dict[tuple[str, str, str], StrayEntryPoint] = {}
+    for distribution in importlib.metadata.distributions():
+        strays = [
+            ep
+            for ep in distribution.entry_points
+            if ep.group not in READ_GROUPS and _is_ours(ep.group)
+        ]
+        if strays:  # the common case is none: the name is read only for those that have one
+            dist, version = distribution.metadata["Name"] or "<unknown>", distribution.version
+        for ep in strays:
+            meant = _meant_group(ep.group)
+            found.setdefault(  # a distribution visible twice on sys.path is one
+                (ep.group, ep.name, _normalise(dist)),
+                StrayEntryPoint(ep.group, ep.name, ep.value, dist, version, meant),
+            )
+    return sorted(found.values(), key=lambda s: (s.group, s.name, s.provider))
+
+
+def stray_notes(name: str) -> list[str]:
+    """Why *name*, asked for and not found, may be installed all the same: each entry point of
+    that name under a group ragleaklab does not read (:func:`stray_entry_points`)."""
+    return [s.message() for s in stray_entry_points() if s.name == name]
+
+
 def _find(group: str, name: str) -> _Offer:
     offers = [o for o in _offers(group) if o.name == name]
     if not offers:
         known = available_names(group)
-        raise PluginError(group, missing={name: suggestions(name, known)}, available=known)
+        raise PluginError(
+            group,
+            missing={name: suggestions(name, known)},
+            available=known,
+            notes=stray_notes(name),
+        )
     if len(offers) > 1:
         who = "; ".join(f"{o.provider} ({o.target})" for o in offers)
         raise PluginError(

@@ -37,11 +37,13 @@ def _shorthand_plan() -> Any:
 def plugins_command(as_json: bool) -> None:
     """List every installed plugin, its distribution, target, and whether it loads.
 
+    An entry point under a ``ragleaklab...`` group that ragleaklab does not read
+    (``ragleaklab.reporter``) is named at the end, with the group it was probably meant for.
     A reporter whose shorthand cannot be a flag of ``run`` says why under it. A plugin with an
     attribute that looks like a misspelt member (``reads_answers`` for
     ``reads_answer``) is listed as failed, with the member meant and the fix.
     """
-    from ragleaklab_core._discovery import REPORTERS, discover_plugins
+    from ragleaklab_core._discovery import REPORTERS, discover_plugins, stray_entry_points
 
     plan = _shorthand_plan()
     infos = [
@@ -50,11 +52,42 @@ def plugins_command(as_json: bool) -> None:
         else i
         for i in discover_plugins()
     ]
+    stray = stray_entry_points()
     if as_json:
-        click.echo(json.dumps([_row(i) for i in infos], indent=2))
+        rows = [_row(i) for i in infos] + [_stray_row(s) for s in stray]
+        click.echo(json.dumps(rows, indent=2))
         return
-    if not infos:
+    if not infos and not stray:
         click.echo("no plugins installed")
+        return
+    _table(infos)
+    if stray:
+        click.echo("")
+        click.echo("warning: entry points under groups ragleaklab does not read (used by nothing):")
+        for entry in stray:
+            click.echo(f"    {entry.message()} ({entry.target})")
+
+
+def _stray_row(entry: Any) -> dict[str, Any]:
+    """An entry point under a group that is no group, as a row of ``--json`` (status
+    ``ignored``: nothing reads it)."""
+    return {
+        "group": entry.group,
+        "name": entry.name,
+        "target": entry.target,
+        "distribution": entry.distribution,
+        "version": entry.version,
+        "status": "ignored",
+        "error": entry.message(),
+        "misspelt": [],
+        "warnings": [],
+        "notes": [],
+        "meant_group": entry.meant,
+    }
+
+
+def _table(infos: list[Any]) -> None:
+    if not infos:
         return
     headers = ("GROUP", "NAME", "STATUS", "PROVIDER", "TARGET")
     rows = [(i.group, i.name, i.status, f"{i.distribution} {i.version}", i.target) for i in infos]

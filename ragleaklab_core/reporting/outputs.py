@@ -25,6 +25,7 @@ from ragleaklab_core._discovery import (
     available_names,
     load_plugin,
     plugin_class,
+    stray_notes,
 )
 from ragleaklab_core._safe_text import command_data, command_property, neutralise
 from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError, did_you_mean
@@ -45,7 +46,8 @@ def unknown_reporter(name: str) -> str | None:
         return None
     hint = did_you_mean(name, known)
     installed = ", ".join(known) if known else "none"
-    return f"no reporter named {name!r}{hint}; installed reporters: {installed}"
+    stray = "".join(f"; {note}" for note in stray_notes(name))
+    return f"no reporter named {name!r}{hint}; installed reporters: {installed}{stray}"
 
 
 def declared(reporter: Any, member: str, default: Any) -> Any:
