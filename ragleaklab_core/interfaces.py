@@ -179,9 +179,11 @@ class Reporter(Protocol):
       rendering (``--markdown-max-chars``, ``[run] markdown_max_chars``; 0: no cap; under
       GitHub Actions the step summary's cap too); a flag is refused for a reporter that does
       not accept its option;
-    - ``shorthand: bool`` (default false): ``ragleaklab run`` also offers ``--NAME FILE`` for it,
-      the same as ``--report NAME=FILE`` (the built-ins' ``--junit``, ``--sarif``,
-      ``--markdown`` and ``--html``). Its name must not be one of ``run``'s own options;
+    - ``shorthand: bool | str`` (default false): ``ragleaklab run`` also offers ``--NAME FILE``
+      for it (``True``; a string names a flag of its own), the same as ``--report NAME=FILE``
+      (the built-ins' ``--junit``, ``--sarif``, ``--markdown`` and ``--html``). The flag must be
+      lowercase words joined by dashes and not one of ``run``'s own options; otherwise the
+      reporter gets none, with a warning;
     - ``step_summary: bool`` (default false): under GitHub Actions, ``ragleaklab run`` appends
       its rendering to ``$GITHUB_STEP_SUMMARY`` (the built-in Markdown reporter). When several
       installed reporters say so, the first by name is used.
@@ -474,7 +476,9 @@ REPORTER_MEMBERS: tuple[Member, ...] = (
     Member(
         "shorthand",
         "class attribute",
-        "`ragleaklab run` also offers `--NAME FILE` for it, the same as `--report NAME=FILE`",
+        "`ragleaklab run` also offers `--NAME FILE` for it (True; a string names a flag of its "
+        "own), the same as `--report NAME=FILE`; a flag that cannot be one of `run` (uppercase, "
+        "spaces, an option `run` has, claimed twice) is left out with a warning",
         "0.2",
     ),
     Member(
