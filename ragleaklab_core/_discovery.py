@@ -53,7 +53,7 @@ TARGETS = "ragleaklab.targets"
 REPORTERS = "ragleaklab.reporters"
 JUDGES = "ragleaklab.judges"
 GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS, JUDGES)
-#: The matchers the built-in metrics load by name (``ragleaklab_plugins.metrics._matching``).
+#: The matchers metrics load by name (the built-in metrics' ``matcher`` option).
 MATCHERS = "ragleaklab.matchers"
 #: Every entry-point group named ``ragleaklab...`` that ragleaklab reads: an entry point under any
 #: other such group (``ragleaklab.reporter``) is read by nothing, and is named where it matters.

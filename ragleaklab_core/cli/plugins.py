@@ -23,12 +23,16 @@ def _row(info: Any) -> dict[str, Any]:
 
 
 def _shorthand_plan() -> Any:
-    """The shorthands ``run`` offers, as ``run`` itself decides them (against its own options)."""
-    from ragleaklab_core.cli.commands import run
+    """The shorthands ``run`` offers, as ``run`` itself decides them (against its own options,
+    read from the command group this command is part of)."""
     from ragleaklab_core.cli.reports import option_names
     from ragleaklab_core.cli.shorthands import installed_plan
 
-    return installed_plan(option_names(run, click.Context(run)))
+    root = click.get_current_context().find_root()
+    group = root.command
+    run = group.get_command(root, "run") if isinstance(group, click.Group) else None
+    taken = option_names(run, click.Context(run)) if run is not None else {"--help", "-h"}
+    return installed_plan(taken)
 
 
 @click.command("plugins")

@@ -155,7 +155,7 @@ class Careful:
     def judge(self, case, /):
         if len(case.answer) > 10_000:
             raise PluginRuntimeError("ragleaklab.judges", "careful", "answer too long: unjudged")
-        found = case.ground_truth.get("sentinel", "") in case.answer
+        found = case.ground_truth.get("secret", "") in case.answer
         return JudgeVerdict("positive" if found else "negative", "sentinel found" if found else "")
 
 
@@ -183,14 +183,14 @@ class ParsesVerdicts:
 def test_a_careful_judge_passes_and_its_verdict_is_returned():
     verdict = assert_judge_contract(Careful())
     assert verdict == JudgeVerdict("positive", "sentinel found")
-    assert sample_judged_case().ground_truth["sentinel"] in sample_judged_case().answer
+    assert sample_judged_case().ground_truth["secret"] in sample_judged_case().answer
 
 
 @pytest.mark.parametrize(
     ("judge", "fragment"),
     [
         (Dict(), "returned dict, expected JudgeVerdict"),
-        (Flipping(), "is not deterministic on case 'st-0001'"),
+        (Flipping(), "is not deterministic on "),
         (ParsesVerdicts(), "raised IndexError on hostile answer #6"),
     ],
 )
