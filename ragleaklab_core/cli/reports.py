@@ -91,9 +91,8 @@ class RunCommand(click.Command):
             for s in self.shorthand_plan(ctx).offered
         ]
         # Before --help, which click lists last.
-        help_option = self.get_help_option(ctx)
-        if help_option is not None and params and params[-1] is help_option:
-            return [*params[:-1], *shorthands, help_option]
+        if params and set(params[-1].opts) & set(ctx.help_option_names):
+            return [*params[:-1], *shorthands, params[-1]]
         return [*params, *shorthands]
 
 
