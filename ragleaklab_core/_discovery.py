@@ -9,6 +9,7 @@ raised as one :class:`PluginError`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,7 +37,9 @@ from ragleaklab_core.interfaces import (
     PackTraits,
     TargetTraits,
     Traits,
+    group_kind,
     metric_traits,
+    missing_hint,
     misspelt_members,
     read_traits,
     required_members,
@@ -50,6 +53,11 @@ TARGETS = "ragleaklab.targets"
 REPORTERS = "ragleaklab.reporters"
 JUDGES = "ragleaklab.judges"
 GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS, JUDGES)
+#: The matchers metrics load by name (the built-in metrics' ``matcher`` option).
+MATCHERS = "ragleaklab.matchers"
+#: Every entry-point group named ``ragleaklab...`` that ragleaklab reads: an entry point under any
+#: other such group (``ragleaklab.reporter``) is read by nothing, and is named where it matters.
+READ_GROUPS: tuple[str, ...] = (*GROUPS, MATCHERS)
 
 _PROTOCOLS: Mapping[str, type] = PROTOCOLS
 
@@ -213,11 +221,98 @@ def _failure(group: str, offer: _Offer, error: str) -> PluginLoadFailure:
     return PluginLoadFailure(group, offer.name, offer.target, offer.provider, error)
 
 
+@frozen
+class StrayEntryPoint:
+    """An entry point under a ``ragleaklab...`` group that ragleaklab does not read (a typo of
+    one that it does, such as ``ragleaklab.reporter``): installed, and used by nothing.
+
+    Attributes:
+        group: The group it is registered under.
+        name, target: The entry point's name and ``module:object``.
+        distribution, version: Who registers it.
+        meant: The group it was most likely meant for, or None.
+    """
+
+    group: str
+    name: str
+    target: str
+    distribution: str
+    version: str
+    meant: str | None
+
+    @property
+    def provider(self) -> str:
+        return f"{self.distribution} {self.version}"
+
+    def message(self) -> str:
+        """``'acme-tap' is registered by acme-x 1.0 under 'ragleaklab.reporter', which is not a
+        group: did you mean 'ragleaklab.reporters'?``"""
+        hint = (
+            f"did you mean {self.meant!r}?"
+            if self.meant
+            else f"the groups are {', '.join(READ_GROUPS)}"
+        )
+        return (
+            f"{self.name!r} is registered by {self.provider} under {self.group!r}, which is not "
+            f"a group: {hint}"
+        )
+
+
+def _is_ours(group: str) -> bool:
+    # Any spelling a careless author might use for ragleaklab's groups: ragleaklab.reporter,
+    # Ragleaklab.Reporters, ragleaklab_reporters; never inspect_ai's or another tool's.
+    return group.lower().replace("_", ".").replace("-", ".").startswith("ragleaklab")
+
+
+def _meant_group(group: str) -> str | None:
+    """The group of :data:`READ_GROUPS` *group* was most likely meant as, compared past the
+    shared ``ragleaklab.`` (which would make every group look alike)."""
+    tail = group.lower().replace("_", ".").replace("-", ".").removeprefix("ragleaklab").lstrip(".")
+    tails = {g.removeprefix("ragleaklab."): g for g in READ_GROUPS}
+    close = difflib.get_close_matches(tail, list(tails), n=1, cutoff=0.6)
+    return tails[close[0]] if close else None
+
+
+def stray_entry_points() -> list[StrayEntryPoint]:
+    """Every installed entry point under a ``ragleaklab...`` group that is not one of
+    :data:`READ_GROUPS`, by group and name; read from metadata, nothing is imported.
+
+    .. versionadded:: 0.3
+    """
+    found: dict[tuple[str, str, str], StrayEntryPoint] = {}
+    for distribution in importlib.metadata.distributions():
+        strays = [
+            ep
+            for ep in distribution.entry_points
+            if ep.group not in READ_GROUPS and _is_ours(ep.group)
+        ]
+        if strays:  # the common case is none: the name is read only for those that have one
+            dist, version = distribution.metadata["Name"] or "<unknown>", distribution.version
+        for ep in strays:
+            meant = _meant_group(ep.group)
+            found.setdefault(  # a distribution visible twice on sys.path is one
+                (ep.group, ep.name, _normalise(dist)),
+                StrayEntryPoint(ep.group, ep.name, ep.value, dist, version, meant),
+            )
+    return sorted(found.values(), key=lambda s: (s.group, s.name, s.provider))
+
+
+def stray_notes(name: str) -> list[str]:
+    """Why *name*, asked for and not found, may be installed all the same: each entry point of
+    that name under a group ragleaklab does not read (:func:`stray_entry_points`)."""
+    return [s.message() for s in stray_entry_points() if s.name == name]
+
+
 def _find(group: str, name: str) -> _Offer:
     offers = [o for o in _offers(group) if o.name == name]
     if not offers:
         known = available_names(group)
-        raise PluginError(group, missing={name: suggestions(name, known)}, available=known)
+        raise PluginError(
+            group,
+            missing={name: suggestions(name, known)},
+            available=known,
+            notes=stray_notes(name),
+        )
     if len(offers) > 1:
         who = "; ".join(f"{o.provider} ({o.target})" for o in offers)
         raise PluginError(
@@ -243,9 +338,14 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
     instance must have every method of the group's protocol; a target may have the asynchronous
     form of ``answer`` and ``ingest`` (``aanswer``, ``aingest``) instead.
 
+    A public attribute that looks like a member the plugin lacks (:func:`misspelt_members`) is
+    refused too, naming the member meant: the core would never read it.
+
     .. versionadded:: 0.1
     .. versionchanged:: 0.2
         Async-only targets pass.
+    .. versionchanged:: 0.3
+        Misspelt members are refused; a missing method names the one that looks meant for it.
     """
     _check_group(group)
     if not isinstance(cls, type) or not (attrs.has(cls) or dataclasses.is_dataclass(cls)):
@@ -261,6 +361,19 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
                 )
             ],
         )
+    # A member spelt so that the core would never read it (``for_corpos``, ``rendr``): an error
+    # naming the member meant, never a plugin that silently does less than its author wrote.
+    misspelt = misspelt_members(group, cls)
+    if misspelt:
+        raise PluginContractError(
+            group,
+            failures=[
+                PluginLoadFailure(
+                    group, name, target, _provider_of(group, name), m.message(group, name)
+                )
+                for m in misspelt
+            ],
+        )
     if obj is not None:
         protocol = _PROTOCOLS[group]
         alternatives = _ASYNC_FORMS if group == TARGETS else {}
@@ -271,6 +384,15 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
             and not (n in alternatives and callable(getattr(obj, alternatives[n], None)))
         ]
         if lacking:
+            hints = {n: missing_hint(group, cls, n) for n in lacking}
+            said = [
+                f"{group_kind(group)} {name!r} has no method {n!r}{h}"
+                for n, h in hints.items()
+                if h
+            ]
+            unhinted = [n for n, h in hints.items() if not h]
+            if unhinted:
+                said.insert(0, f"missing {', '.join(unhinted)}")
             raise PluginContractError(
                 group,
                 failures=[
@@ -279,7 +401,7 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
                         name,
                         target,
                         _provider_of(group, name),
-                        f"does not implement {protocol.__name__}: missing {', '.join(lacking)}",
+                        f"does not implement {protocol.__name__}: {'; '.join(said)}",
                     )
                 ],
             )
@@ -394,16 +516,10 @@ def load_plugin(
         ConfigError: The options do not fit the plugin's fields.
 
     .. versionadded:: 0.1
-    .. versionchanged:: 0.2
-        A public attribute that looks like a misspelt optional member is logged as a warning
-        (once per process), naming the member meant.
+    .. versionchanged:: 0.3
+        A public attribute that looks like a member the plugin lacks is refused
+        (:class:`PluginContractError`, naming the member meant); it was a logged warning.
     """
-    return _load(group, name, options, path=path, warn=True)
-
-
-def _load(
-    group: str, name: str, options: Mapping[str, Any] | None, *, path: str, warn: bool
-) -> LoadedPlugin:
     offer, cls = _checked_class(group, name)
     if group == TARGETS:
         # A credential written literally in a target's options (a python app's DSN) is sent to
@@ -420,36 +536,7 @@ def _load(
         ) from exc
     check_contract(group, name, offer.target, cls, obj)
     log.debug("plugin.loaded", group=group, plugin=name, provider=offer.provider)
-    if warn:
-        _warn_misspelt(group, name, offer, cls)
     return LoadedPlugin(group, name, offer.target, offer.provider, obj, plugin_options(obj))
-
-
-#: (group, name, attribute) already warned about: a run loads a target per pack, and one warning
-#: per process says it.
-_warned: set[tuple[str, str, str]] = set()
-
-
-def _warn_misspelt(group: str, name: str, offer: _Offer, cls: Any) -> None:
-    """Log a warning for each attribute of *cls* that looks like a misspelt optional member.
-
-    A warning, not a failure: the attribute may be the plugin's own business, and a plugin
-    that worked before must keep loading; but the core will not read it under that name.
-    """
-    for found in misspelt_members(group, cls):
-        key = (group, name, found.attribute)
-        if key in _warned:
-            continue
-        _warned.add(key)
-        log.warning(
-            "plugin.misspelt_member",
-            group=group,
-            plugin=name,
-            provider=offer.provider,
-            attribute=found.attribute,
-            suggestions=list(found.suggestions),
-            message=found.message(group, name),
-        )
 
 
 @frozen
@@ -463,25 +550,29 @@ class PluginInfo:
     version: str
     status: str  # "ok" or "failed"
     error: str | None = None
-    #: Attributes that look like misspelt optional members, each with the declared names it is
-    #: close to (reported, not failed: the core ignores them).
+    #: Attributes that look like members the plugin lacks, each with the members it is close to
+    #: (the plugin fails to load for them: its ``error`` says so, with the fix).
     misspelt: tuple[Misspelling, ...] = ()
+    #: What works but not as the author may think (a reporter's shorthand that cannot be a
+    #: flag), one sentence each.
+    warnings: tuple[str, ...] = ()
 
     def notes(self) -> list[str]:
-        """One line per misspelt member: ``metric 'x' has 'reads_answers': did you mean ...?``"""
-        return [m.message(self.group, self.name) for m in self.misspelt]
+        """The warnings, one line each (a failure is in ``error``)."""
+        return list(self.warnings)
 
 
 def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
     """Every installed plugin of every group, and whether it loads and builds with defaults.
 
     This is the one call that imports *all* plugins. Failures are reported in the result,
-    never raised; so are attributes that look like misspelt optional members
-    (:attr:`PluginInfo.misspelt`), which are not logged as well.
+    never raised; a misspelt member fails its plugin (:attr:`PluginInfo.misspelt` lists them).
 
     .. versionadded:: 0.1
     .. versionchanged:: 0.2
         ``misspelt``.
+    .. versionchanged:: 0.3
+        A misspelt member fails the plugin; ``warnings``.
     """
     infos = []
     for group in groups:
@@ -491,9 +582,8 @@ def discover_plugins(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
             misspelt: tuple[Misspelling, ...] = ()
             try:
                 # Read from the class, so a plugin that does not build with defaults is checked.
-                misspelt = misspelt_members(group, _checked_class(group, offer.name)[1])
-                # Not logged as well: the listing reports them itself, under the plugin.
-                _load(group, offer.name, None, path="$.options", warn=False)
+                misspelt = misspelt_members(group, _import(group, offer))
+                load_plugin(group, offer.name, None)
             except (PluginError, ConfigError) as exc:
                 error = str(exc)
             infos.append(

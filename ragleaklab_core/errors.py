@@ -106,11 +106,14 @@ class PluginError(RagleaklabError):
         failures: Sequence[PluginLoadFailure] = (),
         missing: Mapping[str, Sequence[str]] | None = None,
         available: Sequence[str] = (),
+        notes: Sequence[str] = (),
     ):
         self.group = group
         self.failures = tuple(failures)
         self.missing = dict(missing or {})
         self.available = tuple(available)
+        #: What else explains a missing name (registered under a group that is no group).
+        self.notes = tuple(notes)
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -124,6 +127,7 @@ class PluginError(RagleaklabError):
                 hint = f" (no plugins are installed in {self.group})"
             lines.append(f"no plugin named {name!r} in {self.group}{hint}")
         lines.extend(str(f) for f in self.failures)
+        lines.extend(self.notes)
         return "\n".join(lines) or f"plugin error in {self.group}"
 
 

@@ -11,8 +11,9 @@ them. Each is declared once, below, in a table per group (:data:`METRIC_MEMBERS`
 :data:`TARGET_MEMBERS`, :data:`PACK_MEMBERS`, :data:`FITTER_MEMBERS`), and read once, when the
 plugin is loaded, into a frozen record (:class:`MetricTraits`, :class:`TargetTraits`,
 :class:`PackTraits`, :class:`FitterTraits`) that the core uses instead of looking the members up
-itself. A public attribute one edit away from a declared member, and not declared itself, is
-reported (:func:`misspelt_members`): ``reads_answers`` is not silently ignored.
+itself. A public attribute one edit away from a member the plugin lacks, and not declared itself,
+is refused when the plugin is loaded (:func:`misspelt_members`): ``reads_answers`` is not silently
+ignored.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -178,9 +179,11 @@ class Reporter(Protocol):
       rendering (``--markdown-max-chars``, ``[run] markdown_max_chars``; 0: no cap; under
       GitHub Actions the step summary's cap too); a flag is refused for a reporter that does
       not accept its option;
-    - ``shorthand: bool`` (default false): ``ragleaklab run`` also offers ``--NAME FILE`` for it,
-      the same as ``--report NAME=FILE`` (the built-ins' ``--junit``, ``--sarif``,
-      ``--markdown`` and ``--html``). Its name must not be one of ``run``'s own options;
+    - ``shorthand: bool | str`` (default false): ``ragleaklab run`` also offers ``--NAME FILE``
+      for it (``True``; a string names a flag of its own), the same as ``--report NAME=FILE``
+      (the built-ins' ``--junit``, ``--sarif``, ``--markdown`` and ``--html``). The flag must be
+      lowercase words joined by dashes and not one of ``run``'s own options; otherwise the
+      reporter gets none, with a warning;
     - ``step_summary: bool`` (default false): under GitHub Actions, ``ragleaklab run`` appends
       its rendering to ``$GITHUB_STEP_SUMMARY`` (the built-in Markdown reporter). When several
       installed reporters say so, the first by name is used.
@@ -497,7 +500,9 @@ REPORTER_MEMBERS: tuple[Member, ...] = (
     Member(
         "shorthand",
         "class attribute",
-        "`ragleaklab run` also offers `--NAME FILE` for it, the same as `--report NAME=FILE`",
+        "`ragleaklab run` also offers `--NAME FILE` for it (True; a string names a flag of its "
+        "own), the same as `--report NAME=FILE`; a flag that cannot be one of `run` (uppercase, "
+        "spaces, an option `run` has, claimed twice) is left out with a warning",
         "0.2",
     ),
     Member(
@@ -786,9 +791,18 @@ class ReporterTraits:
     present: frozenset[str] = frozenset()
 
 
+def _read_member(obj: Any, name: str) -> Any:
+    """*obj*'s *name*, None when absent or when reading it raises (a plugin's own property or
+    descriptor: declarations are read where a crash would break the command line)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
 def reporter_traits(obj: Any) -> ReporterTraits:
     """The :class:`ReporterTraits` of *obj*, a reporter class or instance."""
-    found = {m.name: getattr(obj, m.name, None) for m in REPORTER_MEMBERS}
+    found = {m.name: _read_member(obj, m.name) for m in REPORTER_MEMBERS}
     accepts = found["accepts"]
     return ReporterTraits(
         description=found["description"] if isinstance(found["description"], str) else None,
@@ -823,21 +837,39 @@ def read_traits(group: str, obj: Any) -> Traits | None:
 
 @frozen
 class Misspelling:
-    """A public attribute of a plugin class that looks like a declared optional member.
+    """A public attribute of a plugin class that looks like a member the plugin lacks.
 
     Attributes:
         attribute: The attribute the plugin defines.
-        suggestions: The declared members it is close to, the likeliest first.
+        suggestions: The members it is close to (each one the plugin lacks), the likeliest first.
     """
 
     attribute: str
     suggestions: tuple[str, ...]
 
     def message(self, group: str, name: str) -> str:
-        """``metric 'acme-x' has 'reads_answers': did you mean 'reads_answer'?``"""
-        kind = group.rsplit(".", 1)[-1].removesuffix("s")
+        """What is wrong and the fix, for a plugin *name* of *group*: ``metric 'acme-x' has no
+        method 'score' (it has 'scores': did you mean 'score'?)`` for a required member,
+        ``metric 'acme-x' has 'reads_answers': did you mean 'reads_answer'? ...`` for an
+        optional one."""
+        kind = group_kind(group)
+        meant = self.suggestions[0]
+        if group in PROTOCOLS and meant in required_members(group):
+            return (
+                f"{kind} {name!r} has no method {meant!r} "
+                f"(it has {self.attribute!r}: did you mean {meant!r}?)"
+            )
         options = " or ".join(repr(s) for s in self.suggestions)
-        return f"{kind} {name!r} has {self.attribute!r}: did you mean {options}?"
+        return (
+            f"{kind} {name!r} has {self.attribute!r}: did you mean {options}? ragleaklab reads "
+            f"only {meant!r}, so {self.attribute!r} would be ignored: rename it, or make it "
+            f"private ({'_' + self.attribute!r}) if it is the plugin's own"
+        )
+
+
+def group_kind(group: str) -> str:
+    """What one plugin of *group* is called in messages: ``ragleaklab.metrics`` -> ``metric``."""
+    return group.rsplit(".", 1)[-1].removesuffix("s")
 
 
 #: Packages whose classes are not the plugin's own: what a plugin class may inherit from or be
@@ -891,29 +923,158 @@ def _squashed(name: str) -> str:
 #: reported: high enough that a field such as ``answer_cache`` is not taken for ``answer_case``.
 CLOSE_MATCH = 0.9
 
+#: Members that stand for each other: a plugin with either of a pair lacks neither (an async-only
+#: target's ``aanswer`` is not a misspelt ``answer``, a metric's ``VALUES`` serves as ``values``).
+ALTERNATIVES: Mapping[str, Mapping[str, str]] = {
+    "ragleaklab.metrics": {"values": "VALUES", "VALUES": "values"},
+    "ragleaklab.targets": {
+        **{m: f"a{m}" for m in ("answer", "ingest", "close", "reset", "remove_planted")},
+        **{f"a{m}": m for m in ("answer", "ingest", "close", "reset", "remove_planted")},
+    },
+}
+
+_METHOD_KINDS = frozenset({"method", "async method", "classmethod"})
+
+
+def _method_like(cls: type, attribute: str) -> bool:
+    """Whether *cls*'s own *attribute* is something called (a function, a classmethod or
+    staticmethod, a callable object), rather than a value (a field, a property, data)."""
+    for klass in cls.__mro__:
+        if attribute in vars(klass):
+            raw = vars(klass)[attribute]
+            if isinstance(raw, classmethod | staticmethod):
+                return True
+            return callable(raw) and not isinstance(raw, type | property)
+    return False  # an attrs or dataclass field without a class-level value: data
+
+
+_UNKNOWN = object()
+
+
+def _collection(value: Any) -> bool:
+    return value is None or (isinstance(value, Collection) and not isinstance(value, str | bytes))
+
+
+def _text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+#: What a value member holds, where a plugin's own field of that name-shape could hold something
+#: else: a field ``value = "leak_rate"`` is no misspelt ``values`` (a collection of names).
+_SHAPES: Mapping[str, Callable[[Any], bool]] = {
+    **dict.fromkeys(("values", "VALUES", "lower_is_worse", "accepts", "primary_for"), _collection),
+    **dict.fromkeys(
+        (
+            "description",
+            "suffix",
+            "isolation",
+            "ingest_scope",
+            "subject_value",
+            "identity",
+            "data_package",
+            "plants_into",
+        ),
+        _text,
+    ),
+}
+
+
+def _value_of(cls: type, attribute: str) -> Any:
+    """The value *cls* gives *attribute* without being built (a class attribute, or an attrs or
+    dataclass field's plain default); ``_UNKNOWN`` when only an instance would tell."""
+    fields: Any = ()
+    if attrs.has(cls):
+        fields = [(a.name, a.default) for a in attrs.fields(cls)]
+    elif dataclasses.is_dataclass(cls):
+        fields = [(f.name, f.default) for f in dataclasses.fields(cls)]
+    for name, default in fields:  # first: a slotted class holds a descriptor under the name
+        if name == attribute:
+            plain = default is not attrs.NOTHING and default is not dataclasses.MISSING
+            return default if plain and not isinstance(default, attrs.Factory) else _UNKNOWN  # type: ignore[arg-type]
+    for klass in cls.__mro__:
+        if attribute in vars(klass):
+            raw = vars(klass)[attribute]
+            return _UNKNOWN if hasattr(raw, "__get__") else raw  # a property, a slot
+    return _UNKNOWN
+
+
+def _fits(member: str, value: Any) -> bool:
+    """Whether *value* could be what *member* holds (unknown: it could)."""
+    shape = _SHAPES.get(member)
+    return value is _UNKNOWN or shape is None or shape(value)
+
+
+def _lacked(group: str, cls: type, own: set[str]) -> dict[str, bool]:
+    """The members of *group* that *cls* lacks, each mapped to whether it is called (a method)
+    rather than read (an attribute); required members are methods."""
+    members = {
+        m.name: m.kind in _METHOD_KINDS for m in OPTIONAL_MEMBERS.get(group, ()) if m.is_attribute
+    }
+    if group in PROTOCOLS:
+        members.update(dict.fromkeys(required_members(group), True))
+    alternatives = ALTERNATIVES.get(group, {})
+
+    def has(n: str) -> bool:
+        return n in own or hasattr(cls, n)
+
+    return {
+        n: called
+        for n, called in members.items()
+        if not has(n) and not (n in alternatives and has(alternatives[n]))
+    }
+
 
 def misspelt_members(group: str, cls: Any) -> tuple[Misspelling, ...]:
-    """The public attributes of plugin class *cls* (of *group*) that look like a declared member
-    (:data:`OPTIONAL_MEMBERS`) without being one: one edit away, the same name but for case and
-    underscores (``readsAnswer``), or a close difflib match. The core would silently ignore them.
+    """The public attributes of plugin class *cls* (of *group*) that look like a member of the
+    group the plugin lacks (a required method, or an optional member of
+    :data:`OPTIONAL_MEMBERS`): one edit away, the same name but for case and underscores
+    (``readsAnswer``), or a close difflib match, and of the same kind (something called for a
+    method, a value for an attribute, of the member's shape where it has one: a collection for
+    ``values``, text for ``description``). The core would never read them; a plugin's own helper
+    close to a member it does define (``scores`` beside ``score``) is not reported.
+
+    .. versionchanged:: 0.3
+        Required members count; only members the plugin lacks, of the attribute's kind.
     """
     if not isinstance(cls, type):
         cls = type(cls)
-    optional = [m.name for m in OPTIONAL_MEMBERS.get(group, ()) if m.is_attribute]
-    declared = {*optional, *(required_members(group) if group in PROTOCOLS else ())}
+    own = _own_attributes(cls)
+    declared = {m.name for m in OPTIONAL_MEMBERS.get(group, ())}
+    if group in PROTOCOLS:
+        declared.update(required_members(group))
+    lacked = _lacked(group, cls, own)
     found = []
-    for attribute in sorted(_own_attributes(cls) - declared):
-        near = [n for n in optional if _one_edit(attribute, n)]
-        near += [n for n in optional if n not in near and _squashed(n) == _squashed(attribute)]
+    for attribute in sorted(own - declared):
+        called = _method_like(cls, attribute)
+        value = _UNKNOWN if called else _value_of(cls, attribute)
+        candidates = [n for n, method in lacked.items() if method == called and _fits(n, value)]
+        near = [n for n in candidates if _one_edit(attribute, n)]
+        near += [n for n in candidates if n not in near and _squashed(n) == _squashed(attribute)]
         if not near:
-            near = difflib.get_close_matches(attribute, optional, n=1, cutoff=CLOSE_MATCH)
+            near = difflib.get_close_matches(attribute, candidates, n=1, cutoff=CLOSE_MATCH)
         if near:
             near.sort(key=lambda n: -difflib.SequenceMatcher(None, attribute, n).ratio())
             found.append(Misspelling(attribute, tuple(near)))
     return tuple(found)
 
 
+def missing_hint(group: str, cls: Any, member: str) -> str:
+    """For a required *member* plugin class *cls* lacks, ``" (it has 'scores': did you mean
+    'score'?)"`` when one of its public methods looks meant for it (looser than
+    :func:`misspelt_members`: the plugin fails anyway, so a hint costs nothing), else ``""``."""
+    if not isinstance(cls, type):
+        cls = type(cls)
+    own = sorted(a for a in _own_attributes(cls) if _method_like(cls, a))
+    close = [a for a in own if member in a.lower() or (len(a) > 2 and a.lower() in member)]
+    close += [a for a in difflib.get_close_matches(member, own, n=3, cutoff=0.6) if a not in close]
+    if not close:
+        return ""
+    close.sort(key=lambda a: -difflib.SequenceMatcher(None, member, a).ratio())
+    return f" (it has {close[0]!r}: did you mean {member!r}?)"
+
+
 __all__ = [
+    "ALTERNATIVES",
     "FITTER_MEMBERS",
     "INGEST_SCOPES",
     "ISOLATIONS",
@@ -936,7 +1097,9 @@ __all__ = [
     "TargetTraits",
     "ThresholdFitter",
     "Traits",
+    "group_kind",
     "metric_traits",
+    "missing_hint",
     "misspelt_members",
     "pack_traits",
     "read_traits",

@@ -65,7 +65,7 @@ from ragleaklab_core.gate.comparison import (
     read_comparable,
 )
 from ragleaklab_core.reporting.console import render as render_summary
-from ragleaklab_core.reporting.outputs import github_annotations, rendered_files
+from ragleaklab_core.reporting.outputs import check_reporters, github_annotations, rendered_files
 from ragleaklab_core.run.cleanup import PlantedLeft, before_planting
 from ragleaklab_core.run.executor import Executor
 from ragleaklab_core.run.journal import META, PARTIAL, Journal
@@ -386,6 +386,9 @@ class RunSession:
             if differences:
                 raise not_comparable(differences)
         _check_outputs(request, out)
+        # Every plugin the run will use is loaded by now (packs, their metrics, the target in
+        # plan_suite; the reporters here): one that cannot be used leaves OUT as it was.
+        check_reporters(request.renderings)
         description = run_fingerprint(config, plan.packs, tags)
         replayed = f":replay={request.replay}" if request.replay is not None else ""
         journal = Journal(out, description + replayed)

@@ -26,6 +26,7 @@ from ragleaklab_core.cli.label import label_group
 from ragleaklab_core.cli.packs import new_pack_command, pack_group
 from ragleaklab_core.cli.plugins import plugins_command
 from ragleaklab_core.cli.reports import (
+    RunCommand,
     rendering_options,
     report_command,
     requested_renderings,
@@ -454,7 +455,7 @@ def _progress_callbacks() -> Any:
     return progress_for(sys.stderr, os.environ)
 
 
-@cli.command()
+@cli.command(cls=RunCommand)
 @click.option(
     "-c",
     "--config",

@@ -13,6 +13,7 @@ import click
 from ragleaklab_core._atomic import same_file
 from ragleaklab_core.cli._errors import handle_errors
 from ragleaklab_core.cli._files import write_file
+from ragleaklab_core.cli.shorthands import KEYWORD_PREFIX, ShorthandPlan, installed_plan
 from ragleaklab_core.config import MARKDOWN_MAX_CHARS, markdown_cap_problem
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.inputs import read_report
@@ -21,7 +22,6 @@ from ragleaklab_core.reporting.outputs import (
     github_annotations,
     render,
     renderer,
-    shorthands,
     step_summary,
     unknown_reporter,
     write_renderings,
@@ -31,22 +31,12 @@ F = Any  # a click-decorated function
 
 #: The keyword ``run`` receives ``--report NAME=FILE`` under (through its ``**renderings``).
 _REPORT_OPTION = "report_files"
-#: The prefix of a shorthand's keyword, ``--NAME FILE`` -> ``render_NAME``.
-_SHORTHAND = "render_"
 
 
 def rendering_options(func: F) -> F:
-    """``--report NAME=FILE`` (repeatable) on ``run`` for any installed reporter, and the
-    shorthand ``--NAME FILE`` for every reporter that declares one (the built-in ``--junit``,
-    ``--sarif``, ``--markdown``, ``--html``)."""
-    for name, description in sorted(shorthands(), reverse=True):
-        func = click.option(
-            f"--{name}",
-            f"{_SHORTHAND}{name}",
-            type=click.Path(path_type=Path, dir_okay=False),
-            metavar="FILE",
-            help=f"Also write {description} to FILE (the same as --report {name}=FILE).",
-        )(func)
+    """``--report NAME=FILE`` (repeatable) on ``run`` for any installed reporter; the shorthand
+    ``--NAME FILE`` of each reporter that declares one is added when ``run`` is used
+    (:class:`RunCommand`)."""
     return click.option(
         "--report",
         _REPORT_OPTION,
@@ -57,15 +47,70 @@ def rendering_options(func: F) -> F:
     )(func)
 
 
+#: Where a ``run`` invocation keeps its shorthand plan (``click.Context.meta``).
+_PLAN = "ragleaklab.shorthands"
+
+
+def option_names(command: click.Command, ctx: click.Context) -> set[str]:
+    """Every flag *command* has of its own (``--out``, ``-o``, ``--help``)."""
+    names: set[str] = set()
+    for param in click.Command.get_params(command, ctx):
+        names.update(param.opts)
+        names.update(param.secondary_opts)
+    return names
+
+
+class RunCommand(click.Command):
+    """``ragleaklab run``, with a ``--NAME FILE`` option for each reporter shorthand.
+
+    The shorthands are read from the installed reporters when the command is used (its help
+    included), not when the command line is built, so what a reporter declares can never break
+    another command; one that cannot be a flag is left out with one warning line on stderr
+    (:mod:`ragleaklab_core.cli.shorthands`)."""
+
+    def shorthand_plan(self, ctx: click.Context) -> ShorthandPlan:
+        """This invocation's plan, made (and its refusals said) once."""
+        plan = ctx.meta.get(_PLAN)
+        if plan is None:
+            plan = installed_plan(option_names(self, ctx))
+            ctx.meta[_PLAN] = plan
+            for refusal in plan.refused:
+                click.echo(f"warning: {refusal.message()}", err=True)
+        return plan
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        shorthands = [
+            click.Option(
+                [f"--{s.flag}", s.keyword],
+                type=click.Path(path_type=Path, dir_okay=False),
+                metavar="FILE",
+                help=f"Also write {s.description} to FILE (the same as --report "
+                f"{s.reporter}=FILE).",
+            )
+            for s in self.shorthand_plan(ctx).offered
+        ]
+        # Before --help, which click lists last.
+        if params and set(params[-1].opts) & set(ctx.help_option_names):
+            return [*params[:-1], *shorthands, params[-1]]
+        return [*params, *shorthands]
+
+
 def requested_renderings(options: Mapping[str, Any]) -> dict[str, Path]:
     """``{reporter: path}`` from ``run``'s rendering options (``--report NAME=FILE`` and the
     shorthands), refusing an unknown reporter, one named twice, a FILE named twice and a
     directory, before anything runs."""
+    context = click.get_current_context(silent=True)
+    plan = context.meta.get(_PLAN) if context is not None else None
     given: list[tuple[str, str, Path]] = []  # (flag as typed, reporter, path)
     for key, path in sorted(options.items()):
-        if key.startswith(_SHORTHAND) and path is not None:
-            name = key.removeprefix(_SHORTHAND)
-            given.append((f"--{name} {Path(path).as_posix()}", name, Path(path)))
+        if key.startswith(KEYWORD_PREFIX) and path is not None:
+            shorthand = plan.by_keyword(key) if isinstance(plan, ShorthandPlan) else None
+            if shorthand is None:  # only the plan's keywords reach run; anything else is a bug
+                raise click.UsageError(f"unknown rendering option {key!r}")
+            given.append(
+                (f"--{shorthand.flag} {Path(path).as_posix()}", shorthand.reporter, Path(path))
+            )
     for item in options.get(_REPORT_OPTION) or ():
         name, sep, file = str(item).partition("=")
         if not sep or not name.strip() or not file.strip():

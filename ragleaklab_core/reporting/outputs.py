@@ -13,9 +13,11 @@ command both render through here.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from attrs import frozen
 
 from ragleaklab_core._discovery import (
     REPORTERS,
@@ -23,6 +25,7 @@ from ragleaklab_core._discovery import (
     available_names,
     load_plugin,
     plugin_class,
+    stray_notes,
 )
 from ragleaklab_core._safe_text import command_data, command_property, neutralise
 from ragleaklab_core.errors import InputError, PluginRuntimeError, RagleaklabError, did_you_mean
@@ -43,7 +46,8 @@ def unknown_reporter(name: str) -> str | None:
         return None
     hint = did_you_mean(name, known)
     installed = ", ".join(known) if known else "none"
-    return f"no reporter named {name!r}{hint}; installed reporters: {installed}"
+    stray = "".join(f"; {note}" for note in stray_notes(name))
+    return f"no reporter named {name!r}{hint}; installed reporters: {installed}{stray}"
 
 
 def declared(reporter: Any, member: str, default: Any) -> Any:
@@ -76,16 +80,50 @@ def _declaring(member: str) -> list[tuple[str, Any]]:
     return [(name, cls) for name, cls in _importable() if declared(cls, member, False)]
 
 
-def shorthands() -> list[tuple[str, str]]:
-    """``(name, description)`` of every reporter ``run`` offers ``--NAME FILE`` for."""
-    return [
-        (name, str(declared(cls, "description", name))) for name, cls in _declaring("shorthand")
-    ]
+@frozen
+class _Unreadable:
+    """What a member reads as when reading it raised (a plugin's descriptor blew up)."""
+
+    error: str
+
+    def __repr__(self) -> str:
+        return f"<reading it raised {self.error}>"
+
+
+def _member(cls: Any, member: str) -> Any:
+    try:
+        return getattr(cls, member, None)
+    except Exception as exc:  # a third party's property or descriptor: never a crash here
+        return _Unreadable(type(exc).__name__)
+
+
+def declared_shorthands() -> list[tuple[str, Any, Any]]:
+    """``(name, shorthand, description)`` of every importable reporter that declares a
+    ``shorthand``, as it declares them (unchecked: :mod:`ragleaklab_core.cli.shorthands` decides
+    which become flags of ``run``)."""
+    found = []
+    for name, cls in _importable():
+        value = _member(cls, "shorthand")
+        if value is not None:
+            found.append((name, value, _member(cls, "description")))
+    return found
 
 
 def accepting(option: str) -> list[str]:
     """The installed reporters whose ``render`` accepts the keyword *option*, by name."""
     return [name for name, cls in _importable() if option in declared(cls, "accepts", frozenset())]
+
+
+def check_reporters(names: Iterable[str]) -> None:
+    """Load every reporter of *names*, as rendering will: one that cannot be used (not installed,
+    broken, a misspelt member) refuses a run before it writes anything, not once every case
+    was asked and a journal left behind.
+
+    Raises:
+        PluginError: as :func:`render` (exit 3).
+    """
+    for name in names:
+        load_plugin(REPORTERS, name)
 
 
 def render(name: str, report: RunReport | Mapping[str, Any], **options: Any) -> str:
@@ -221,13 +259,14 @@ def step_summary(report: RunReport | Mapping[str, Any], *, max_chars: int | None
 
 __all__ = [
     "accepting",
+    "check_reporters",
     "declared",
+    "declared_shorthands",
     "github_annotations",
     "render",
     "rendered_files",
     "renderer",
     "reporter_names",
-    "shorthands",
     "step_summary",
     "unknown_reporter",
     "write_renderings",

@@ -150,6 +150,19 @@ def load_metric(
             ``lower_is_worse`` that is no collection of value names, say): ignoring the
             declaration would reduce and report its values in the wrong direction.
     """
+    return _bind(check_metric(name, info, options), documents)
+
+
+def check_metric(
+    name: str, info: PackInfo, options: Mapping[str, Any] | None = None
+) -> LoadedPlugin:
+    """Metric plugin *name* built as a run of the pack *info* builds it (:func:`load_metric`),
+    not yet bound to the pack's documents: what a run checks of each metric before anything
+    is written.
+
+    Raises:
+        PluginError, PluginContractError, ConfigError: as :func:`load_metric`.
+    """
     plugin = load_plugin(
         METRICS,
         name,
@@ -158,7 +171,7 @@ def load_metric(
     )
     if plugin.metric_traits.problems:
         raise _unusable(plugin, "; ".join(plugin.metric_traits.problems))
-    return _bind(plugin, documents)
+    return plugin
 
 
 def run_pack(
@@ -522,6 +535,7 @@ __all__ = [
     "PackRun",
     "RunSettings",
     "arun_pack",
+    "check_metric",
     "count_asks",
     "describe",
     "first_principal_case",

@@ -47,6 +47,7 @@ from ragleaklab_core.run.recording import Recorder, Replay, metric_options
 from ragleaklab_core.run.runner import (
     CaseRecord,
     RunSettings,
+    check_metric,
     count_asks,
     load_pack,
     principal_problem,
@@ -216,6 +217,12 @@ def plan_suite(
     names = pack_names(config, packs)
     check_config_names(config, source=source)
     loaded = tuple(load_pack(name) for name in names)  # unknown or broken packs: exit 3
+    # Every metric of every pack, built as the run builds it (a misspelt member, an import
+    # error, options that do not fit): refused now, not after the first pack wrote a journal.
+    for pack in loaded:
+        info = pack_info(pack.obj)
+        for metric in info.metrics:
+            check_metric(metric, info, config.metrics.get(metric))
     settings = settings_of(config, tags)
     # A tag no case carries is a usage error now, not later.
     surveyed = {pack.name: survey_cases(pack, settings) for pack in loaded}

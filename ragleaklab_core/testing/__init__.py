@@ -14,6 +14,10 @@ the kit would import it before pytest can register it). It is not registered und
 - :func:`assert_metric_reads_any_text`: a metric scores a case given answers and retrieved texts
   of hostile shapes (:data:`HOSTILE_TEXTS`: numbers of every format, open markdown, urls,
   direction marks...) or says why it cannot, never raising;
+- :func:`assert_reporter_contract` and :func:`assert_judge_contract`: a reporter returns text,
+  the same bytes for the same report whatever the hash seed, and escapes hostile fields
+  (:func:`hostile_report`); a judge returns a ``JudgeVerdict``, the same one for the same
+  case, and survives hostile answers (:data:`HOSTILE_ANSWERS`) or refuses them with a reason;
 - :func:`assert_labels_are_sound`: check a pack's labels without defining them by its metric
   (one label per case, both classes, enough negatives for the fitter, a declared
   ``label_source``), and warn (:class:`LabelsMirrorMetricWarning`) when they agree with the
@@ -35,12 +39,19 @@ returns what it checked so a test can assert more.
 from __future__ import annotations
 
 from ragleaklab_core.testing.contracts import (
+    HOSTILE_ANSWERS,
+    HOSTILE_MARKUP,
     assert_fitter_contract,
+    assert_judge_contract,
     assert_metric_contract,
     assert_metric_reads_any_text,
     assert_pack_contract,
     assert_plugin_contract,
+    assert_reporter_contract,
     assert_target_contract,
+    hostile_report,
+    sample_judged_case,
+    sample_report,
 )
 from ragleaklab_core.testing.fake_dist import rlk_fake_dist
 from ragleaklab_core.testing.hostile_text import HOSTILE_TEXTS, hostile_texts
@@ -61,6 +72,8 @@ from ragleaklab_core.testing.targets import (
 )
 
 __all__ = [
+    "HOSTILE_ANSWERS",
+    "HOSTILE_MARKUP",
     "HOSTILE_TEXTS",
     "SOUND_FITTERS",
     "Asked",
@@ -71,14 +84,19 @@ __all__ = [
     "Rule",
     "ScriptedTarget",
     "assert_fitter_contract",
+    "assert_judge_contract",
     "assert_labels_are_outcomes",
     "assert_labels_are_sound",
     "assert_metric_contract",
     "assert_metric_reads_any_text",
     "assert_pack_contract",
     "assert_plugin_contract",
+    "assert_reporter_contract",
     "assert_target_contract",
+    "hostile_report",
     "hostile_texts",
     "negatives_for_fitter",
     "rlk_fake_dist",
+    "sample_judged_case",
+    "sample_report",
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 import string
 from pathlib import Path
@@ -273,19 +272,26 @@ def test_pack_traits():
 
 # -- misspelt members -----------------------------------------------------------------------------
 
-ATTRIBUTE_MEMBERS = sorted(
-    (group, m.name)
-    for group, members in OPTIONAL_MEMBERS.items()
-    for m in members
-    if m.is_attribute
+_METHODS = ("method", "async method", "classmethod")
+#: (group, member, called): every member a plugin attribute can misspell, required ones included.
+MEMBERS = sorted(
+    {
+        *(
+            (group, m.name, m.kind in _METHODS)
+            for group, members in OPTIONAL_MEMBERS.items()
+            for m in members
+            if m.is_attribute
+        ),
+        *((group, n, True) for group in PROTOCOLS for n in required_members(group)),
+    }
 )
 ALPHABET = string.ascii_letters + "_"
 
 
 @st.composite
 def one_edit(draw):
-    """A declared member's name after one insertion, deletion or substitution of a character."""
-    group, name = draw(st.sampled_from(ATTRIBUTE_MEMBERS))
+    """A member's name after one insertion, deletion or substitution of a character."""
+    group, name, called = draw(st.sampled_from(MEMBERS))
     kind = draw(st.sampled_from(["insert", "delete", "substitute"]))
     i = draw(st.integers(0, len(name) - (kind != "insert")))
     c = draw(st.sampled_from(ALPHABET))
@@ -294,18 +300,23 @@ def one_edit(draw):
         "delete": name[:i] + name[i + 1 :],
         "substitute": name[:i] + c + name[i + 1 :],
     }[kind]
-    return group, name, edited
+    return group, name, called, edited
 
 
-def _plugin_class(attribute: str) -> type:
-    return type("Plugin", (), {attribute: None})
+def _method(self, *args):
+    raise NotImplementedError
+
+
+def _plugin_class(attribute: str, called: bool = False, **more: Any) -> type:
+    """A plugin class defining *attribute* (a method when *called*, else a value) and *more*."""
+    return type("Plugin", (), {attribute: _method if called else None, **more})
 
 
 @given(one_edit())
-def test_any_one_edit_of_a_declared_member_is_reported_with_its_name(edit):
-    group, name, edited = edit
+def test_any_one_edit_of_a_member_is_reported_with_its_name(edit):
+    group, name, called, edited = edit
     declared = {m.name for m in OPTIONAL_MEMBERS[group]} | set(required_members(group))
-    found = misspelt_members(group, _plugin_class(edited))
+    found = misspelt_members(group, _plugin_class(edited, called))
     if edited in declared or edited.startswith("_") or not edited:
         assert found == ()  # itself declared, or private: nothing to say
     else:
@@ -314,33 +325,65 @@ def test_any_one_edit_of_a_declared_member_is_reported_with_its_name(edit):
         assert name in misspelt.suggestions
 
 
+@given(one_edit())
+def test_an_edit_of_a_member_the_plugin_has_is_its_own_business(edit):
+    group, name, called, edited = edit
+    plugin = _plugin_class(edited, called, **{name: _method if called else None})
+    assert all(name not in m.suggestions for m in misspelt_members(group, plugin))
+
+
+@given(one_edit())
+def test_a_value_is_never_taken_for_a_method_nor_a_method_for_a_value(edit):
+    group, name, called, edited = edit
+    assert all(
+        name not in m.suggestions
+        for m in misspelt_members(group, _plugin_class(edited, not called))
+    )
+
+
 @pytest.mark.parametrize(
-    ("group", "attribute", "right"),
+    ("group", "attribute", "called", "right"),
     [
-        (METRICS, "readsAnswer", "reads_answer"),  # case and underscores only
-        (METRICS, "lower_is_wrose", "lower_is_worse"),  # two neighbours swapped
-        (TARGETS, "threadsafe", "thread_safe"),
-        (PACKS, "label_provenence", "label_provenance"),
+        (METRICS, "readsAnswer", False, "reads_answer"),  # case and underscores only
+        (METRICS, "lower_is_wrose", False, "lower_is_worse"),  # two neighbours swapped
+        (METRICS, "for_corpos", True, "for_corpus"),
+        (METRICS, "scores", True, "score"),
+        (TARGETS, "threadsafe", False, "thread_safe"),
+        (TARGETS, "anwser", True, "answer"),
+        (PACKS, "label_provenence", True, "label_provenance"),
+        (PACKS, "case", True, "cases"),
+        ("ragleaklab.reporters", "rendr", True, "render"),
+        ("ragleaklab.reporters", "shorthnad", False, "shorthand"),
+        ("ragleaklab.judges", "identiy", False, "identity"),
+        (FITTERS, "fitt", True, "fit"),
     ],
 )
-def test_common_typos_beyond_one_edit_are_reported(group, attribute, right):
-    [found] = misspelt_members(group, _plugin_class(attribute))
+def test_common_typos_beyond_one_edit_are_reported(group, attribute, called, right):
+    [found] = misspelt_members(group, _plugin_class(attribute, called))
     assert found.suggestions[0] == right
 
 
 @pytest.mark.parametrize(
-    ("group", "attribute"),
+    ("group", "attribute", "called", "more"),
     [
-        (METRICS, "threshold"),
-        (METRICS, "_reads_answers"),  # private: the plugin's own business
-        (TARGETS, "answer_cache"),  # a plausible field, two edits from answer_case
-        (TARGETS, "principle"),  # principal is a parameter, not an attribute
-        (FITTERS, "fits"),  # fitters declare no optional member
-        (TARGETS, "aanswer"),
+        (METRICS, "threshold", False, {}),
+        (METRICS, "_reads_answers", False, {}),  # private: the plugin's own business
+        (METRICS, "scores", True, {"score": _method}),  # a helper beside the real method
+        (METRICS, "value", False, {"VALUES": ("x",)}),  # VALUES serves as values
+        (METRICS, "value", False, {"value": "leak_rate"}),  # text, not a collection of names
+        ("ragleaklab.reporters", "suffixes", False, {"suffixes": (".a", ".b")}),
+        (TARGETS, "answer_cache", False, {}),  # a plausible field, two edits from answer_case
+        (TARGETS, "principle", False, {}),  # principal is a parameter, not an attribute
+        (TARGETS, "closed", False, {}),  # a flag, not the close method
+        (TARGETS, "resets", False, {}),  # a counter, not the reset method
+        (TARGETS, "aanswer", True, {}),  # the async form of answer
+        (TARGETS, "closes", True, {"aclose": _method}),  # aclose serves as close
+        (FITTERS, "fits", False, {}),
+        ("ragleaklab.reporters", "renders", True, {"render": _method}),
     ],
 )
-def test_what_is_not_a_misspelling_is_not_reported(group, attribute):
-    assert misspelt_members(group, _plugin_class(attribute)) == ()
+def test_what_is_not_a_misspelling_is_not_reported(group, attribute, called, more):
+    assert misspelt_members(group, _plugin_class(attribute, called, **more)) == ()
 
 
 def test_only_the_plugins_own_hierarchy_counts():
@@ -361,7 +404,9 @@ def test_only_the_plugins_own_hierarchy_counts():
 
 
 def test_no_builtin_plugin_has_a_misspelt_member():
-    assert {(i.group, i.name): i.misspelt for i in discover_plugins() if i.misspelt} == {}
+    infos = [i for i in discover_plugins() if i.distribution == "ragleaklab"]
+    assert {(i.group, i.name): i.misspelt for i in infos if i.misspelt} == {}
+    assert [(i.group, i.name, i.error) for i in infos if i.status != "ok"] == []
 
 
 MISSPELT = """
@@ -377,46 +422,112 @@ class Typo:
         return MetricResult({"x": 0.0})
 """
 
+TYPO_ERROR = (
+    "metric 'typo-metric' has 'reads_answers': did you mean 'reads_answer'? ragleaklab reads only "
+    "'reads_answer', so 'reads_answers' would be ignored: rename it, or make it private "
+    "('_reads_answers') if it is the plugin's own"
+)
 
-def test_a_misspelt_member_is_logged_once_at_load_and_still_loads(rlk_fake_dist, caplog):
+
+def test_a_misspelt_member_is_refused_at_load_naming_member_plugin_and_fix(rlk_fake_dist):
     rlk_fake_dist(
         "rlk-typo",
-        entry_points={METRICS: {"acme-typo": "rlk_typo:Typo"}},
+        entry_points={METRICS: {"typo-metric": "rlk_typo:Typo"}},
         modules={"rlk_typo.py": MISSPELT},
     )
-    with caplog.at_level(logging.WARNING, logger="ragleaklab_core._discovery"):
-        loaded = load_plugin(METRICS, "acme-typo")
-        load_plugin(METRICS, "acme-typo")
-    # The core did not read the misspelt name: the metric still reads the answer.
-    assert loaded.metric_traits.reads_answer is True
-    messages = [r.getMessage() for r in caplog.records if "misspelt" in r.getMessage()]
-    assert len(messages) == 1
-    assert "metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?" in messages[0]
+    with pytest.raises(PluginContractError) as err:
+        load_plugin(METRICS, "typo-metric")
+    assert err.value.exit_code == 3
+    assert str(err.value) == (
+        "ragleaklab.metrics:typo-metric (rlk_typo:Typo, from rlk-typo 1.0) could not be used: "
+        + TYPO_ERROR
+    )
 
 
-def test_the_plugins_command_reports_it_in_the_table_and_in_json(rlk_fake_dist):
+REQUIRED_TYPOS = """
+from attrs import frozen
+
+
+@frozen
+class Scores:
+    def scores(self, case, response):
+        raise NotImplementedError
+
+
+@frozen
+class JudgeCase:
+    def judge_case(self, case):
+        raise NotImplementedError
+
+
+@frozen
+class Rendr:
+    description = "a table"
+
+    def rendr(self, report, **options):
+        return ""
+
+
+@frozen
+class Nothing:
+    def helper(self):
+        return 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("group", "name", "message"),
+    [
+        (METRICS, "scores", "metric 'scores' has no method 'score' "
+         "(it has 'scores': did you mean 'score'?)"),
+        ("ragleaklab.reporters", "rendr", "reporter 'rendr' has no method 'render' "
+         "(it has 'rendr': did you mean 'render'?)"),
+        ("ragleaklab.judges", "judge-case", "does not implement Judge: judge 'judge-case' has no "
+         "method 'judge' (it has 'judge_case': did you mean 'judge'?)"),
+    ],
+)  # fmt: skip
+def test_a_misspelt_required_member_gets_a_did_you_mean(rlk_fake_dist, group, name, message):
+    rlk_fake_dist(
+        "rlk-req",
+        entry_points={
+            METRICS: {"scores": "rlk_req:Scores", "nothing": "rlk_req:Nothing"},
+            "ragleaklab.reporters": {"rendr": "rlk_req:Rendr"},
+            "ragleaklab.judges": {"judge-case": "rlk_req:JudgeCase"},
+        },
+        modules={"rlk_req.py": REQUIRED_TYPOS},
+    )
+    with pytest.raises(PluginContractError) as err:
+        load_plugin(group, name)
+    assert message in str(err.value)
+    # A plugin lacking the method with nothing close to it: the plain message, no guess.
+    with pytest.raises(PluginContractError) as plain:
+        load_plugin(METRICS, "nothing")
+    assert str(plain.value).endswith("does not implement Metric: missing score")
+
+
+def test_the_plugins_command_lists_it_failed_with_the_fix(rlk_fake_dist):
     from ragleaklab_core.cli.commands import cli
 
     rlk_fake_dist(
         "rlk-typo",
-        entry_points={METRICS: {"acme-typo": "rlk_typo:Typo"}},
+        entry_points={METRICS: {"typo-metric": "rlk_typo:Typo"}},
         modules={"rlk_typo.py": MISSPELT},
     )
     runner = CliRunner()
     table = runner.invoke(cli, ["plugins"])
-    assert table.exit_code == 0, table.output
+    assert table.exit_code == 0, table.output  # listing a broken plugin is not an error
     lines = table.output.splitlines()
-    row = next(i for i, line in enumerate(lines) if " acme-typo " in line)
-    assert lines[row + 1].strip() == (
-        "warning: metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"
-    )
+    row = next(i for i, line in enumerate(lines) if " typo-metric " in line)
+    assert lines[row].split()[2] == "failed"
+    assert lines[row + 1].strip().endswith(TYPO_ERROR)
     out = runner.invoke(cli, ["plugins", "--json"])
     rows = {(r["group"], r["name"]): r for r in json.loads(out.stdout)}
-    typo = rows[(METRICS, "acme-typo")]
-    assert typo["status"] == "ok"
+    typo = rows[(METRICS, "typo-metric")]
+    assert typo["status"] == "failed"
+    assert typo["error"].endswith(TYPO_ERROR)
     assert typo["misspelt"] == [{"attribute": "reads_answers", "suggestions": ["reads_answer"]}]
-    assert typo["notes"] == ["metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"]
     assert rows[(METRICS, "verbatim")]["misspelt"] == []
+    assert rows[(METRICS, "verbatim")]["status"] == "ok"
 
 
 # -- async-only targets ---------------------------------------------------------------------------
@@ -489,7 +600,8 @@ def test_check_contract_accepts_the_async_form_only_for_targets():
             pass
 
     check_contract(TARGETS, "t", "x:T", AsyncTarget, AsyncTarget())
-    with pytest.raises(PluginContractError, match="missing fit"):
+    # Only targets have async forms: a fitter's afit is the fit it lacks, misspelt.
+    with pytest.raises(PluginContractError, match=r"has no method 'fit' \(it has 'afit'"):
         check_contract(FITTERS, "f", "x:F", AsyncFitter, AsyncFitter())
 
 

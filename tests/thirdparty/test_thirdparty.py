@@ -158,18 +158,24 @@ def test_a_reporter_that_accepts_no_calibration_refuses_one(tmp_path):
     assert not (tmp_path / "x.csv").exists()
 
 
-TYPO_NOTE = "metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'?"
+TYPO_ERROR = (
+    "ragleaklab.metrics:acme-typo (ragleaklab_acme.typo:TypoMetric, from ragleaklab-acme 1.2.0) "
+    "could not be used: metric 'acme-typo' has 'reads_answers': did you mean 'reads_answer'? "
+    "ragleaklab reads only 'reads_answer', so 'reads_answers' would be ignored: rename it, or make "
+    "it private ('_reads_answers') if it is the plugin's own"
+)
 
 
-def test_a_misspelt_optional_member_is_listed_with_the_right_name(tmp_path):
+def test_a_misspelt_optional_member_is_listed_failed_with_the_right_name(tmp_path):
     out = rlk("plugins", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     rows = {(r["group"], r["name"]): r for r in json.loads(out.stdout)}
     typo = rows[("ragleaklab.metrics", "acme-typo")]
-    assert typo["status"] == "ok"  # reported, not refused: it still loads and scores
+    assert typo["status"] == "failed"  # the core would never read the misspelt declaration
+    assert typo["error"] == TYPO_ERROR
     assert typo["misspelt"] == [{"attribute": "reads_answers", "suggestions": ["reads_answer"]}]
-    assert typo["notes"] == [TYPO_NOTE]
     assert rows[("ragleaklab.fitters", "acme-fixed")]["misspelt"] == []
+    assert rows[("ragleaklab.fitters", "acme-fixed")]["status"] == "ok"
     assert "reads_answers" not in out.stderr  # the listing says it once, in its output
 
     table = rlk("plugins", cwd=tmp_path)
@@ -177,20 +183,19 @@ def test_a_misspelt_optional_member_is_listed_with_the_right_name(tmp_path):
     row = next(
         i for i, line in enumerate(lines) if line.split()[:2] == ["ragleaklab.metrics", "acme-typo"]
     )
-    assert lines[row + 1].strip() == f"warning: {TYPO_NOTE}"
+    assert lines[row].split()[2] == "failed"
+    assert lines[row + 1].strip() == TYPO_ERROR
 
 
-def test_a_misspelt_optional_member_is_logged_when_the_plugin_is_loaded(tmp_path):
+def test_a_misspelt_optional_member_is_refused_when_the_plugin_is_loaded(tmp_path):
     code = (
-        "from ragleaklab_core import METRICS, load_plugin\n"
-        "from ragleaklab_core._log import configure_cli_logging\n"
-        "configure_cli_logging()\n"
-        "loaded = load_plugin(METRICS, 'acme-typo')\n"
-        "load_plugin(METRICS, 'acme-typo')\n"
-        "print(loaded.metric_traits.reads_answer)\n"
+        "from ragleaklab_core import METRICS, PluginError, load_plugin\n"
+        "try:\n"
+        "    load_plugin(METRICS, 'acme-typo')\n"
+        "except PluginError as exc:\n"
+        "    print(exc.exit_code, exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "True"  # the misspelt declaration was not read
-    assert out.stderr.count(TYPO_NOTE) == 1  # once per process
+    assert out.stdout.strip() == f"3 {TYPO_ERROR}"
     assert "Traceback" not in out.stderr

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from ragleaklab_core.cli.reports import github_annotations
-from ragleaklab_core.reporting.outputs import reporter_names, shorthands
+from ragleaklab_core.cli.shorthands import installed_plan
+from ragleaklab_core.reporting.outputs import reporter_names
 from tests.support.cli import rlk
 
 #: The built-in reporters (pyproject.toml), and those `run` offers a `--NAME FILE` shorthand for:
@@ -26,7 +27,9 @@ SMOKE = ("run", "--smoke")
 
 def test_every_format_is_registered_and_offered_by_run_but_the_one_it_prints(tmp_path):
     assert set(RENDERINGS) <= set(reporter_names())
-    assert {name for name, _ in shorthands()} == set(WRITTEN)  # no --text FILE
+    plan = installed_plan({"--out", "-o"})
+    assert {s.reporter for s in plan.offered} == set(WRITTEN)  # no --text FILE
+    assert plan.refused == ()
     done = rlk("run", "--help", cwd=tmp_path, ok=(0,))
     for fmt in RENDERINGS:
         assert (f"--{fmt} FILE" in done.stdout) is (fmt in WRITTEN), fmt

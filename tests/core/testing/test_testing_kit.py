@@ -273,7 +273,7 @@ class PlainMetric:  # not an attrs class: ragleaklab cannot build it from option
         (ImpureMetric(), "ragleaklab.metrics:ImpureMetric is not pure: scoring case 'c1' twice"),
         (DictMetric(), "TypeError: returned dict, expected MetricResult"),
         (RaisingMetric(), "as a run would record it: RuntimeError: boom"),
-        (NoScoreMetric(), "does not implement Metric: missing score"),
+        (NoScoreMetric(), "has no method 'score' (it has 'scor': did you mean 'score'?)"),
         (PlainMetric(), "must point at an attrs class or dataclass"),
     ],
 )
