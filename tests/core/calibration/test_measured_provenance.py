@@ -437,3 +437,23 @@ def test_what_calibrate_writes_on_a_packs_own_labels_corrects_that_system_only(s
     edited.mkdir()
     result, report = gated_run(server, edited, tmp_path / "t.json", "--max-corrected-rate", "0.5")
     assert "was changed after calibrate wrote it" in not_tested(result, report)
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("acme@0123456789ab", "$.target: the label says it was observed on "
+         "'acme@0123456789ab', but the manifest's label_target is 'reference@693fcdcd3a7c'"),
+        ("", "$.target: must name the system whose answers were labelled"),
+        (7, "$.target: must name the system whose answers were labelled"),
+    ],
+)  # fmt: skip
+def test_a_packs_label_line_that_contradicts_its_manifest_is_invalid(tmp_path, target, message):
+    pack = tmp_path / "pack"
+    shutil.copytree(SHIPPED.parent, pack, ignore=shutil.ignore_patterns("__pycache__"))
+    rows = lines(pack / "labels.jsonl")
+    assert all(r["target"] == REFERENCE for r in rows)  # every shipped line says it
+    rows[2]["target"] = target
+    write_lines(pack / "labels.jsonl", rows)
+    result = rlk("pack", "validate", "pack", cwd=tmp_path, ok=(2,))
+    assert f"labels.jsonl:3: {message}" in " ".join(result.stdout.split())
