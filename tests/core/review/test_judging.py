@@ -155,7 +155,8 @@ def test_a_judge_labels_a_run_is_measured_and_only_then_calibrates(served, tmp_p
         cwd=tmp_path,
         ok=(0,),
     )
-    rlk("label", "import", str(file), "-o", "judge.jsonl", cwd=tmp_path, ok=(0,))
+    done = rlk("label", "import", str(file), "-o", "judge.jsonl", cwd=tmp_path, ok=(0,))
+    assert "warning: this judge is below the floor (its sensitivity " in done.stderr
     imported = records(tmp_path / "judge.jsonl")
     assert all(r["judge_agreement"]["against"] == "alice" for r in imported)
     assert all(r["labelled_by"].startswith("openai-compatible:judge-test@") for r in imported)
