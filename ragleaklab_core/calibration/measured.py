@@ -17,7 +17,8 @@ The trust model, honestly: the seal is a checksum, not a signature. It ties the 
 systems to the labels' digest so that an edit is seen, but whoever can edit the file can also
 recompute it on purpose. The thresholds file is input the team reviews like code; what this
 module guarantees is that a file that is not what ``calibrate`` writes is refused, never read
-as a measurement.
+as a measurement. The seal also covers the pack and value the entry was calibrated for: an
+entry copied into another value's place measured another metric.
 """
 
 from __future__ import annotations
@@ -55,12 +56,15 @@ def _get(entry: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-def _sealed(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields the seal covers: what a corrected rate reads, and what says where it came
-    from. Anything else in the entry (a note, the previous entry) may change freely."""
+def _sealed(entry: Mapping[str, Any], pack: str, value: str) -> dict[str, Any]:
+    """The fields the seal covers: where the entry stands (its pack and value: an entry copied
+    to another value's place measured another metric), what a corrected rate reads, and what
+    says where it came from. Anything else (a note, the previous entry) may change freely."""
     labels = entry.get("labels") if isinstance(entry.get("labels"), Mapping) else {}
     assert isinstance(labels, Mapping)
     return {
+        "pack": pack,
+        "value": value,
         "threshold": entry.get("threshold"),
         "decision_rule": entry.get("decision_rule"),
         "n_positive": entry.get("n_positive"),
@@ -77,17 +81,19 @@ def _sealed(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def seal(entry: Mapping[str, Any]) -> str:
-    """The sha256 of the fields of *entry* that make it a measurement (see the module)."""
+def seal(entry: Mapping[str, Any], pack: str, value: str) -> str:
+    """The sha256 of the fields of *entry*, stored for *pack*'s *value*, that make it a
+    measurement (see the module)."""
     canonical = json.dumps(
-        _sealed(entry), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        _sealed(entry, pack, value), sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def measured_record(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``measured`` record ``calibrate --write-thresholds`` stores on *entry*."""
-    return {"written_by": WRITTEN_BY, "seal": seal(entry)}
+def measured_record(entry: Mapping[str, Any], pack: str, value: str) -> dict[str, Any]:
+    """The ``measured`` record ``calibrate --write-thresholds`` stores on *entry* for *pack*'s
+    *value*."""
+    return {"written_by": WRITTEN_BY, "seal": seal(entry, pack, value)}
 
 
 def _missing(entry: Mapping[str, Any]) -> list[str]:
@@ -109,20 +115,21 @@ def _missing(entry: Mapping[str, Any]) -> list[str]:
     return missing
 
 
-def not_measured(entry: Mapping[str, Any]) -> str | None:
-    """Why *entry* (of a thresholds file) carries no measured error a corrected rate may take,
-    or None when it does. The reason says what the entry lacks, not where it is: the caller
-    names its ``$.path`` and the fix."""
+def not_measured(entry: Mapping[str, Any], pack: str, value: str) -> str | None:
+    """Why *entry* (of a thresholds file, stored for *pack*'s *value*) carries no measured
+    error a corrected rate may take, or None when it does. The reason says what the entry
+    lacks, not where it is: the caller names its ``$.path`` and the fix."""
     missing = _missing(entry)
     if missing:
         return "is not what calibrate --write-thresholds writes from labels: it lacks " + ", ".join(
             missing
         )
     record = entry["measured"]
-    if record.get("seal") != seal(entry):
+    if record.get("seal") != seal(entry, pack, value):
         return (
             "was changed after calibrate wrote it: its measured.seal does not match its counts, "
-            "threshold, fitter, date, labels digest and labelled systems"
+            "threshold, fitter, date, labels digest and labelled systems, or the pack and value "
+            "it was calibrated for"
         )
     labels = entry["labels"]
     observed_on, unattributed = labels.get("observed_on"), labels.get("unattributed")

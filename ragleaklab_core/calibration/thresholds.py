@@ -50,7 +50,7 @@ class ThresholdsFile:
         found = {}
         for name, entry in sorted(self.packs.get(pack, {}).items()):
             measured, why = measured_error(entry), None
-            problem = not_measured(entry) if _claims_measurement(entry) else None
+            problem = not_measured(entry, pack, name) if _claims_measurement(entry) else None
             if problem is not None:
                 measured, why = (
                     None,

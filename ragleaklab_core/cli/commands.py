@@ -283,6 +283,18 @@ def calibrate(
 
         where = thresholds_path or Path(full.run.thresholds_file)
         labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
+        declared = report.inputs.get("labels") or {}
+        unnamed = declared.get("unattributed") or (0 if declared.get("observed_on") else None)
+        if unnamed is None or unnamed:  # said before it is stored, not first by `run`
+            import attrs
+
+            some = "none names a target" if unnamed is None else f"{unnamed} name no target"
+            said = (
+                f"the labels do not say which system's answers they judged ({some}): "
+                "the stored threshold gates on the failing count, but its measured error "
+                "corrects no rate (label import writes `target` on every line)"
+            )
+            report = attrs.evolve(report, warnings=(*report.warnings, said))
         if (r.flags_nothing or report.misses_target) and not force:
             _echo_warnings(report.warnings)
         prepared = prepare_threshold(

@@ -277,7 +277,7 @@ def prepare_threshold(
     }
     if forced:
         entry["forced"] = list(forced)
-    entry["measured"] = measured_record(entry)
+    entry["measured"] = measured_record(entry, report.pack_name, report.metric_name)
     current = read_thresholds(path, missing_ok=True)
     return update_threshold(current, report.pack_name, report.metric_name, entry, force=force)
 

@@ -48,10 +48,11 @@ def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def thresholds_file(path: Path, entry: dict[str, Any], other: dict[str, Any] | None = None) -> Path:
-    """A thresholds file holding *entry* for the pack's primary value and *other* (default: the
-    same) for its second one, exactly as given (no sealing here)."""
-    values = {VALUE: entry, OTHER: entry if other is None else other}
+def thresholds_file(path: Path, entry: dict[str, Any], here: str) -> Path:
+    """A thresholds file holding *entry* for the pack's primary value, exactly as given, and for
+    its second value what calibrate writes on labels of *here*: so whatever the run refuses is
+    the first entry's doing."""
+    values = {VALUE: entry, OTHER: sealed(MEASURED, here, OTHER)}
     body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: values}}
     path.write_text(json.dumps(body), encoding="utf-8")
     return path
@@ -123,6 +124,8 @@ def _shapes(here: str) -> dict[str, tuple[dict[str, Any], str]]:
         "seal forged": (forged, changed),
         "observed_on edited": (relabelled, changed),
         "count raised": (raised, changed),
+        # calibrate's own entry for the other value (another metric's error), copied here
+        "copied from another value": (sealed(MEASURED, here, OTHER), changed),
         "labels name no system": (no_system, "do not say which system's answers they judged"),
         "some labels name none": (partly, "3 of its labels name no target"),
     }
@@ -134,9 +137,10 @@ SHAPES = list(_shapes("x"))
 @pytest.mark.parametrize("shape", SHAPES)
 def test_an_entry_calibrate_did_not_write_leaves_the_pack_not_tested(server, tmp_path, shape):
     entry, reason = _shapes(identity(server))[shape]
-    thresholds = thresholds_file(tmp_path / "t.json", entry)
+    thresholds = thresholds_file(tmp_path / "t.json", entry, identity(server))
     result, report = gated_run(server, tmp_path, thresholds, "--max-corrected-rate", "0.5")
     text = not_tested(result, report)
+    assert f"reason: {OTHER}:" not in text  # the other value, calibrate's own, is not refused
     assert f"the entry {ENTRY_PATH} of {thresholds}" in text
     assert reason in text
     assert FIX in text
@@ -147,7 +151,8 @@ def test_without_the_gate_a_hand_written_entry_shows_no_corrected_rate_and_says_
     server, tmp_path
 ):
     entry, _ = _shapes(identity(server))["issue"]
-    result, report = gated_run(server, tmp_path, thresholds_file(tmp_path / "t.json", entry))
+    thresholds = thresholds_file(tmp_path / "t.json", entry, identity(server))
+    result, report = gated_run(server, tmp_path, thresholds)
     (pack,) = report["packs"]
     assert pack["values"][VALUE]["corrected_rate"] is None
     note = f"{VALUE}: no corrected rate: its threshold carries no measured error: the entry"
@@ -160,8 +165,8 @@ def test_the_same_entry_sealed_by_calibrate_for_this_system_does_correct(server,
     # The control: what the refused shapes were made from is accepted, so each refusal above is
     # the shape's doing, not the fixture's.
     entry = sealed(MEASURED, identity(server))
-    assert not_measured(entry) is None
-    thresholds = thresholds_file(tmp_path / "t.json", entry)
+    assert not_measured(entry, PACK, VALUE) is None
+    thresholds = thresholds_file(tmp_path / "t.json", entry, identity(server))
     result, report = gated_run(server, tmp_path, thresholds, "--max-corrected-rate", "0.999")
     assert result.returncode in (0, 1), result.stdout + result.stderr
     (pack,) = report["packs"]
@@ -171,7 +176,11 @@ def test_the_same_entry_sealed_by_calibrate_for_this_system_does_correct(server,
 
 def test_every_field_the_seal_covers_breaks_it_when_edited():
     entry = sealed(MEASURED, "acme@0123456789ab")
-    assert not_measured(entry) is None
+    assert not_measured(entry, PACK, VALUE) is None
+
+    def not_measured_here(edited: dict[str, Any]) -> str | None:
+        return not_measured(edited, PACK, VALUE)
+
     edits = {
         "threshold": 0.25,
         "decision_rule": "score > threshold -> FAIL",
@@ -182,7 +191,7 @@ def test_every_field_the_seal_covers_breaks_it_when_edited():
         "calibrated_at": "2026-12-01T00:00:00Z",
     }
     for key, value in edits.items():
-        assert "changed after" in str(not_measured({**entry, key: value})), key
+        assert "changed after" in str(not_measured_here({**entry, key: value})), key
     for key, value in {
         "sha256": "1" * 64,
         "source": "other.jsonl",
@@ -190,12 +199,15 @@ def test_every_field_the_seal_covers_breaks_it_when_edited():
         "label_sources": ["judge"],
     }.items():
         edited = {**entry, "labels": {**entry["labels"], key: value}}
-        assert "changed after" in str(not_measured(edited)), key
-    assert "changed after" in str(not_measured({**entry, "fitter": {"name": "bootstrap"}}))
-    assert "changed after" in str(not_measured({**entry, "forced": []}))
+        assert "changed after" in str(not_measured_here(edited)), key
+    assert "changed after" in str(not_measured_here({**entry, "fitter": {"name": "bootstrap"}}))
+    assert "changed after" in str(not_measured_here({**entry, "forced": []}))
+    # The same entry in another value's or pack's place measured another metric.
+    assert "changed after" in str(not_measured(entry, PACK, OTHER))
+    assert "changed after" in str(not_measured(entry, "claim-corruption", VALUE))
     # What the seal does not cover may change: a note, the entry it replaced.
-    assert not_measured({**entry, "note": "reviewed", "previous": {"threshold": 1}}) is None
-    assert measured_record(entry) == entry["measured"]
+    assert not_measured_here({**entry, "note": "reviewed", "previous": {"threshold": 1}}) is None
+    assert measured_record(entry, PACK, VALUE) == entry["measured"]
 
 
 # -- labels that say (or do not say) which system they describe ------------------------------
@@ -252,9 +264,15 @@ def test_labels_that_do_not_say_which_system_they_describe_correct_nothing(serve
         else:
             row["target"] = identity(server)  # an attacker claiming the rest for this system
     write_lines(tmp_path / "labels.jsonl", rows)
-    calibrate_both(tmp_path, "labels.jsonl")
+    (calibrated, _) = calibrate_both(tmp_path, "labels.jsonl")
     entry = json.loads((tmp_path / "t.json").read_text("utf-8"))["packs"][PACK][VALUE]
-    assert entry["labels"]["unattributed"] == (len(rows) if strip == "every line" else 1)
+    unnamed = len(rows) if strip == "every line" else 1
+    assert entry["labels"]["unattributed"] == unnamed
+    # Said when it is stored, not first by the run.
+    assert (
+        f"warning: the labels do not say which system's answers they judged ({unnamed} name no "
+        "target)" in calibrated.stderr
+    )
     result, report = gated_run(server, tmp_path, tmp_path / "t.json", "--max-corrected-rate", "0.5")
     text = not_tested(result, report)
     assert "do not say which system's answers they judged" in text
@@ -391,7 +409,7 @@ def test_a_good_judges_labels_calibrate_and_correct(server, tmp_path):
     judge_labels(tmp_path / "judge.jsonl", identity(server), GOOD_JUDGE)
     calibrate_both(tmp_path, "judge.jsonl")
     entry = json.loads((tmp_path / "t.json").read_text("utf-8"))["packs"][PACK][VALUE]
-    assert "forced" not in entry and not_measured(entry) is None
+    assert "forced" not in entry and not_measured(entry, PACK, VALUE) is None
     thresholds = tmp_path / "t.json"
     result, report = gated_run(server, tmp_path, thresholds, "--max-corrected-rate", "0.999")
     assert result.returncode in (0, 1), result.stdout + result.stderr
@@ -414,7 +432,7 @@ def test_what_calibrate_writes_on_a_packs_own_labels_corrects_that_system_only(s
     assert entry["measured"]["written_by"] == "ragleaklab calibrate --write-thresholds"
     assert entry["labels"]["observed_on"] == [REFERENCE]
     assert entry["labels"]["unattributed"] == 0
-    assert not_measured(entry) is None
+    assert not_measured(entry, PACK, VALUE) is None
 
     # On the system the labels describe, it corrects.
     result = rlk(

@@ -74,12 +74,13 @@ def identity(server: Any) -> str:
     return target_identity(load_plugin(TARGETS, "http", options).provenance())
 
 
-def sealed(entry: dict[str, Any], here: str) -> dict[str, Any]:
-    """*entry* with HERE replaced by *here* and sealed as calibrate seals what it writes."""
+def sealed(entry: dict[str, Any], here: str, value: str = VALUE) -> dict[str, Any]:
+    """*entry* with HERE replaced by *here* and sealed as calibrate seals what it writes for
+    the pack's *value*."""
     entry = json.loads(json.dumps(entry).replace(f'"{HERE}"', json.dumps(here)))
     if "measured" in entry or not isinstance(entry.get("labels"), dict):
         return entry
-    return {**entry, "measured": measured_record(entry)}
+    return {**entry, "measured": measured_record(entry, PACK, value)}
 
 
 def stored(tmp_path: Path, entry: dict[str, Any], here: str = HERE) -> Path:
@@ -87,8 +88,7 @@ def stored(tmp_path: Path, entry: dict[str, Any], here: str = HERE) -> Path:
     gated values (a value left on the pack's default, which carries no measured error, would
     leave the pack not tested)."""
     path = tmp_path / "thresholds.json"
-    entry = sealed(entry, here)
-    values = {VALUE: entry, "poison_attribution": entry}
+    values = {v: sealed(entry, here, v) for v in (VALUE, "poison_attribution")}
     body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: values}}
     path.write_text(json.dumps(body), encoding="utf-8")
     return path
