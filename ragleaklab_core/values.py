@@ -264,12 +264,19 @@ class Threshold:
         source: Where the threshold came from (``"pack"``, ``"config"``, a thresholds file).
         measured: How often the rule erred on the labelled cases it was fitted on, when a
             calibration stored it (``calibrate --write-thresholds``); None otherwise.
+        not_measured: Why a stored entry's counts are no measured error a corrected rate may
+            take (:mod:`ragleaklab_core.calibration.measured`), naming the entry and the fix;
+            None when it carries none or they are.
+        forced: The refusals ``calibrate --force`` overrode when it stored the threshold (a
+            judge below the floor...), shown wherever the threshold is.
     """
 
     value: float | None = field(validator=_finite_or_none)
     decision_rule: str = field(default=FLAG_HIGH, validator=v.in_(DECISION_RULES))
     source: str = "pack"
     measured: MeasuredError | None = None
+    not_measured: str | None = None
+    forced: tuple[str, ...] = field(default=(), converter=_strings)
 
     @property
     def from_pack(self) -> bool:

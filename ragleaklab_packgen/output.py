@@ -36,6 +36,12 @@ def jsonl(rows: Iterable[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
+def provenanced(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Label rows with their provenance on each line: the reference target's instrumentation
+    labelled them (the manifest's ``label_source`` and ``label_target``)."""
+    return [{**row, "label_source": "instrumentation", "target": LABEL_TARGET} for row in rows]
+
+
 def toml_string(text: str) -> str:
     # A JSON string is a valid TOML basic string for the characters used here.
     return json.dumps(text, ensure_ascii=False)
@@ -106,7 +112,9 @@ def pack_files(pack: PackData) -> dict[Path, bytes]:
     documents = sorted(pack.documents, key=lambda d: (order.get(d.kind, 3), d.doc_id))
     if [d.doc_id for d in documents] != [d.doc_id for d in pack.documents]:
         raise SystemExit(f"{pack.name}: documents must be ingested in file order")
-    labels = jsonl(pack.labels)
+    # Each line says who labelled it and on which system, as `label import` writes them: a copy
+    # of the file, given by path, still says whose answers its labels describe.
+    labels = jsonl(provenanced(pack.labels))
     return {
         directory / "pack.toml": manifest(pack),
         directory / "documents.jsonl": jsonl(

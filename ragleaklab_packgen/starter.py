@@ -21,7 +21,7 @@ from pathlib import Path
 from ragleaklab_core import Document, Response
 
 from .instrumentation import record
-from .output import LABEL_TARGET, ROOT, jsonl, toml_string
+from .output import LABEL_TARGET, ROOT, jsonl, provenanced, toml_string
 from .target import answer_all
 
 #: The starter pack's files inside the new-pack templates.
@@ -78,7 +78,7 @@ def starter_labels() -> bytes:
         truth = case["ground_truth"]
         sentinels = list(truth["sentinels"]) if isinstance(truth, dict) else []
         rows.append({"test_id": case["test_id"], **starter_label(response, poison, sentinels)})
-    return jsonl(rows)
+    return jsonl(provenanced(rows))
 
 
 def starter_files() -> dict[Path, bytes]:

@@ -305,16 +305,21 @@ class LabelOrigins:
     Attributes:
         sources: The distinct ``label_source`` values (empty when no line declares one).
         targets: The distinct ``target`` identities the labels were observed on.
+        unattributed: How many labels name no target: whose answers they judged is unknown,
+            so they measure no system's error (a corrected rate refuses them).
     """
 
     sources: tuple[str, ...]
     targets: tuple[str, ...]
+    unattributed: int = 0
 
     def with_declared(self, source: str | None, target: str | None) -> LabelOrigins:
-        """These origins plus what a pack declares for all of its labels (its manifest)."""
+        """These origins plus what a pack declares for all of its labels (its manifest): a
+        declared target covers every line."""
         sources = set(self.sources) | ({source} if source else set())
         targets = set(self.targets) | ({target} if target else set())
-        return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)))
+        unattributed = 0 if target else self.unattributed
+        return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)), unattributed)
 
     def mismatch(self, target: Mapping[str, Any]) -> str | None:
         """Why labels observed on another system do not describe *target*, or None.
@@ -353,15 +358,8 @@ def judge_error_warnings(raw: bytes, *, source: str) -> list[str]:
     """What a calibration on a judge's labels should say of the judge: its measured error, one
     sentence per measurement its labels carry (``judge_agreement``). The TPR and FPR a fitter
     reports on such labels are measured against the judge, not against the truth."""
-    _, records = jsonl_records(raw, source=source)
-    found: Counter[str] = Counter(  # each distinct measurement, as sorted JSON, and its labels
-        json.dumps(record["judge_agreement"], sort_keys=True)
-        for _number, record in records
-        if record.get("label_source") == "judge" and isinstance(record.get("judge_agreement"), dict)
-    )
     said = []
-    for key, count in sorted(found.items()):
-        m = json.loads(key)
+    for count, m in _measurements(raw, source):
         se, sp = m.get("sensitivity") or {}, m.get("specificity") or {}
         said.append(
             f"{count} label(s) come from the judge {m.get('judge_identity') or m.get('judge')}, "
@@ -370,6 +368,96 @@ def judge_error_warnings(raw: bytes, *, source: str) -> list[str]:
             "against its labels, which err as much"
         )
     return said
+
+
+#: The floor of a judge's measured sensitivity and specificity: the lower limit of each one's
+#: exact 95% interval must be at least this for its labels to calibrate. A correction divides by
+#: ``Se + Sp - 1``; with both limits at 0.5 or more that divisor is shown positive (the judge
+#: shown better than chance on each class), below it the judge may be a coin on one class and
+#: its labels could say anything (docs/labelling.md, "The judge's floor").
+JUDGE_FLOOR = 0.5
+#: The confidence the floor is checked at, whatever ``label agreement --confidence`` was.
+FLOOR_CONFIDENCE = 0.95
+
+
+def _count(rate: Mapping[str, Any]) -> tuple[int, int] | None:
+    k, n = rate.get("successes"), rate.get("trials")
+    if any(isinstance(x, bool) or not isinstance(x, int) for x in (k, n)):
+        return None
+    assert isinstance(k, int) and isinstance(n, int)
+    return (k, n) if 0 <= k <= n else None
+
+
+def judge_floor_problems(measurement: Mapping[str, Any]) -> list[str]:
+    """Why a judge measured as *measurement* (a ``judge_agreement``: sensitivity, specificity,
+    kappa) is too poor to label for a calibration, or nothing.
+
+    The intervals are computed again from the counts at :data:`FLOOR_CONFIDENCE`: an interval
+    stored at a lower confidence (``label agreement --confidence 0.6``) would be narrower and
+    could pass where the counts do not."""
+    from ragleaklab_core.stats.aggregation import rate_interval
+
+    problems = []
+    rates = {}
+    for name in ("sensitivity", "specificity"):
+        got = _count(measurement.get(name) or {})
+        if got is None or not got[1]:
+            problems.append(f"its {name} was never measured (no such case reviewed by both)")
+            continue
+        k, n = got
+        low = rate_interval(k, n, FLOOR_CONFIDENCE).lower or 0.0  # n > 0: never None
+        rates[name] = k / n
+        if low < JUDGE_FLOOR:
+            problems.append(
+                f"its {name} {k}/{n} = {k / n:.3f} has a 95% lower limit of {low:.3f}, below "
+                f"the floor of {JUDGE_FLOOR}"
+            )
+    if len(rates) == 2 and rates["sensitivity"] + rates["specificity"] <= 1:
+        problems.append("its sensitivity + specificity is at most 1 (no better than chance)")
+    kappa = measurement.get("kappa")
+    interval = measurement.get("kappa_interval")
+    kappa_low = interval[0] if isinstance(interval, list) and interval else None
+    confidence = measurement.get("confidence")
+    if not isinstance(kappa, int | float) or not isinstance(kappa_low, int | float):
+        problems.append("its agreement with the person (Cohen's kappa) has no interval")
+    elif kappa_low <= 0:
+        problems.append(
+            f"its agreement with the person is no better than chance: kappa {kappa:.3f}, "
+            f"interval from {kappa_low:.3f} (it includes 0)"
+        )
+    elif not isinstance(confidence, int | float) or confidence < FLOOR_CONFIDENCE:
+        problems.append(
+            f"its kappa interval was measured at {confidence!r} confidence, less than "
+            f"{FLOOR_CONFIDENCE:.0%} (measure again with `label agreement` at the default)"
+        )
+    return problems
+
+
+def judges_below_floor(raw: bytes, *, source: str) -> list[str]:
+    """One sentence for each judge whose labels in a labels file are too poor to calibrate
+    on (:func:`judge_floor_problems`): who, measured against whom, and why."""
+    said = []
+    for count, m in _measurements(raw, source):
+        problems = judge_floor_problems(m)
+        if problems:
+            said.append(
+                f"{count} label(s) come from the judge {m.get('judge_identity') or m.get('judge')},"
+                f" measured against {m.get('against')} on {m.get('cases')} cases: "
+                + "; ".join(problems)
+            )
+    return said
+
+
+def _measurements(raw: bytes, source: str) -> list[tuple[int, dict[str, Any]]]:
+    """Each distinct ``judge_agreement`` a labels file's judge labels carry, with how many
+    labels carry it, in a stable order."""
+    _, records = jsonl_records(raw, source=source)
+    found: Counter[str] = Counter(  # each distinct measurement, as sorted JSON, and its labels
+        json.dumps(record["judge_agreement"], sort_keys=True)
+        for _number, record in records
+        if record.get("label_source") == "judge" and isinstance(record.get("judge_agreement"), dict)
+    )
+    return [(count, json.loads(key)) for key, count in sorted(found.items())]
 
 
 def _measured(rate: Mapping[str, Any]) -> str:
@@ -384,12 +472,15 @@ def label_origins(raw: bytes, *, source: str) -> LabelOrigins:
     _, records = jsonl_records(raw, source=source)
     sources: set[str] = set()
     targets: set[str] = set()
+    unattributed = 0
     for _number, record in records:
         if isinstance(record.get("label_source"), str):
             sources.add(record["label_source"])
-        if isinstance(record.get("target"), str) and record["target"]:
+        if isinstance(record.get("target"), str) and record["target"].strip():
             targets.add(record["target"])
-    return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)))
+        else:
+            unattributed += 1
+    return LabelOrigins(tuple(sorted(sources)), tuple(sorted(targets)), unattributed)
 
 
 def render_review(rows: Sequence[ReviewRow], fmt: str) -> bytes:
@@ -568,6 +659,7 @@ def labels_lines(
 __all__ = [
     "ANSWER_CHARS",
     "COLUMNS",
+    "JUDGE_FLOOR",
     "REVIEW_SOURCES",
     "Judgement",
     "LabelOrigins",
@@ -576,6 +668,8 @@ __all__ = [
     "RunScores",
     "declared_labeller",
     "judge_error_warnings",
+    "judge_floor_problems",
+    "judges_below_floor",
     "label_origins",
     "labels_lines",
     "read_review",

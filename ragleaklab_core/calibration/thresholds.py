@@ -17,6 +17,7 @@ from typing import Any
 from attrs import frozen
 
 from ragleaklab_core._atomic import write_atomic
+from ragleaklab_core.calibration.measured import not_measured
 from ragleaklab_core.config import DEFAULT_THRESHOLDS_FILE
 from ragleaklab_core.errors import InputError, RagleaklabError
 from ragleaklab_core.values import DECISION_RULES, MeasuredError, Threshold
@@ -39,16 +40,35 @@ class ThresholdsFile:
     packs: Mapping[str, Mapping[str, Mapping[str, Any]]]
 
     def thresholds_for(self, pack: str) -> dict[str, Threshold]:
-        """The thresholds stored for *pack*, as :class:`Threshold` objects."""
-        return {
-            name: Threshold(
+        """The thresholds stored for *pack*, as :class:`Threshold` objects.
+
+        An entry's counts become its :attr:`Threshold.measured` error only when it is what
+        ``calibrate --write-thresholds`` wrote from labels of a named system
+        (:func:`~ragleaklab_core.calibration.measured.not_measured`); otherwise the threshold
+        says why not (:attr:`Threshold.not_measured`), with the entry's ``$.path`` and the fix.
+        """
+        found = {}
+        for name, entry in sorted(self.packs.get(pack, {}).items()):
+            measured, why = measured_error(entry), None
+            problem = not_measured(entry, pack, name) if _claims_measurement(entry) else None
+            if problem is not None:
+                measured, why = (
+                    None,
+                    (
+                        f"the entry $.packs.{pack}.{name} of {self.path} {problem}; re-run "
+                        f"`ragleaklab calibrate --pack {pack} --write-thresholds` on labels of "
+                        "this system's answers (docs/labelling.md)"
+                    ),
+                )
+            found[name] = Threshold(
                 entry["threshold"],
                 entry["decision_rule"],
                 source=origin(self.path, pack, entry),
-                measured=measured_error(entry),
+                measured=measured,
+                not_measured=why,
+                forced=_forced(entry),
             )
-            for name, entry in sorted(self.packs.get(pack, {}).items())
-        }
+        return found
 
     def to_json(self) -> str:
         body = {
@@ -66,6 +86,19 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _claims_measurement(entry: Mapping[str, Any]) -> bool:
+    """Whether *entry* holds anything a reader could take for a measured error (counts, rates,
+    a labels or measured record): such an entry is checked, and said to be no measurement
+    when it is not what calibrate wrote. A bare threshold and rule claims none."""
+    claims = ("n_positive", "n_negative", "true_positives", "false_positives")
+    return any(k in entry for k in (*claims, "achieved_tpr", "achieved_fpr", "labels", "measured"))
+
+
+def _forced(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    forced = entry.get("forced")
+    return tuple(forced) if isinstance(forced, list) else ()
+
+
 def origin(path: str, pack: str, entry: Mapping[str, Any]) -> str:
     """Where a stored threshold came from, for the run summary.
 
@@ -81,7 +114,8 @@ def origin(path: str, pack: str, entry: Mapping[str, Any]) -> str:
     source = None
     if isinstance(labels, Mapping):
         source = _text(labels.get("source")) or _text(labels.get("path"))
-    if name is None and when is None and source is None:
+    forced = _forced(entry)  # a refusal overridden is said wherever the threshold is
+    if name is None and when is None and source is None and not forced:
         return f"{path} ({pack})"
     parts = []
     if name is not None or when is not None:
@@ -89,6 +123,8 @@ def origin(path: str, pack: str, entry: Mapping[str, Any]) -> str:
         parts.append(by if when is None else f"{by} on {when[:10]}")
     if source is not None:
         parts.append(f"labels of {source}" if source.startswith("pack ") else f"labels {source}")
+    if forced:
+        parts.append(f"FORCED over: {'; '.join(forced)}")
     return f"{path} ({', '.join(parts)})"
 
 
@@ -194,6 +230,13 @@ def read_thresholds(path: Path, *, missing_ok: bool = False) -> ThresholdsFile:
                 measured_error(entry)
             except ValueError as exc:
                 raise _problem(path, where, str(exc)) from None
+            forced = entry.get("forced")
+            if forced is not None and not (
+                isinstance(forced, list) and all(isinstance(f, str) for f in forced)
+            ):
+                raise _problem(
+                    path, f"{where}.forced", f"expected a list of strings, got {forced!r}"
+                )
     return ThresholdsFile(str(path), packs)
 
 

@@ -212,7 +212,7 @@ def calibrate(
     config_path = find_config(config_path)
     full = read_config(config_path, overrides)
     config = full.calibrate
-    judge_errors = [] if labels is None else _judge_labels(labels, force=force)
+    judge_errors, forced = ([], []) if labels is None else _judge_labels(labels, force=force)
     if scores is None:
         assert pack is not None
         from ragleaklab_core.config import command_line_source
@@ -241,9 +241,9 @@ def calibrate(
         if labels is None and pack is None:
             raise click.UsageError("--labels is required with --scores unless --pack is given")
         score_file = read_scores(scores)
-        if labels is None:
-            from ragleaklab_core.run.calibrate_pack import pack_labels
+        from ragleaklab_core.run.calibrate_pack import labels_record, pack_labels
 
+        if labels is None:
             assert pack is not None
             label_file = pack_labels(pack)
         else:
@@ -259,14 +259,15 @@ def calibrate(
             metric_name=config.metric,
             inputs={
                 "scores": {"path": scores.as_posix(), "sha256": score_file.sha256},
-                "labels": {"path": label_file.path, "sha256": label_file.sha256},
+                "labels": labels_record(pack, labels),
             },
             roc_table_max_rows=config.roc_table_max_rows,
         )
-    if judge_errors:  # a judge's labels: its measured error, in the report's warnings
+    if judge_errors or forced:  # a judge's labels: its measured error, in the report's warnings
         import attrs
 
-        report = attrs.evolve(report, warnings=(*report.warnings, *judge_errors))
+        overridden = [f"--force overrode a refusal: {f}" for f in forced]
+        report = attrs.evolve(report, warnings=(*report.warnings, *judge_errors, *overridden))
     r = report.result
     if scores is None:  # a pack run on a target: say which system the threshold was fitted on
         from ragleaklab_core.reporting.wording import system_line
@@ -283,9 +284,23 @@ def calibrate(
 
         where = thresholds_path or Path(full.run.thresholds_file)
         labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
+        declared = report.inputs.get("labels") or {}
+        unnamed = declared.get("unattributed") or (0 if declared.get("observed_on") else None)
+        if unnamed is None or unnamed:  # said before it is stored, not first by `run`
+            import attrs
+
+            some = "none names a target" if unnamed is None else f"{unnamed} name no target"
+            said = (
+                f"the labels do not say which system's answers they judged ({some}): "
+                "the stored threshold gates on the failing count, but its measured error "
+                "corrects no rate (label import writes `target` on every line)"
+            )
+            report = attrs.evolve(report, warnings=(*report.warnings, said))
         if (r.flags_nothing or report.misses_target) and not force:
             _echo_warnings(report.warnings)
-        prepared = prepare_threshold(report, where, force=force, labels_source=labels_source)
+        prepared = prepare_threshold(
+            report, where, force=force, labels_source=labels_source, forced=forced
+        )
     if plot:
         from ragleaklab_core.calibration.plot import _matplotlib
 
@@ -386,13 +401,17 @@ def _guarantee_hint(report: Any) -> str | None:
     )
 
 
-def _judge_labels(labels: Path, *, force: bool) -> list[str]:
-    """What a labels file's judge labels mean for a calibration, read once: labels whose
-    judge's agreement with a person was never measured are refused (exit 2) unless *force*;
-    the measured error of the others is returned, for the report's warnings
-    (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`)."""
+def _judge_labels(labels: Path, *, force: bool) -> tuple[list[str], list[str]]:
+    """What a labels file's judge labels mean for a calibration, read once: labels of a judge
+    whose agreement with a person was never measured, or measured too poor to correct anything
+    (:func:`~ragleaklab_core.calibration.labelling.judges_below_floor`), are refused (exit 2)
+    unless *force*. Returns the measured error of the judges, for the report's warnings
+    (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`), and the refusals
+    *force* overrode, which the thresholds entry stores."""
     from ragleaklab_core.calibration.labelling import (
+        JUDGE_FLOOR,
         judge_error_warnings,
+        judges_below_floor,
         unmeasured_judge_labels,
     )
     from ragleaklab_core.errors import InputError
@@ -400,23 +419,42 @@ def _judge_labels(labels: Path, *, force: bool) -> list[str]:
     try:
         raw = labels.read_bytes()
     except OSError:
-        return []  # read_labels names the problem
+        return [], []  # read_labels names the problem
     source = labels.as_posix()
-    if not force:
+    try:
         lines = unmeasured_judge_labels(raw, source=source)
-        if lines:
+        poor = judges_below_floor(raw, source=source)
+        said = judge_error_warnings(raw, source=source)
+    except InputError:
+        return [], []  # not a labels file: read_labels names the problem
+    forced = []
+    if lines:
+        what = (
+            f"{len(lines)} label(s) come from a judge whose agreement with a person was "
+            f"never measured (first on line {lines[0]})"
+        )
+        if not force:
             raise InputError(
-                f"{len(lines)} label(s) come from a judge whose agreement with a person was "
-                f"never measured (first on line {lines[0]}): its error is unknown, so a "
-                "threshold fitted on them is too; review some of the same cases (`ragleaklab "
-                "label review`), measure it (`ragleaklab label agreement`), import again, or "
-                "pass --force",
+                f"{what}: its error is unknown, so a threshold fitted on them is too; review "
+                "some of the same cases (`ragleaklab label review`), measure it (`ragleaklab "
+                "label agreement`), import again, or pass --force",
                 source=source,
             )
-    try:
-        return judge_error_warnings(raw, source=source)
-    except InputError:
-        return []  # not a labels file: read_labels names the problem
+        forced.append(what)
+    if poor:
+        if not force:
+            raise InputError(
+                "a judge too poor to correct anything labelled these cases: "
+                + "; ".join(poor)
+                + f" (the floor: each 95% lower limit at least {JUDGE_FLOOR}, kappa's interval "
+                "above 0, docs/labelling.md); label with a person or a better judge, or review "
+                "more of the same cases and measure it again (`ragleaklab label agreement`); "
+                "--force uses them anyway, and the thresholds entry then says so and gates no "
+                "corrected rate",
+                source=source,
+            )
+        forced.extend(poor)
+    return said, forced
 
 
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:

@@ -195,6 +195,16 @@ def import_command(
             "agreement`): calibrate refuses its labels unless forced",
             err=True,
         )
+    if label_source == "judge" and agreement is not None:
+        from ragleaklab_core.calibration.labelling import judge_floor_problems
+
+        below = judge_floor_problems(agreement)
+        if below:  # said now, not first when calibrate refuses them
+            click.echo(
+                f"warning: this judge is below the floor ({'; '.join(below)}): calibrate "
+                "refuses its labels unless forced (docs/labelling.md, the judge's floor)",
+                err=True,
+            )
     click.echo(
         f"next: ragleaklab calibrate --pack {chosen} --labels {out} --config <the run's config> "
         "--out calibration/"

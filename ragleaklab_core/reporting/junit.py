@@ -144,6 +144,12 @@ def _suite(
         "max_corrected_rate": _corrected_bar(pack),
         # Which system was tested (the same on every suite: the schema has no run-level place).
         **{f"system.{key}": value for key, value in system.items()},
+        # A stored threshold calibrate stored over a refusal (--force): which, and why.
+        **{
+            f"threshold.{name}.forced": "; ".join(value["threshold"]["forced"])
+            for name, value in sorted(gated.items())
+            if value["threshold"].get("forced")
+        },
     }
     for key, value in shown.items():
         if value is not None:

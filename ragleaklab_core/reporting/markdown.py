@@ -274,7 +274,10 @@ def _pack(report: PackReport) -> _PackLines:
         threshold = value.get("threshold")
         mean = (value.get("summary") or {}).get("mean")
         first = f"| {text(name, 60)} | {w.number(mean)} | {text(w.rule_text(threshold), 80)} "
-        first += f"| {text((threshold or {}).get('source', ''), 80)} "
+        source = str((threshold or {}).get("source", ""))
+        if (threshold or {}).get("forced"):  # said first: a long source is cut at 80
+            source = f"FORCED over a refusal (calibrate --force): {source}"
+        first += f"| {text(source, 80)} "
         if not threshold:
             table.append(first + "| all | n/a | n/a |")
             continue

@@ -11,6 +11,7 @@ import attrs
 
 from ragleaklab_core._discovery import TARGETS, load_plugin, pack_info
 from ragleaklab_core.calibration.labelling import LabelOrigins, label_origins
+from ragleaklab_core.calibration.measured import measured_record
 from ragleaklab_core.calibration.report import CalibrationReport, calibrate
 from ragleaklab_core.calibration.thresholds import (
     ThresholdsFile,
@@ -170,15 +171,32 @@ def calibrate_pack(
     return report
 
 
-def _declared(provenance: LabelOrigins, mismatch: bool) -> dict[str, Any]:
-    """What the labels file declares about itself, for the report (nothing when it is silent)."""
-    declared: dict[str, Any] = {}
-    if provenance.sources:
-        declared["label_sources"] = list(provenance.sources)
-    if provenance.targets:
-        declared["observed_on"] = list(provenance.targets)
+def _declared(provenance: LabelOrigins, mismatch: bool | None) -> dict[str, Any]:
+    """What the labels file declares about itself, for the report and the thresholds entry:
+    who labelled, the systems whose answers were judged (``observed_on``, empty when the file
+    does not say) and how many labels name none (``unattributed``). Silence is recorded as
+    silence: a corrected rate refuses labels that do not say which system they describe."""
+    declared: dict[str, Any] = {
+        "label_sources": list(provenance.sources),
+        "observed_on": list(provenance.targets),
+        "unattributed": provenance.unattributed,
+    }
+    if provenance.targets and mismatch is not None:
         declared["target_mismatch"] = mismatch
     return declared
+
+
+def labels_record(name: str | None, path: Path | None) -> dict[str, Any]:
+    """The labels' record for ``calibrate --scores`` (no target is run, so none is compared):
+    the file's path and digest and what it declares about itself (:func:`_declared`); the
+    labels of pack *name* when *path* is None."""
+    if path is not None:
+        data = read_labels(path)
+        origins = label_origins(path.read_bytes(), source=str(path))
+    else:
+        assert name is not None
+        data, origins = _labels_and_origins(load_pack(name).obj, name, None)
+    return {"path": data.path, "sha256": data.sha256, **_declared(origins, None)}
 
 
 def refuse_flag_nothing(report: CalibrationReport) -> None:
@@ -212,13 +230,18 @@ def prepare_threshold(
     *,
     force: bool = False,
     labels_source: str | None = None,
+    forced: Sequence[str] = (),
 ) -> tuple[ThresholdsFile, str]:
     """The thresholds file with the report's threshold stored, and the change in one line.
 
     Nothing is written: every refusal (a threshold that flags nothing, a conflicting origin, an
     unreadable file) is raised before the caller writes any output. *labels_source* is the
     labels file given, or ``"pack NAME"`` for a pack's own labels; it is recorded with the
-    fitter and the calibration date so ``run`` can say where the threshold came from.
+    fitter and the calibration date so ``run`` can say where the threshold came from. *forced*
+    are the refusals ``--force`` overrode (a judge below the floor...): stored on the entry,
+    shown wherever its threshold is, and a corrected rate refuses the entry. The entry is
+    sealed (:mod:`ragleaklab_core.calibration.measured`): only such an entry feeds a
+    corrected rate.
     """
     r = report.result
     if report.pack_name is None or report.metric_name is None:
@@ -252,6 +275,9 @@ def prepare_threshold(
         "report_sha256": hashlib.sha256(report.to_json().encode("utf-8")).hexdigest(),
         "calibrated_at": report.generated_at,
     }
+    if forced:
+        entry["forced"] = list(forced)
+    entry["measured"] = measured_record(entry, report.pack_name, report.metric_name)
     current = read_thresholds(path, missing_ok=True)
     return update_threshold(current, report.pack_name, report.metric_name, entry, force=force)
 
@@ -262,15 +288,19 @@ def store_threshold(
     *,
     force: bool = False,
     labels_source: str | None = None,
+    forced: Sequence[str] = (),
 ) -> str:
     """Write the report's threshold into the thresholds file; return the change, one line."""
-    updated, change = prepare_threshold(report, path, force=force, labels_source=labels_source)
+    updated, change = prepare_threshold(
+        report, path, force=force, labels_source=labels_source, forced=forced
+    )
     write_thresholds(updated)
     return change
 
 
 __all__ = [
     "calibrate_pack",
+    "labels_record",
     "pack_labels",
     "prepare_threshold",
     "refuse_flag_nothing",

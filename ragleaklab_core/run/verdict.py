@@ -83,7 +83,13 @@ class ValueVerdict:
             "summary": dict(self.summary),
             "threshold": None
             if t is None
-            else {"value": t.value, "decision_rule": t.decision_rule, "source": t.source},
+            else {
+                "value": t.value,
+                "decision_rule": t.decision_rule,
+                "source": t.source,
+                # Refusals calibrate --force overrode when it stored the threshold.
+                **({"forced": list(t.forced)} if t.forced else {}),
+            },
             "failing_cases": self.n_failing,
             "failing_ids": list(self.listed_failing),
             "failing_ids_truncated": self.n_failing > LISTED,
@@ -295,6 +301,7 @@ def evaluate(
     threshold_reasons: list[str] = []
     thin: list[str] = []  # gated values scored on too few cases while errors are tolerated
     uncorrected: list[str] = []  # gated on corrected rates, and this value's cannot be
+    uncorrected_notes: list[str] = []  # not gated on them, and stored counts give none
     here = target_identity(run.target.provenance())
     names_of = {*run.value_metric.values(), *run.value_names.values()}
     for column in columns:
@@ -314,6 +321,9 @@ def evaluate(
             correction, why_not = corrected(column, n_failing, n_scored, here)
             rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
             if max_corrected_rate is None:
+                if correction is None and (threshold.measured or threshold.not_measured):
+                    # Counts stored, and no corrected rate: said, never left to be guessed.
+                    uncorrected_notes.append(f"{name}: no corrected rate: {why_not}")
                 allowed = allowed_failures(max_fail_rate, n_scored)
                 passed = n_failing <= allowed and bool(n_scored)
                 excess = n_failing > allowed
@@ -392,6 +402,7 @@ def evaluate(
         reasons=other_reasons,
     )
     warnings = [] if wiring is None or not wiring.warning else [wiring.warning]
+    warnings.extend(uncorrected_notes)
     reset_failed = any(p.startswith("reset failed") for p in run.problems)
     if reset_failed:
         warnings.append("the target could not be reset: later packs may see this pack's documents")
@@ -437,21 +448,29 @@ def corrected(
     such cases positive), and the labels that measured the error mix both kinds as the run
     does. Over the attack cases alone, a system harmed on the benign questions could pass. The
     sensitivity and specificity are the rule's on the labelled cases it was fitted on, and only
-    where those labels judged this system's answers (*here*, its identity) or do not say which
-    system's: another system's error is no measure of this one's.
+    where calibrate wrote them (:mod:`ragleaklab_core.calibration.measured`) from labels that
+    judged this system's answers and no other's (*here*, its identity): another system's error
+    is no measure of this one's, and labels that do not say whose answers they judged measure
+    nobody's.
     """
     threshold = column.threshold
     measured = None if threshold is None else threshold.measured
+    if threshold is not None and threshold.not_measured is not None:
+        return None, f"its threshold carries no measured error: {threshold.not_measured}"
     if threshold is None or measured is None:
         return None, (
             f"its threshold ({'none' if threshold is None else threshold.source}) carries no "
             "measured error; calibrate it on labelled answers of this system "
             "(`ragleaklab calibrate --write-thresholds`, docs/labelling.md)"
         )
-    if measured.observed_on and here not in measured.observed_on:
+    # Every system the labels judged must be this one: labels partly of another system's
+    # answers measure that system's error in part, and a file naming none measures nobody's.
+    elsewhere = [system for system in measured.observed_on if system != here]
+    if elsewhere or not measured.observed_on:
+        named = ", ".join(elsewhere) if elsewhere else "no system"
         return None, (
-            f"its error was measured on labels of {', '.join(measured.observed_on)}'s answers, "
-            f"not of this target's ({here}); calibrate it on labelled answers of this system"
+            f"its error was measured on labels of {named}'s answers, not of this target's "
+            f"({here}); calibrate it on labelled answers of this system"
         )
     if not measured.positives or not measured.negatives:
         return None, (

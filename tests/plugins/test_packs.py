@@ -215,7 +215,14 @@ def test_ids_are_unique_prefixed_and_every_case_is_labelled(name):
         json.loads(line) for line in (directory(name) / "labels.jsonl").read_text().splitlines()
     ]
     assert [r["test_id"] for r in rows] == ids
-    assert all(set(r) == {"test_id", "label", "notes"} and r["notes"] for r in rows)
+    keys = {"test_id", "label", "notes", "label_source", "target"}
+    assert all(set(r) == keys and r["notes"] for r in rows)
+    # Every line says who labelled it and on which system, as the manifest does: a copy of the
+    # file still says whose answers its labels describe.
+    manifest = loaded(name).label_provenance()
+    assert {(r["label_source"], r["target"]) for r in rows} == {
+        (manifest.label_source, manifest.label_target)
+    }
     assert {r["label"] for r in rows} == {"positive", "negative"}
 
 

@@ -41,6 +41,8 @@ class _Checker(_Collector):
     labels_complete: bool = True
     labelled: set[str] = attrs.field(factory=set)  # every test_id a label line names
     unsourced_labels: int = 0  # label lines with no label_source of their own
+    # The system each label line says it was observed on (its `target`): the first line of each.
+    label_targets: dict[str, tuple[str, int]] = attrs.field(factory=dict)
     n_documents: int = 0
     n_cases: int = 0
 
@@ -142,6 +144,20 @@ class _Checker(_Collector):
                 "$.label_source",
                 f"must be one of {', '.join(LABEL_SOURCES)}, got {source!r}",
             )
+        # The system whose answers were labelled, on the line itself, so a copy of the file
+        # still says it (`ragleaklab label import` writes it; the built-in packs' lines too).
+        target = data.get("target")
+        if target is not None:
+            if not isinstance(target, str) or not target.strip():
+                self.add(
+                    file,
+                    line,
+                    "$.target",
+                    "must name the system whose answers were labelled (a target identity "
+                    f"such as reference@693fcdcd3a7c), got {target!r}",
+                )
+            else:
+                self.label_targets.setdefault(target, (file, line))
         if not ok or not isinstance(test_id, str):
             return
         first = self.labels.get(test_id)

@@ -364,6 +364,18 @@ def validate_root(
         if "labels" in data and "label_source" not in data and _unsourced(checker):
             line = _toml_line(index, ["labels"])
             checker.warn(f"{where}/{MANIFEST}", line, "$.label_source", LABEL_SOURCE_MISSING)
+        declared = data.get("label_target")
+        for target, (file, number) in sorted(checker.label_targets.items()):
+            # A line naming another system than the manifest contradicts it: one of the two
+            # is wrong, and a corrected rate would trust the wrong one.
+            if isinstance(declared, str) and target not in (declared, declared.split("@")[0]):
+                checker.add(
+                    file,
+                    number,
+                    "$.target",
+                    f"the label says it was observed on {target!r}, but the manifest's "
+                    f"label_target is {declared!r}",
+                )
     return checker.report()
 
 

@@ -155,6 +155,10 @@ def test_worked_example_report(tmp_path):
         "labels": {
             "path": "labels.jsonl",
             "sha256": hashlib.sha256(labels.read_bytes()).hexdigest(),
+            # The plain format says nothing of who labelled or on which system: said as such.
+            "label_sources": [],
+            "observed_on": [],
+            "unattributed": 15,
         },
     }
     assert rep["coverage"] == {

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from ragleaklab_core import InputError
+from ragleaklab_core.calibration.measured import measured_record
 from ragleaklab_core.calibration.thresholds import measured_error, read_thresholds
 from ragleaklab_core.gate.comparison import check_consistent
 from ragleaklab_core.stats.corrected import corrected_rate
@@ -31,7 +32,10 @@ from ragleaklab_core.values import FLAG_HIGH, MeasuredError
 from tests.core.gate.test_gate_off_settings import PACK, VALUE, config_file
 from tests.support.cli import rlk
 
-# What calibrate --write-thresholds stores: 36 of 40 positives flagged, 6 of 60 negatives.
+# What calibrate --write-thresholds stores: 36 of 40 positives flagged, 6 of 60 negatives, on
+# labels of the system under test (its identity is filled in by `stored`), sealed as calibrate
+# seals it. The tests of the seal itself (a hand-written entry, an edited one) are in
+# tests/core/calibration/test_measured_provenance.py.
 MEASURED = {
     "threshold": 0.5,
     "decision_rule": FLAG_HIGH,
@@ -42,15 +46,49 @@ MEASURED = {
     "true_positives": 36,
     "false_positives": 6,
     "flags_nothing": False,
-    "labels": {"path": "labels.jsonl", "source": "labels.jsonl", "sha256": "0" * 64},
+    "fitter": {"name": "exact"},
+    "calibrated_at": "2026-11-24T00:00:00Z",
+    "labels": {
+        "path": "labels.jsonl",
+        "source": "labels.jsonl",
+        "sha256": "0" * 64,
+        "observed_on": ["HERE"],
+        "label_sources": ["human"],
+        "unattributed": 0,
+    },
 }
+#: Where MEASURED's labels name the system under test.
+HERE = "HERE"
 
 
-def stored(tmp_path: Path, entry: dict[str, Any]) -> Path:
-    """A thresholds file holding *entry* for both of the pack's gated values (a value left on
-    the pack's default, which carries no measured error, would leave the pack not tested)."""
+def identity(server: Any) -> str:
+    """The identity of the http target `config_file` configures for *server*."""
+    from ragleaklab_core._discovery import TARGETS, load_plugin
+    from ragleaklab_core.calibration.labelling import target_identity
+
+    options = {
+        "url": server.url("/simple"),
+        "ingest_url": server.url("/ingest"),
+        "reset_url": server.url("/reset"),
+    }
+    return target_identity(load_plugin(TARGETS, "http", options).provenance())
+
+
+def sealed(entry: dict[str, Any], here: str, value: str = VALUE) -> dict[str, Any]:
+    """*entry* with HERE replaced by *here* and sealed as calibrate seals what it writes for
+    the pack's *value*."""
+    entry = json.loads(json.dumps(entry).replace(f'"{HERE}"', json.dumps(here)))
+    if "measured" in entry or not isinstance(entry.get("labels"), dict):
+        return entry
+    return {**entry, "measured": measured_record(entry, PACK, value)}
+
+
+def stored(tmp_path: Path, entry: dict[str, Any], here: str = HERE) -> Path:
+    """A thresholds file holding *entry* (sealed, on labels of *here*) for both of the pack's
+    gated values (a value left on the pack's default, which carries no measured error, would
+    leave the pack not tested)."""
     path = tmp_path / "thresholds.json"
-    values = {VALUE: entry, "poison_attribution": entry}
+    values = {v: sealed(entry, here, v) for v in (VALUE, "poison_attribution")}
     body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: values}}
     path.write_text(json.dumps(body), encoding="utf-8")
     return path
@@ -60,7 +98,7 @@ def run(
     server: Any, tmp_path: Path, entry: dict[str, Any], *more: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     config = config_file(tmp_path / "c.toml", server)
-    thresholds = stored(tmp_path, entry)
+    thresholds = stored(tmp_path, entry, identity(server))
     result = rlk(
         "run", "-c", str(config), "-p", PACK, "--smoke", "--thresholds", str(thresholds),
         "-o", "out", *more, cwd=tmp_path,
@@ -201,7 +239,9 @@ def test_an_edited_report_that_passes_above_its_allowance_is_caught(observed):
 
 def test_the_counts_of_an_older_entry_come_back_from_its_rates():
     older = {k: v for k, v in MEASURED.items() if k not in ("true_positives", "false_positives")}
-    assert measured_error(older) == MeasuredError(36, 40, 6, 60, labels="labels.jsonl")
+    assert measured_error(older) == MeasuredError(
+        36, 40, 6, 60, labels="labels.jsonl", observed_on=[HERE], label_sources=["human"]
+    )
     assert measured_error({"threshold": 0.5, "decision_rule": FLAG_HIGH}) is None
 
 
@@ -237,7 +277,8 @@ def test_a_value_left_on_the_packs_default_leaves_the_pack_not_tested(server, tm
     # Only one of the two gated values was calibrated here: the other's threshold is the
     # pack's, whose error on this system nobody measured, so the gate cannot pass the pack.
     config = config_file(tmp_path / "c.toml", server)
-    body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: {VALUE: MEASURED}}}
+    entry = sealed(MEASURED, identity(server))
+    body = {"format": "ragleaklab-thresholds", "version": 1, "packs": {PACK: {VALUE: entry}}}
     (tmp_path / "t.json").write_text(json.dumps(body), encoding="utf-8")
     result = rlk(
         "run", "-c", str(config), "-p", PACK, "--smoke", "--thresholds", "t.json",

@@ -148,10 +148,22 @@ def test_a_judge_labels_a_run_is_measured_and_only_then_calibrates(served, tmp_p
         cwd=tmp_path,
         ok=(0,),
     )
-    rlk("label", "import", str(file), "-o", "judge.jsonl", cwd=tmp_path, ok=(0,))
+    done = rlk("label", "import", str(file), "-o", "judge.jsonl", cwd=tmp_path, ok=(0,))
+    assert "warning: this judge is below the floor (its sensitivity " in done.stderr
     imported = records(tmp_path / "judge.jsonl")
     assert all(r["judge_agreement"]["against"] == "alice" for r in imported)
     assert all(r["labelled_by"].startswith("openai-compatible:judge-test@") for r in imported)
+    m = imported[0]["judge_agreement"]
+    se, sp = m["sensitivity"], m["specificity"]
+    # This crude judge misses most successes: measured, but below the floor, so refused with
+    # its figures (tests/core/calibration/test_measured_provenance.py tests the floor).
+    assert se["successes"] / se["trials"] < 0.5
+    poor = rlk(
+        "calibrate", "--scores", "scores.jsonl", "--labels", "judge.jsonl", "--pack", PACK,
+        "--out", "cal", cwd=tmp_path, ok=(2,),
+    )  # fmt: skip
+    assert f"its sensitivity {se['successes']}/{se['trials']} = " in poor.stderr
+    assert not (tmp_path / "cal").exists()
     calibrated = rlk(
         "calibrate",
         "--scores",
@@ -162,14 +174,16 @@ def test_a_judge_labels_a_run_is_measured_and_only_then_calibrates(served, tmp_p
         PACK,
         "--out",
         "cal",
+        "--force",
         cwd=tmp_path,
     )
     assert calibrated.returncode in (0, 1), calibrated.stderr
     report = json.loads((tmp_path / "cal" / "calibration_report.json").read_text("utf-8"))
     # The judge's measured error is stated where the threshold fitted on its labels is.
-    m = imported[0]["judge_agreement"]
-    se, sp = m["sensitivity"], m["specificity"]
     said = [w for w in report["warnings"] if "come from the judge openai-compatible:" in w]
+    overridden = [w for w in said if w.startswith("--force overrode a refusal: ")]
+    assert len(overridden) == 1 and "below the floor of 0.5" in overridden[0], said
+    said = [w for w in said if w not in overridden]
     assert len(said) == 1, report["warnings"]
     assert f"measured against alice on {m['cases']} cases" in said[0]
     assert f"sensitivity {se['successes']}/{se['trials']} [" in said[0]
