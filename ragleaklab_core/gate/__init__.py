@@ -77,6 +77,8 @@ from ragleaklab_core.gate.verdicts import (
     gated_on_baseline,
     pack_verdict,
     run_verdict,
+    within_allowance,
+    worst_case,
 )
 from ragleaklab_core.values import DECISION_RULES
 
@@ -434,4 +436,6 @@ __all__ = [
     "stored_threshold_problem",
     "thin_reason",
     "thinly_scored",
+    "within_allowance",
+    "worst_case",
 ]

@@ -40,6 +40,8 @@ from ragleaklab_core.gate.verdicts import (
     case_outcome,
     gated_on_baseline,
     run_verdict,
+    within_allowance,
+    worst_case,
 )
 from ragleaklab_core.inputs import read_report
 from ragleaklab_core.stats.aggregation import DECIMALS
@@ -662,7 +664,9 @@ def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
     if isinstance(corrected, Mapping) and corrected.get("value") is not None:
         allowance = _CorrectedLimit(corrected["value"])
     for name, value in pack["values"].items():
-        found += _value_contradictions(value, f"{at}.values.{name}", ids, id_set, allowance)
+        found += _value_contradictions(
+            value, f"{at}.values.{name}", ids, id_set, allowance, claims_pass=verdict == "pass"
+        )
         if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
             found.append(f"{at}.verdict 'pass' contradicts {at}.values.{name}.passed false")
     results = pack.get("case_results")
@@ -679,7 +683,13 @@ def _value_contradictions(
     ids: Sequence[str],
     id_set: set[str],
     allowance: Any,
+    *,
+    claims_pass: bool = True,
 ) -> list[str]:
+    """A gated value's counts, ids and passed flag against each other. The worst case (every
+    unscored case counted as failing, :func:`~ragleaklab_core.gate.verdicts.within_allowance`)
+    is checked where the pack *claims_pass*: reports written before that rule marked a value
+    passed beside untolerated errors in a failing pack, and stay readable."""
     rate = value["fail_rate"]
     if value["threshold"] is None or rate is None:
         return []
@@ -707,6 +717,7 @@ def _value_contradictions(
     if both:
         found.append(f"{at}: ids both failing and unscored ({_first(both)})")
     passed = value.get("passed")
+    u = len(set(unscored)) if claims_pass else 0
     if isinstance(allowance, _CorrectedLimit):
         c = value.get("corrected_rate")
         interval = c.get("interval") if isinstance(c, Mapping) else None
@@ -718,11 +729,26 @@ def _value_contradictions(
                 f"{at}.passed true contradicts its corrected rate's upper limit {high} "
                 f"(at most {allowance.rate} allowed)"
             )
+        elif passed is True and claims_pass and isinstance(c, Mapping):
+            # The gated upper limit counts every unscored case as failing (gate.worst_case).
+            if (c.get("failing"), c.get("cases")) != worst_case(k, n, u):
+                found.append(
+                    f"{at}.corrected_rate counts {c.get('failing')} failing of "
+                    f"{c.get('cases')} cases, not the {k} failing of {n} scored and the {u} "
+                    f"of {at}.unscored_ids counted as failing"
+                )
     elif isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
         allowed = allowed_failures(float(allowance), n)
         if passed is True and k > allowed:
             found.append(
                 f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
+            )
+        elif passed is True and u and not within_allowance(float(allowance), k, n, u):
+            worst_k, worst_n = worst_case(k, n, u)
+            found.append(
+                f"{at}.passed true contradicts {k} failing of {n} scored with the {u} of "
+                f"{at}.unscored_ids counted as failing ({worst_k} of {worst_n}, at most "
+                f"{allowed_failures(float(allowance), worst_n)} allowed)"
             )
     return found
 
