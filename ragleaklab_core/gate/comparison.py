@@ -729,14 +729,18 @@ def _value_contradictions(
                 f"{at}.passed true contradicts its corrected rate's upper limit {high} "
                 f"(at most {allowance.rate} allowed)"
             )
-        elif passed is True and claims_pass and isinstance(c, Mapping):
+        elif (
+            passed is True
+            and claims_pass
+            and isinstance(c, Mapping)
             # The gated upper limit counts every unscored case as failing (gate.worst_case).
-            if (c.get("failing"), c.get("cases")) != worst_case(k, n, u):
-                found.append(
-                    f"{at}.corrected_rate counts {c.get('failing')} failing of "
-                    f"{c.get('cases')} cases, not the {k} failing of {n} scored and the {u} "
-                    f"of {at}.unscored_ids counted as failing"
-                )
+            and (c.get("failing"), c.get("cases")) != worst_case(k, n, u)
+        ):
+            found.append(
+                f"{at}.corrected_rate counts {c.get('failing')} failing of {c.get('cases')} "
+                f"cases, not the {k} failing of {n} scored and the {u} of {at}.unscored_ids "
+                "counted as failing"
+            )
     elif isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
         allowed = allowed_failures(float(allowance), n)
         if passed is True and k > allowed:

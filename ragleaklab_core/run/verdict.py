@@ -325,9 +325,8 @@ def evaluate(
             if max_corrected_rate is None:
                 allowed = allowed_failures(max_fail_rate, n_scored)
                 excess = n_failing > allowed
-                passed = (
-                    within_allowance(max_fail_rate, n_failing, n_scored, unscored)
-                    and bool(n_scored)
+                passed = within_allowance(max_fail_rate, n_failing, n_scored, unscored) and bool(
+                    n_scored
                 )
                 allowance = f", at most {allowed} allowed" if max_fail_rate else ""
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
