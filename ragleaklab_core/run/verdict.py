@@ -445,6 +445,7 @@ def evaluate(
         reasons=other_reasons,
     )
     warnings = [] if wiring is None or not wiring.warning else [wiring.warning]
+    warnings += run.notes
     reset_failed = any(p.startswith("reset failed") for p in run.problems)
     if reset_failed:
         warnings.append("the target could not be reset: later packs may see this pack's documents")
