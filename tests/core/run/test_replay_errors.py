@@ -49,9 +49,8 @@ def report(directory: Path) -> dict[str, Any]:
 
 
 def errored_ids(directory: Path) -> list[str]:
-    return [
-        c["test_id"] for c in report(directory)["packs"][0]["case_results"] if c["outcome"] == "error"
-    ]
+    cases = report(directory)["packs"][0]["case_results"]
+    return [c["test_id"] for c in cases if c["outcome"] == "error"]
 
 
 def record_then_replay(server, tmp_path, *flags: str, faults=None, **run: Any):
@@ -66,7 +65,7 @@ def record_then_replay(server, tmp_path, *flags: str, faults=None, **run: Any):
 
 
 def test_a_recording_stores_each_errored_case_with_its_error(server, tmp_path):
-    base, _ = record_then_replay(server, tmp_path)
+    record_then_replay(server, tmp_path)
     lines = [json.loads(x) for x in (tmp_path / "rec" / f"{PACK}.jsonl").read_text().splitlines()]
     failed = [x for x in lines if "error" in x]
     assert len(failed) == 3 and all("response" not in x for x in failed)
