@@ -350,6 +350,12 @@ def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) ->
                 f"newly failing: {v.pack} {v.value}: {len(v.newly_failing)} cases passed in "
                 f"the baseline and fail now: {_named(v.newly_failing)}"
             )
+        if v.newly_unscored:  # errors never lower a rate: counted as failing
+            reasons.append(
+                f"newly unmeasured: {v.pack} {v.value}: {len(v.newly_unscored)} cases passed "
+                "in the baseline and errored or could not be scored now (counted as failing): "
+                f"{_named(v.newly_unscored)}"
+            )
         # Failing now and neither passing nor failing in the baseline (it errored there, could
         # not be scored, or was not run): nothing to compare with, so its threshold decides.
         failing = packs[v.pack]["values"][v.value]["all_failing_ids"]
@@ -400,8 +406,11 @@ def _other_reasons(report: Mapping[str, Any]) -> list[str]:
 
 
 def _rate(v: ValueDiff, *, base: bool) -> str:
-    k, n = (v.base_failing, v.base_scored) if base else (v.new_failing, v.new_scored)
-    return f"{k}/{n} ({100 * k / n:.1f}%)"
+    if base:
+        return f"{v.base_failing}/{v.base_scored} ({100 * v.base_failing / v.base_scored:.1f}%)"
+    k, n = worst_case(v.new_failing, v.new_scored, v.new_unscored)
+    counted = f", {v.new_unscored} unscored counted as failing" if v.new_unscored else ""
+    return f"{k}/{n} ({100 * k / n:.1f}%{counted})"
 
 
 def apply(report: Mapping[str, Any], gate: Gate) -> dict[str, Any]:

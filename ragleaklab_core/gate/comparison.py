@@ -67,13 +67,22 @@ class ValueDiff:
     no_longer_failing: tuple[str, ...]
     threshold_changed: bool
     still_failing: tuple[str, ...] = ()  # failing in both runs
+    #: Cases the new run has no value for (errored, unscorable): counted as failing in the
+    #: test, so errors never lower the new rate (gate.worst_case).
+    new_unscored: int = 0
+    #: Of those, the cases that passed in the baseline: new failures in the worst case.
+    newly_unscored: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pack": self.pack,
             "value": self.value,
             "base": {"failing": self.base_failing, "scored": self.base_scored},
-            "new": {"failing": self.new_failing, "scored": self.new_scored},
+            "new": {
+                "failing": self.new_failing,
+                "scored": self.new_scored,
+                "unscored": self.new_unscored,
+            },
             "difference": round(self.difference, DECIMALS),
             "interval": [round(x, DECIMALS) for x in self.interval],
             "confidence": round(self.confidence, DECIMALS),
@@ -548,8 +557,11 @@ def _value_diff(
         )
     k1, n1 = b["fail_rate"]["successes"], b["fail_rate"]["trials"]
     k2, n2 = n["fail_rate"]["successes"], n["fail_rate"]["trials"]
-    p_value = tail_p_value(k2, n2, k1, n1, delta=0.0, upper=True)
-    interval = difference_interval(k2, n2, k1, n1, alpha=level)
+    # Errors never lower a rate: the new run's unscored cases count as failing in the test.
+    u2 = len(set(n["unscored_ids"]))
+    k2w, n2w = worst_case(k2, n2, u2)
+    p_value = tail_p_value(k2w, n2w, k1, n1, delta=0.0, upper=True)
+    interval = difference_interval(k2w, n2w, k1, n1, alpha=level)
     b_failing, n_failing = set(b["all_failing_ids"]), set(n["all_failing_ids"])
     # Passed in one run = run there, scored there, and not failing there.
     b_passed = set(b_pack["cases"]["ids"]) - set(b["unscored_ids"]) - b_failing
@@ -561,7 +573,7 @@ def _value_diff(
         base_scored=n1,
         new_failing=k2,
         new_scored=n2,
-        difference=k2 / n2 - k1 / n1,
+        difference=k2w / n2w - k1 / n1,
         interval=interval,
         confidence=1 - 2 * level,
         p_value=p_value,
@@ -570,6 +582,8 @@ def _value_diff(
         no_longer_failing=tuple(sorted(b_failing & n_passed)),
         threshold_changed=b["threshold"] != n["threshold"],
         still_failing=tuple(sorted(b_failing & n_failing)),
+        new_unscored=u2,
+        newly_unscored=tuple(sorted(set(n["unscored_ids"]) & b_passed)),
     )
 
 

@@ -267,3 +267,28 @@ def test_a_report_edited_to_pass_with_errors_is_refused_as_a_baseline(tip, tmp_p
         "of $.packs[0].values.leak_rate.unscored_ids counted as failing (10 of 30, at most 9 "
         "allowed)"
     ) in text
+
+
+def test_cases_that_passed_in_the_baseline_and_error_now_are_new_failures(tip, tmp_path):
+    # The baseline: six leaks of thirty, within 34%. Now the metric raises on two quiet cases
+    # that passed there: tolerated, and within the worst case (8 of 30), but under
+    # --fail-on new-failures a case that passed and is not measured now counts as failing.
+    spare = "c00,c01,c02,c03"
+    flags = ("--tolerate-errors", "--max-fail-rate", "0.34")
+    base, text = run(tip, tmp_path, *flags, out="base", spare=spare)
+    assert base.returncode == 0, text
+    now, text = run(
+        tip, tmp_path, *flags, "--baseline", "base/report.json", "--fail-on", "new-failures",
+        out="now", spare=spare, bad="c10,c11",
+    )  # fmt: skip
+    assert now.returncode == 1, text
+    assert (
+        "newly unmeasured: tip leak_rate: 2 cases passed in the baseline and errored or could "
+        "not be scored now (counted as failing): c10, c11"
+    ) in text
+    # The same errors on cases that failed in the baseline are no new failure.
+    again, text = run(
+        tip, tmp_path, *flags, "--baseline", "base/report.json", "--fail-on", "new-failures",
+        out="again", spare=spare, bad="c04,c05",
+    )  # fmt: skip
+    assert again.returncode == 0, text
