@@ -17,6 +17,13 @@ written (``"pass"``, ``"fail"``, ``"error"``):
   (:func:`no_attack_selected_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a
   plugin could not be used; no gate failed on what was measured.
 
+**Errors never lower a rate.** A gated value passes its allowance only if it would still pass
+with every case it has no value for (errored, unscorable, left without the value in an epoch)
+counted as failing (:func:`within_allowance`, :func:`worst_case`); under
+``--max-corrected-rate`` they are counted as failing in the corrected rate too, and a
+comparison with a baseline counts them as failing in the new run. What was measured alone is
+the finding (a failing threshold): the worst case only decides whether a pass can be shown.
+
 **A gate that could never fail** is refused before anything is asked (exit 2): a maximum failing
 rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate is given), a
 stored threshold that flags nothing or has no value (:func:`refuse_unusable`), a threshold no case
