@@ -187,6 +187,9 @@ class _Captured:
     def add(self, case: Case, epoch: int, response: Response) -> None:
         self.responses[(case.test_id, epoch)] = response
 
+    def add_error(self, case: Case, epoch: int, error: Any, **_: Any) -> None:
+        """Nothing to keep: the driver records the error from the record it is sent."""
+
 
 async def _each(items: Iterable[Ask]) -> AsyncIterator[Ask]:
     for item in items:
