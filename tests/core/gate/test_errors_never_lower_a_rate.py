@@ -292,3 +292,21 @@ def test_cases_that_passed_in_the_baseline_and_error_now_are_new_failures(tip, t
         out="again", spare=spare, bad="c04,c05",
     )  # fmt: skip
     assert again.returncode == 0, text
+
+
+def test_the_pytest_helper_applies_the_same_rule(tip, monkeypatch, tmp_path):
+    from ragleaklab_core.testing.pytest_plugin import run_packs
+
+    monkeypatch.setenv("RLK_BAD", "c00,c01,c02")
+    outcome = run_packs(
+        "tip",
+        target="leaky",
+        max_fail_rate=0.3,
+        tolerate_errors=True,
+        default_thresholds_file=tmp_path / "none.json",
+    )
+    (verdict,) = outcome.verdicts
+    value = verdict.value("leak_rate")
+    assert value is not None and (value.n_failing, value.passed) == (7, False)
+    assert verdict.status == "fail" and not outcome.passed and outcome.verdict == "fail"
+    assert any("10 of 30 fail, at most 9 allowed" in r for r in verdict.reasons)
