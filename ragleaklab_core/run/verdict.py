@@ -378,7 +378,12 @@ def evaluate(
             elif excess:
                 threshold_reasons.append(f"{name}: {failing_text}")
                 reasons.append(threshold_reasons[-1])
-            elif not passed and unscored and (max_corrected_rate is None or correction):
+            elif (
+                not passed
+                and unscored
+                and tolerate_errors  # untolerated, errors and unscorable cases have reasons
+                and (max_corrected_rate is None or correction)
+            ):
                 reasons.append(f"{name}: {worst_text}")
             if n_unscorable and not tolerate_errors:
                 passed = False
