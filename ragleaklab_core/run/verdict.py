@@ -322,12 +322,12 @@ def evaluate(
             unscored = len(column.values) - n_scored
             counted = _unscored_words(column, unscored)
             rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
+            correction, why_not = corrected(column, n_failing, n_scored, here, unscored)
             if max_corrected_rate is None:
                 allowed = allowed_failures(max_fail_rate, n_scored)
                 excess = n_failing > allowed
-                passed = within_allowance(max_fail_rate, n_failing, n_scored, unscored) and bool(
-                    n_scored
-                )
+                within = within_allowance(max_fail_rate, n_failing, n_scored, unscored)
+                passed = within and bool(n_scored)
                 allowance = f", at most {allowed} allowed" if max_fail_rate else ""
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
                 worst_failing, worst_cases = worst_case(n_failing, n_scored, unscored)
@@ -337,9 +337,7 @@ def evaluate(
                     f"{allowed_failures(max_fail_rate, worst_cases)} allowed "
                     f"({_percent(max_fail_rate)}): a pass cannot be shown"
                 )
-                correction, why_not = corrected(column, n_failing, n_scored, here, unscored)
             else:
-                correction, why_not = corrected(column, n_failing, n_scored, here, unscored)
                 measured = (
                     correction
                     if not unscored
