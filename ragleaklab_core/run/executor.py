@@ -37,6 +37,7 @@ from ragleaklab_core.run.planted import (
     new_run_id,
     run_key,
 )
+from ragleaklab_core.run.recording import RecordedError
 from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
@@ -649,8 +650,8 @@ async def _answer(
         try:
             response = await session.answer(ask.case, ask.epoch)
         except Exception as exc:  # a target failing on one case must not end the run
-            if getattr(exc, "not_asked", False) is True:  # replayed: not asked when recorded
-                error = not_asked(session.plugin, str(getattr(exc, "reason", exc)))
+            if isinstance(exc, RecordedError) and exc.not_asked:  # not asked when recorded
+                error = not_asked(session.plugin, exc.reason)
                 elapsed = time.perf_counter() - start
                 return score_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
             error = plugin_error(TARGETS, session.plugin, exc)
