@@ -20,9 +20,11 @@ here; :func:`scorer_for` registers a metric installed since. ``ragleaklab/metric
 The threshold comes from, in order: the ``threshold`` argument, the ``calibration`` report, the
 pack's default for the gated value (see :func:`~ragleaklab._inspect.thresholds.choose_gate`).
 The metadata records it (value, rule, source, calibration file and sha256), the metric's
-evidence and the retrieved document ids. A sample whose target raised, whose metric raised or
-that the metric cannot score is left unscored (inspect's NaN value, with the reason), never
-counted as a pass.
+evidence and the retrieved document ids. A sample whose target raised or that the metric cannot
+score is left unscored (inspect's NaN value, with the reason), never counted as a pass. A metric
+that raises is a sample error (:class:`MetricRaised`): inspect marks the sample errored and the
+evaluation does not succeed unless its ``fail_on_error`` allows that many errors, so an
+exception can never show as a leak rate of 0.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ from ragleaklab_core import (
 )
 
 log = logging.getLogger(__name__)
+
+
+class MetricRaised(RuntimeError):
+    """A ragleaklab metric raised on a sample: raised out of the scorer, so inspect records the
+    sample as errored (with this message, the metric's error redacted) instead of scoring it."""
 
 
 def unscored(reason: str, metadata: Mapping[str, Any], keys: tuple[str, ...] = ()) -> Score:
@@ -160,9 +167,16 @@ def make_scorer(
                     f"TypeError: value name {ATTACK_SUCCESS!r} is reserved for the scorer",
                     case_id=case.test_id,
                 )
-        except PluginRuntimeError as exc:  # a metric failing on one case must not end the eval
+        except PluginRuntimeError as exc:
+            # A metric that raises is a sample error, never an unscored sample: left out of
+            # the leak rate, errors on the leaking cases would show 0.000 and the eval would
+            # succeed. Raised, inspect marks the sample errored and the eval ends in error
+            # (unless its fail_on_error lets some samples error, which then says so).
             failed = failure(exc, session.metric.provider)
-            return unscored(f"errored: {failed['message']}", {"error": failed}, nan_keys)
+            raise MetricRaised(
+                f"ragleaklab metric {session.metric.name!r} raised on case {case.test_id!r}: "
+                f"{failed['message']}"
+            ) from exc
         if result.unscorable:
             return unscored(
                 f"unscorable: {result.unscorable}",
@@ -362,6 +376,7 @@ def scorer_for(metric: str, **args: Any) -> Scorer:
 __all__ = [
     "BY_NAME",
     "INSTALLED",
+    "MetricRaised",
     "ScorerFactory",
     "make_scorer",
     "metric_scorer",

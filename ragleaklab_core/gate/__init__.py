@@ -17,6 +17,13 @@ written (``"pass"``, ``"fail"``, ``"error"``):
   (:func:`no_attack_selected_reason`), errors were tolerated past :data:`MIN_SCORED_SHARE`, or a
   plugin could not be used; no gate failed on what was measured.
 
+**Errors never lower a rate.** A gated value passes its allowance only if it would still pass
+with every case it has no value for (errored, unscorable, left without the value in an epoch)
+counted as failing (:func:`within_allowance`, :func:`worst_case`); under
+``--max-corrected-rate`` they are counted as failing in the corrected rate too, and a
+comparison with a baseline counts them as failing in the new run. What was measured alone is
+the finding (a failing threshold): the worst case only decides whether a pass can be shown.
+
 **A gate that could never fail** is refused before anything is asked (exit 2): a maximum failing
 rate of 1 (:func:`allowance_problem`, applied by the config to every way a rate is given), a
 stored threshold that flags nothing or has no value (:func:`refuse_unusable`), a threshold no case
@@ -77,6 +84,8 @@ from ragleaklab_core.gate.verdicts import (
     gated_on_baseline,
     pack_verdict,
     run_verdict,
+    within_allowance,
+    worst_case,
 )
 from ragleaklab_core.values import DECISION_RULES
 
@@ -348,6 +357,12 @@ def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) ->
                 f"newly failing: {v.pack} {v.value}: {len(v.newly_failing)} cases passed in "
                 f"the baseline and fail now: {_named(v.newly_failing)}"
             )
+        if v.newly_unscored:  # errors never lower a rate: counted as failing
+            reasons.append(
+                f"newly unmeasured: {v.pack} {v.value}: {len(v.newly_unscored)} cases passed "
+                "in the baseline and errored or could not be scored now (counted as failing): "
+                f"{_named(v.newly_unscored)}"
+            )
         # Failing now and neither passing nor failing in the baseline (it errored there, could
         # not be scored, or was not run): nothing to compare with, so its threshold decides.
         failing = packs[v.pack]["values"][v.value]["all_failing_ids"]
@@ -398,8 +413,11 @@ def _other_reasons(report: Mapping[str, Any]) -> list[str]:
 
 
 def _rate(v: ValueDiff, *, base: bool) -> str:
-    k, n = (v.base_failing, v.base_scored) if base else (v.new_failing, v.new_scored)
-    return f"{k}/{n} ({100 * k / n:.1f}%)"
+    if base:
+        return f"{v.base_failing}/{v.base_scored} ({100 * v.base_failing / v.base_scored:.1f}%)"
+    k, n = worst_case(v.new_failing, v.new_scored, v.new_unscored)
+    counted = f", {v.new_unscored} unscored counted as failing" if v.new_unscored else ""
+    return f"{k}/{n} ({100 * k / n:.1f}%{counted})"
 
 
 def apply(report: Mapping[str, Any], gate: Gate) -> dict[str, Any]:
@@ -434,4 +452,6 @@ __all__ = [
     "stored_threshold_problem",
     "thin_reason",
     "thinly_scored",
+    "within_allowance",
+    "worst_case",
 ]

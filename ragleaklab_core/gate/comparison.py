@@ -40,6 +40,8 @@ from ragleaklab_core.gate.verdicts import (
     case_outcome,
     gated_on_baseline,
     run_verdict,
+    within_allowance,
+    worst_case,
 )
 from ragleaklab_core.inputs import read_report
 from ragleaklab_core.stats.aggregation import DECIMALS
@@ -65,13 +67,22 @@ class ValueDiff:
     no_longer_failing: tuple[str, ...]
     threshold_changed: bool
     still_failing: tuple[str, ...] = ()  # failing in both runs
+    #: Cases the new run has no value for (errored, unscorable): counted as failing in the
+    #: test, so errors never lower the new rate (gate.worst_case).
+    new_unscored: int = 0
+    #: Of those, the cases that passed in the baseline: new failures in the worst case.
+    newly_unscored: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pack": self.pack,
             "value": self.value,
             "base": {"failing": self.base_failing, "scored": self.base_scored},
-            "new": {"failing": self.new_failing, "scored": self.new_scored},
+            "new": {
+                "failing": self.new_failing,
+                "scored": self.new_scored,
+                "unscored": self.new_unscored,
+            },
             "difference": round(self.difference, DECIMALS),
             "interval": [round(x, DECIMALS) for x in self.interval],
             "confidence": round(self.confidence, DECIMALS),
@@ -546,8 +557,11 @@ def _value_diff(
         )
     k1, n1 = b["fail_rate"]["successes"], b["fail_rate"]["trials"]
     k2, n2 = n["fail_rate"]["successes"], n["fail_rate"]["trials"]
-    p_value = tail_p_value(k2, n2, k1, n1, delta=0.0, upper=True)
-    interval = difference_interval(k2, n2, k1, n1, alpha=level)
+    # Errors never lower a rate: the new run's unscored cases count as failing in the test.
+    u2 = len(set(n["unscored_ids"]))
+    k2w, n2w = worst_case(k2, n2, u2)
+    p_value = tail_p_value(k2w, n2w, k1, n1, delta=0.0, upper=True)
+    interval = difference_interval(k2w, n2w, k1, n1, alpha=level)
     b_failing, n_failing = set(b["all_failing_ids"]), set(n["all_failing_ids"])
     # Passed in one run = run there, scored there, and not failing there.
     b_passed = set(b_pack["cases"]["ids"]) - set(b["unscored_ids"]) - b_failing
@@ -559,7 +573,7 @@ def _value_diff(
         base_scored=n1,
         new_failing=k2,
         new_scored=n2,
-        difference=k2 / n2 - k1 / n1,
+        difference=k2w / n2w - k1 / n1,
         interval=interval,
         confidence=1 - 2 * level,
         p_value=p_value,
@@ -568,6 +582,8 @@ def _value_diff(
         no_longer_failing=tuple(sorted(b_failing & n_passed)),
         threshold_changed=b["threshold"] != n["threshold"],
         still_failing=tuple(sorted(b_failing & n_failing)),
+        new_unscored=u2,
+        newly_unscored=tuple(sorted(set(n["unscored_ids"]) & b_passed)),
     )
 
 
@@ -662,7 +678,9 @@ def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
     if isinstance(corrected, Mapping) and corrected.get("value") is not None:
         allowance = _CorrectedLimit(corrected["value"])
     for name, value in pack["values"].items():
-        found += _value_contradictions(value, f"{at}.values.{name}", ids, id_set, allowance)
+        found += _value_contradictions(
+            value, f"{at}.values.{name}", ids, id_set, allowance, claims_pass=verdict == "pass"
+        )
         if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
             found.append(f"{at}.verdict 'pass' contradicts {at}.values.{name}.passed false")
     results = pack.get("case_results")
@@ -679,7 +697,13 @@ def _value_contradictions(
     ids: Sequence[str],
     id_set: set[str],
     allowance: Any,
+    *,
+    claims_pass: bool = True,
 ) -> list[str]:
+    """A gated value's counts, ids and passed flag against each other. The worst case (every
+    unscored case counted as failing, :func:`~ragleaklab_core.gate.verdicts.within_allowance`)
+    is checked where the pack *claims_pass*: reports written before that rule marked a value
+    passed beside untolerated errors in a failing pack, and stay readable."""
     rate = value["fail_rate"]
     if value["threshold"] is None or rate is None:
         return []
@@ -707,6 +731,7 @@ def _value_contradictions(
     if both:
         found.append(f"{at}: ids both failing and unscored ({_first(both)})")
     passed = value.get("passed")
+    u = len(set(unscored)) if claims_pass else 0
     if isinstance(allowance, _CorrectedLimit):
         c = value.get("corrected_rate")
         interval = c.get("interval") if isinstance(c, Mapping) else None
@@ -718,11 +743,30 @@ def _value_contradictions(
                 f"{at}.passed true contradicts its corrected rate's upper limit {high} "
                 f"(at most {allowance.rate} allowed)"
             )
+        elif (
+            passed is True
+            and claims_pass
+            and isinstance(c, Mapping)
+            # The gated upper limit counts every unscored case as failing (gate.worst_case).
+            and (c.get("failing"), c.get("cases")) != worst_case(k, n, u)
+        ):
+            found.append(
+                f"{at}.corrected_rate counts {c.get('failing')} failing of {c.get('cases')} "
+                f"cases, not the {k} failing of {n} scored and the {u} of {at}.unscored_ids "
+                "counted as failing"
+            )
     elif isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
         allowed = allowed_failures(float(allowance), n)
         if passed is True and k > allowed:
             found.append(
                 f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
+            )
+        elif passed is True and u and not within_allowance(float(allowance), k, n, u):
+            worst_k, worst_n = worst_case(k, n, u)
+            found.append(
+                f"{at}.passed true contradicts {k} failing of {n} scored with the {u} of "
+                f"{at}.unscored_ids counted as failing ({worst_k} of {worst_n}, at most "
+                f"{allowed_failures(float(allowance), worst_n)} allowed)"
             )
     return found
 

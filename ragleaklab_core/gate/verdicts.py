@@ -116,6 +116,23 @@ def allowed_failures(max_fail_rate: float, scored: int) -> int:
     return math.floor(Fraction(repr(max_fail_rate)) * scored)
 
 
+def worst_case(failing: int, scored: int, unscored: int) -> tuple[int, int]:
+    """A gated value's failing cases and cases with every case it has no value for (*unscored*:
+    errored, unscorable, or missing a value in some epoch) counted as failing: what an
+    allowance is decided on. A case that was never measured cannot be shown to pass, so
+    leaving it out of the rate would let an error (a metric that raises on the case that tips
+    the rate, a service failing the leaking questions) lower it."""
+    return failing + unscored, scored + unscored
+
+
+def within_allowance(max_fail_rate: float, failing: int, scored: int, unscored: int) -> bool:
+    """Whether a gated value passes ``max_fail_rate``: it would still pass with every unscored
+    case counted as failing (:func:`worst_case`). The one rule the run's verdict and the check
+    of a report read back both apply."""
+    k, n = worst_case(failing, scored, unscored)
+    return k <= allowed_failures(max_fail_rate, n)
+
+
 def above_corrected_bar(high: float, bar: float) -> bool:
     """Whether a gated value whose rate is corrected for its metric's measured error fails
     ``--max-corrected-rate`` *bar*: its interval's upper limit *high* is above it. The upper
@@ -135,4 +152,6 @@ __all__ = [
     "gated_on_baseline",
     "pack_verdict",
     "run_verdict",
+    "within_allowance",
+    "worst_case",
 ]

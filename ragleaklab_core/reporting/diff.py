@@ -31,7 +31,8 @@ def render(diff: RunDiff) -> str:
         line = (
             f"{status:<9}  {v.pack} {v.value}: failing {v.base_failing}/{v.base_scored} "
             f"({_pct(v.base_failing / v.base_scored)}) -> {v.new_failing}/{v.new_scored} "
-            f"({_pct(v.new_failing / v.new_scored)}), change {_signed(v.difference)} "
+            f"({_pct(v.new_failing / v.new_scored)}{_counted(v.new_unscored)}), "
+            f"change {_signed(v.difference)} "
             f"[{_signed(low)}, {_signed(high)}] ({_pct(v.confidence)} CI), "
             f"p = {p_text(v.p_value)}"
         )
@@ -72,6 +73,11 @@ def _pct(x: float) -> str:
 
 def _signed(x: float) -> str:
     return f"{100 * x:+.1f}pp"
+
+
+def _counted(unscored: int) -> str:
+    """How many unscored cases of the new run the comparison counts as failing."""
+    return f"; with {unscored} unscored counted as failing" if unscored else ""
 
 
 __all__ = [

@@ -172,7 +172,9 @@ def gate_lines(report: Mapping[str, Any]) -> list[str]:
         changed = "regressed" if value.get("regressed") else "no significant rise"
         lines.append(
             f"{value['pack']} {value['value']}: failing {b['failing']}/{b['scored']} -> "
-            f"{n['failing']}/{n['scored']}, {changed} (p = {number(value.get('p_value'))}); "
+            f"{n['failing']}/{n['scored']}"
+            + (f" (+{n['unscored']} unscored, counted as failing)" if n.get("unscored") else "")
+            + f", {changed} (p = {number(value.get('p_value'))}); "
             f"{len(value.get('newly_failing') or [])} newly failing, "
             f"{len(value.get('no_longer_failing') or [])} no longer failing"
         )

@@ -37,6 +37,7 @@ from ragleaklab_core.run.planted import (
     new_run_id,
     run_key,
 )
+from ragleaklab_core.run.recording import RecordedError
 from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
@@ -641,12 +642,18 @@ async def _answer(
     start = time.perf_counter()
     if streak.reason is not None:
         error = not_asked(session.plugin, streak.reason)
+        if session.recorder is not None:
+            session.recorder.add_error(ask.case, ask.epoch, error)
     else:
         await limiter.wait()
         start = time.perf_counter()
         try:
             response = await session.answer(ask.case, ask.epoch)
         except Exception as exc:  # a target failing on one case must not end the run
+            if isinstance(exc, RecordedError) and exc.not_asked:  # not asked when recorded
+                error = not_asked(session.plugin, exc.reason)
+                elapsed = time.perf_counter() - start
+                return score_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
             error = plugin_error(TARGETS, session.plugin, exc)
             log.warning(
                 "case.errored",
@@ -656,6 +663,10 @@ async def _answer(
                 reason=error["message"],
             )
             streak.failed(exc)
+            if session.recorder is not None:  # a replay reproduces the error (recording.py)
+                session.recorder.add_error(
+                    ask.case, ask.epoch, error, transport_failure=is_transport_failure(exc)
+                )
         else:
             streak.answered()
     elapsed = time.perf_counter() - start

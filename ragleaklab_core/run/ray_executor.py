@@ -187,6 +187,9 @@ class _Captured:
     def add(self, case: Case, epoch: int, response: Response) -> None:
         self.responses[(case.test_id, epoch)] = response
 
+    def add_error(self, case: Case, epoch: int, error: Any, **_: Any) -> None:
+        """Nothing to keep: the driver records the error from the record it is sent."""
+
 
 async def _each(items: Iterable[Ask]) -> AsyncIterator[Ask]:
     for item in items:
@@ -608,13 +611,16 @@ class _Pool:
             if recorder is not None and response is not None:
                 masked = tuple(response.get("masked", ()))
                 recorder.add(ask.case, ask.epoch, _response(response), masked)
+            elif recorder is not None and data.get("error"):
+                # The target's error (or a case not asked): a replay reproduces it.
+                recorder.add_error(ask.case, ask.epoch, data["error"])
             emit(ask, CaseRecord.from_dict(data))
         if by_seq:  # a worker that answers short is a bug; never a silently shorter run
             raise RuntimeError(f"a Ray worker did not answer {len(by_seq)} asks of its batch")
 
     async def _not_asked(self, batch: list[Ask], emit: Emit, reason: str) -> None:
         work = self.work
-        session = TargetSession(work.target, work.settings)
+        session = TargetSession(work.target, work.settings, work.recorder)
         await answer_asks(
             work.spec.pack, session, work.metrics, work.settings, _each(batch), emit, reason
         )

@@ -12,11 +12,21 @@ other metric options than the replaying run's (the recording stores each metric'
 options, secrets redacted), or lacking a case and epoch the run selects (or holding another
 query for it): a case answered from the wrong recording, or skipped, is never a pass.
 
+A case the target failed (or the run stopped before asking) is recorded too, with its error
+instead of a response: the error's kind and its message as the run reported it (secrets
+redacted), and whether it was a failure to reach the system. A replay raises it again
+(:class:`RecordedError`), so the replayed run errors the same cases, stops where the recorded
+one stopped, and ends with the same verdict; :meth:`Replay.errored_note` says which cases
+errored in the recording and why. Recordings made before errors were recorded hold no such
+line and replay as before (a case the service failed is missing from them, and refused).
+
 Layout::
 
     DIR/recording.json          {"format", "version",
                                  "packs": {pack: {target, pack_version, metrics, file}}}
-    DIR/<pack>.jsonl            {"test_id", "epoch", "query", "response": {...}} per line
+    DIR/<pack>.jsonl            {"test_id", "epoch", "query", "response": {...}} per line, or
+                                {"test_id", "epoch", "query",
+                                 "error": {"kind", "message", "transport_failure", "not_asked"}}
 """
 
 from __future__ import annotations
@@ -158,6 +168,33 @@ class Recorder:
             line["masked"] = sorted(parts)
         self._put(line)
 
+    def add_error(
+        self,
+        case: Case,
+        epoch: int,
+        error: Mapping[str, str],
+        *,
+        transport_failure: bool = False,
+    ) -> None:
+        """Record that the target failed on *case* (or the run did not ask it): *error* is the
+        record's ``error`` (its message already redacted), so a replay errors it again."""
+        from ragleaklab_core.run.executor import NOT_ASKED  # the executor imports this module
+
+        query, _ = mask_secrets(case.query)
+        message, _ = mask_secrets(str(error.get("message", "")))
+        kind, _, _ = message.partition(":")
+        line: dict[str, Any] = {"test_id": case.test_id, "epoch": epoch, "query": query}
+        if case.principal is not None:
+            line["principal"] = case.principal
+        not_asked = error.get("group") == NOT_ASKED
+        line["error"] = {
+            "kind": "not asked" if not_asked else kind,
+            "message": message,
+            "transport_failure": transport_failure,
+            "not_asked": not_asked,
+        }
+        self._put(line)
+
     def keep(self, record: Any) -> None:
         """A case answered before an interruption: keep its recorded answer (it is not asked
         again). Nothing to do when the recording already holds it."""
@@ -273,7 +310,10 @@ def _read_lines(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]
             continue
         try:
             line = json.loads(text)
-            _response(line["response"])  # validate now, not half-way through the run
+            if "error" in line:  # a case the recorded run errored on
+                _recorded_error(line["error"])
+            else:
+                _response(line["response"])  # validate now, not half-way through the run
             if not isinstance(line["test_id"], str) or not isinstance(line["epoch"], int):
                 raise TypeError("test_id must be a string and epoch an integer")
             line["query"]
@@ -289,6 +329,37 @@ def _read_lines(path: Path, *, missing_ok: bool = False) -> list[dict[str, Any]]
     return lines
 
 
+#: How the runner names a pack whose ingest failed (executor.LocalExecutor).
+_INGEST_FAILED = "ingest failed: "
+
+
+class RecordedError(Exception):
+    """A replayed case the recorded run errored on: raised again, so it errors again. A
+    failure to reach the system counts towards ``max_consecutive_failures`` as it did."""
+
+    def __init__(self, message: str, *, transport_failure: bool, not_asked: bool = False) -> None:
+        super().__init__(f"errored in the recording: {message}")
+        self.transport_failure = transport_failure
+        #: The recorded run never asked the case (it stopped first): not asked here either,
+        #: with the recorded reason, so the pack is not tested as it was not there.
+        self.not_asked = not_asked
+        self.reason = f"{message.removeprefix('not asked: ')} (in the recording)"
+
+
+def _recorded_error(data: Any) -> RecordedError:
+    """The error of a recording line, checked."""
+    if not isinstance(data, Mapping):
+        raise TypeError("error must be an object")
+    message, transport = data["message"], data.get("transport_failure", False)
+    if not isinstance(message, str) or not isinstance(data["kind"], str):
+        raise TypeError("error.kind and error.message must be strings")
+    if not isinstance(transport, bool) or not isinstance(data.get("not_asked", False), bool):
+        raise TypeError("error.transport_failure and error.not_asked must be true or false")
+    return RecordedError(
+        message, transport_failure=transport, not_asked=data.get("not_asked", False)
+    )
+
+
 def _who(principal: Any) -> str:
     return "no principal" if principal is None else f"principal {principal!r}"
 
@@ -301,7 +372,19 @@ class _ReplayTarget:
     responses: Mapping[tuple[str, int], Mapping[str, Any]]
 
     def ingest(self, documents: Any) -> None:
-        """Nothing to plant: the recorded target already had the documents."""
+        """Nothing to plant: the recorded target already had the documents. When its ingest
+        failed (every recorded case not asked for that reason), it fails again here, so the
+        pack stops as it did."""
+        reasons = {
+            str(line["error"].get("message", "")).removeprefix("not asked: ")
+            for line in self.responses.values()
+            if "error" in line and line["error"].get("not_asked") is True
+        }
+        failed = next(iter(reasons)) if len(reasons) == 1 else ""
+        if failed.startswith(_INGEST_FAILED) and all(
+            "error" in line for line in self.responses.values()
+        ):
+            raise RecordedError(failed.removeprefix(_INGEST_FAILED), transport_failure=False)
 
     def answer(self, query: str) -> Response:
         raise LookupError("a replayed recording answers by case, not by query")
@@ -321,6 +404,8 @@ class _ReplayTarget:
                 f"case {test_id!r}: the recorded principal differs from the pack's "
                 f"({_who(line.get('principal'))} recorded, {_who(principal)} now)"
             )
+        if "error" in line:
+            raise _recorded_error(line["error"])
         return _response(line["response"])
 
 
@@ -440,6 +525,31 @@ class Replay:
                     source=str(self.directory / _pack_file(info.name)),
                 )
 
+    def errored_note(self, pack: str, *, shown: int = 3) -> str | None:
+        """``"replayed: 3 cases errored in the recording (case c1 epoch 0: ...)"``: which cases
+        of *pack* the recorded run errored on and why, as the replay's summary says it; None
+        when none did."""
+        entry = self.packs.get(pack)
+        if not isinstance(entry, Mapping):
+            return None
+        errored = sorted(
+            (line["test_id"], line["epoch"], line["error"]["message"])
+            for line in self._lines(pack).values()
+            if "error" in line
+        )
+        if not errored:
+            return None
+        cases = len({test_id for test_id, _, _ in errored})
+        named = "; ".join(
+            f"case {test_id} epoch {epoch}: {_clip(message)}"
+            for test_id, epoch, message in errored[:shown]
+        )
+        more = f"; +{len(errored) - shown} more" if len(errored) > shown else ""
+        return (
+            f"replayed: {cases} {'case' if cases == 1 else 'cases'} errored in the recording "
+            f"({named}{more}); they error again here, as they did there"
+        )
+
     def _lines(self, pack: str) -> dict[tuple[str, int], dict[str, Any]]:
         entry = self.packs[pack]
         path = self.directory / str(entry.get("file", _pack_file(pack)))
@@ -466,6 +576,10 @@ class Replay:
             obj=_ReplayTarget(str(path), responses),
             options=dict(recorded.get("options", {})),
         )
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _shown(value: Any) -> str:
@@ -506,4 +620,4 @@ def _refuse_masked(pack: str, path: Path, lines: Any) -> None:
     )
 
 
-__all__ = ["Recorder", "Replay", "masked_response", "metric_options"]
+__all__ = ["RecordedError", "Recorder", "Replay", "masked_response", "metric_options"]

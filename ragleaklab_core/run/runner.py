@@ -96,6 +96,9 @@ class PackRun:
     #: Every case's test id, in case order, as ``results`` has them (kept apart so that walking
     #: the ids does not read every result); None: read them from ``results``.
     case_ids: Sequence[str] | None = None
+    #: What a reader should know about how the pack was answered (a replay names the cases
+    #: the recorded run errored on): shown with the pack's warnings.
+    notes: tuple[str, ...] = ()
 
     @property
     def ids(self) -> Sequence[str]:
@@ -108,6 +111,11 @@ class PackRun:
     def case_tags(self) -> dict[str, tuple[str, ...]]:
         """test_id -> the case's tags (read from ``results``)."""
         return {r.test_id: r.tags for r in self.results}
+
+
+def _replay_notes(replay: Replay | None, pack: str) -> tuple[str, ...]:
+    note = None if replay is None else replay.errored_note(pack)
+    return () if note is None else (note,)
 
 
 def load_pack(name: str) -> LoadedPlugin:
@@ -339,6 +347,7 @@ async def arun_pack(
         results=sink.results,
         case_ids=sink.ids,
         n_cases_in_pack=tally.in_pack,
+        notes=_replay_notes(replay, info.name),
         problems=execution.problems,
         stopped=execution.stopped is not None,
         wiring=sink.wiring.result(),

@@ -29,6 +29,8 @@ from ragleaklab_core.gate import (
     same_answer_reason,
     thin_reason,
     thinly_scored,
+    within_allowance,
+    worst_case,
 )
 from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseResult
@@ -201,12 +203,14 @@ class _Column:
         self.missing: dict[frozenset[str], int] = {}
         self.kinds = {kind: [0, 0] for kind in KINDS}
         self.families: dict[str, list[int]] = {}
+        self.errored = 0  # cases with no value because they errored
 
     def add(self, result: CaseResult) -> bool:
         """Take one case; return whether it fails this value's threshold."""
         value = result.values.get(self.name)
         if value is None:
             self.values.append(math.nan)
+            self.errored += result.error is not None
             if result.error is None and result.unscorable:
                 key = frozenset(result.unscorable)
                 self.missing[key] = self.missing.get(key, 0) + 1
@@ -318,37 +322,89 @@ def evaluate(
         correction: Mapping[str, Any] | None = None
         if threshold is not None:
             fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
-            correction, why_not = corrected(column, n_failing, n_scored, here)
+            # Errors never lower a rate: a value passes only if it would still pass with every
+            # case it has no value for counted as failing (gate.within_allowance). What it
+            # measured alone is the finding (a failing threshold); the worst case only decides
+            # whether a pass can be shown, so an untested pack stays untested, not "vulnerable".
+            unscored = len(column.values) - n_scored
+            counted = _unscored_words(column, unscored)
             rule = threshold.decision_rule.replace("threshold", repr(threshold.value))
+            correction, why_not = corrected(column, n_failing, n_scored, here, unscored)
             if max_corrected_rate is None:
                 if correction is None and (threshold.measured or threshold.not_measured):
                     # Counts stored, and no corrected rate: said, never left to be guessed.
                     uncorrected_notes.append(f"{name}: no corrected rate: {why_not}")
                 allowed = allowed_failures(max_fail_rate, n_scored)
-                passed = n_failing <= allowed and bool(n_scored)
                 excess = n_failing > allowed
+                within = within_allowance(max_fail_rate, n_failing, n_scored, unscored)
+                passed = within and bool(n_scored)
                 allowance = f", at most {allowed} allowed" if max_fail_rate else ""
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
+                worst_failing, worst_cases = worst_case(n_failing, n_scored, unscored)
+                worst_text = (
+                    f"{n_failing} of {n_scored} scored cases fail ({rule}), {counted}: counted "
+                    f"as failing, {worst_failing} of {worst_cases} fail, at most "
+                    f"{allowed_failures(max_fail_rate, worst_cases)} allowed "
+                    f"({_percent(max_fail_rate)}): a pass cannot be shown"
+                )
             else:
+                measured = (
+                    correction
+                    if not unscored
+                    else corrected(column, n_failing, n_scored, here, 0)[0]
+                )
                 high = None if correction is None else correction["interval"][1]
-                excess = high is not None and above_corrected_bar(high, max_corrected_rate)
-                passed = high is not None and not excess and bool(n_scored)
+                measured_high = None if measured is None else measured["interval"][1]
+                excess = measured_high is not None and above_corrected_bar(
+                    measured_high, max_corrected_rate
+                )
+                passed = (
+                    high is not None
+                    and not above_corrected_bar(high, max_corrected_rate)
+                    and bool(n_scored)
+                )
                 if high is None and n_scored:
                     uncorrected.append(f"{name}: {why_not}, so --max-corrected-rate cannot gate it")
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule})" + (
                     ""
-                    if correction is None
-                    else f"; {corrected_text(correction)}: its upper "
+                    if measured is None
+                    else f"; {corrected_text(measured)}: its upper "
                     f"limit is above the {_percent(max_corrected_rate)} allowed"
+                )
+                worst_text = (
+                    f"{n_failing} of {n_scored} scored cases fail ({rule}), {counted}: counted "
+                    "as failing"
+                    + (
+                        ""
+                        if correction is None
+                        else f", {corrected_text(correction)}: its upper limit is above the "
+                        f"{_percent(max_corrected_rate)} allowed: a pass cannot be shown"
+                    )
                 )
             if not n_scored:
                 reasons.append(f"{name}: no case could be scored, so nothing was checked")
             elif excess:
                 threshold_reasons.append(f"{name}: {failing_text}")
                 reasons.append(threshold_reasons[-1])
+            elif (
+                not passed
+                and unscored
+                and tolerate_errors  # untolerated, errors and unscorable cases have reasons
+                and (max_corrected_rate is None or correction)
+            ):
+                reasons.append(f"{name}: {worst_text}")
             if n_unscorable and not tolerate_errors:
                 passed = False
                 reasons.append(f"{name}: {n_unscorable} cases could not be scored by {metric}")
+            # A case neither errored nor said unscorable can still lack the value (a metric
+            # that left it out in one epoch): unscored all the same, never a pass.
+            left_out = unscored - column.errored - sum(column.missing.values())
+            if left_out and not tolerate_errors:
+                passed = False
+                reasons.append(
+                    f"{name}: {left_out} cases have no value in every epoch ({metric} left it "
+                    "out), so they were not scored"
+                )
             # Tolerated errors have a bound: a value scored on few of the cases says little of
             # the pack, so it is not tested (the share is the gate's, not a setting).
             if tolerate_errors and n_scored and thinly_scored(n_scored, len(column.values)):
@@ -403,6 +459,7 @@ def evaluate(
     )
     warnings = [] if wiring is None or not wiring.warning else [wiring.warning]
     warnings.extend(uncorrected_notes)
+    warnings += run.notes
     reset_failed = any(p.startswith("reset failed") for p in run.problems)
     if reset_failed:
         warnings.append("the target could not be reset: later packs may see this pack's documents")
@@ -437,7 +494,7 @@ def evaluate(
 
 
 def corrected(
-    column: _Column, failing: int, scored: int, here: str
+    column: _Column, failing: int, scored: int, here: str, unscored: int = 0
 ) -> tuple[dict[str, Any] | None, str]:
     """A gated value's rate of cases where the harm truly happened, corrected for its
     threshold's measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as
@@ -452,6 +509,10 @@ def corrected(
     judged this system's answers and no other's (*here*, its identity): another system's error
     is no measure of this one's, and labels that do not say whose answers they judged measure
     nobody's.
+
+    The *unscored* cases (errored, unscorable) are counted as failing, among the cases too
+    (:func:`ragleaklab_core.gate.worst_case`): a case never measured must not lower the upper
+    limit a gate reads. ``counted_as_failing`` says how many were.
     """
     threshold = column.threshold
     measured = None if threshold is None else threshold.measured
@@ -481,6 +542,7 @@ def corrected(
         return None, "no case was scored"
     from ragleaklab_core.stats.corrected import corrected_rate
 
+    failing, scored = worst_case(failing, scored, unscored)
     rate = corrected_rate(
         failing,
         scored,
@@ -499,7 +561,24 @@ def corrected(
         "interval": [rate.low, rate.high],
         "confidence": rate.confidence,
         **measured.to_dict(),
+        "counted_as_failing": unscored,
     }, ""
+
+
+def _unscored_words(column: _Column, unscored: int) -> str:
+    """``"3 errored, 1 unscorable"``: why a value's *unscored* cases have no value."""
+    unscorable = sum(column.missing.values())
+    other = unscored - column.errored - unscorable
+    words = [
+        f"{n} {what}"
+        for n, what in (
+            (column.errored, "errored"),
+            (unscorable, "unscorable"),
+            (other, "without this value in every epoch"),
+        )
+        if n
+    ]
+    return ", ".join(words)
 
 
 def _percent(rate: float) -> str:
@@ -514,6 +593,11 @@ def corrected_text(c: Mapping[str, Any]) -> str:
         f"corrected for the metric's measured error, the true rate is "
         f"{_percent(c['estimate'])} ({round(100 * c['confidence'])}% interval "
         f"{_percent(low)}-{_percent(high)}) of {c['cases']} cases"
+        + (
+            f" ({c['counted_as_failing']} of them unscored, counted as failing)"
+            if c.get("counted_as_failing")
+            else ""
+        )
     )
 
 

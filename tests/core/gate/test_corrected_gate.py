@@ -310,3 +310,53 @@ def test_a_judges_labels_are_said_to_leave_the_judges_error_out(server, tmp_path
     assert report is not None, result.stdout + result.stderr
     assert value_of(report)["corrected_rate"]["label_sources"] == ["judge"]
     assert "the judge's own error is not in this interval" in " ".join(result.stdout.split())
+
+
+def test_errored_cases_count_as_failing_in_the_corrected_rate(server, tmp_path):
+    # Errors never lower a rate: three cases the service fails, tolerated, are counted as
+    # failing in the corrected rate whose upper limit the gate reads.
+    config = config_file(tmp_path / "c.toml", server, "retries = 0\n[run]\nconcurrency = 1\n")
+    thresholds = stored(tmp_path, MEASURED)
+
+    def gated(out: str, bar: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        server.fail(3, status=503, path="/simple")
+        result = rlk(
+            "run", "-c", str(config), "-p", PACK, "--smoke", "--thresholds", str(thresholds),
+            "-o", out, "--tolerate-errors", "--max-corrected-rate", bar, cwd=tmp_path,
+        )  # fmt: skip
+        assert "Traceback" not in result.stdout + result.stderr
+        return result, json.loads((tmp_path / out / "report.json").read_text("utf-8"))
+
+    _, first = gated("first", "0.99")
+    value = value_of(first)
+    k, n = value["fail_rate"]["successes"], value["fail_rate"]["trials"]
+    assert len(value["unscored_ids"]) == 3 and n == 27
+    c = value["corrected_rate"]
+    assert (c["failing"], c["cases"], c["counted_as_failing"]) == (k + 3, n + 3, 3)
+    measured = corrected_rate(
+        k, n, true_positives=36, positives=40, true_negatives=54, negatives=60
+    ).high
+    worst = c["interval"][1]
+    assert measured < worst  # leaving the errored cases out would lower the bound
+    bar = f"{(measured + worst) / 2:.4f}"
+    result, report = gated("second", bar)
+    said = " ".join(result.stdout.split())
+    assert result.returncode == 1, said
+    assert value_of(report)["passed"] is False and report["verdict"] == "fail"
+    assert "3 errored: counted as failing" in said
+    assert "(3 of them unscored, counted as failing): its upper limit is above the" in said
+    check_consistent(report, source="report.json")
+    # A report edited to pass on the measured cases alone is caught when read back.
+    edited = json.loads(json.dumps(report))
+    edited["verdict"], edited["exit_code"] = "pass", 0
+    (pack,) = edited["packs"]
+    pack["verdict"] = pack["verdict_without_thresholds"] = "pass"
+    for v in pack["values"].values():
+        if v["threshold"] is not None:
+            v["passed"] = True
+    again = corrected_rate(k, n, true_positives=36, positives=40, true_negatives=54, negatives=60)
+    pack["values"][VALUE]["corrected_rate"].update(
+        failing=k, cases=n, interval=[again.low, again.high], counted_as_failing=0
+    )
+    with pytest.raises(InputError, match="counted as failing"):
+        check_consistent(edited, source="edited.json")
