@@ -61,8 +61,9 @@ MEASURED = {
 HERE = "HERE"
 
 
-def identity(server: Any) -> str:
-    """The identity of the http target `config_file` configures for *server*."""
+def identity(server: Any, **extra: Any) -> str:
+    """The identity of the http target `config_file` configures for *server* (with the *extra*
+    options the config adds)."""
     from ragleaklab_core._discovery import TARGETS, load_plugin
     from ragleaklab_core.calibration.labelling import target_identity
 
@@ -70,6 +71,7 @@ def identity(server: Any) -> str:
         "url": server.url("/simple"),
         "ingest_url": server.url("/ingest"),
         "reset_url": server.url("/reset"),
+        **extra,
     }
     return target_identity(load_plugin(TARGETS, "http", options).provenance())
 
@@ -316,7 +318,7 @@ def test_errored_cases_count_as_failing_in_the_corrected_rate(server, tmp_path):
     # Errors never lower a rate: three cases the service fails, tolerated, are counted as
     # failing in the corrected rate whose upper limit the gate reads.
     config = config_file(tmp_path / "c.toml", server, "retries = 0\n[run]\nconcurrency = 1\n")
-    thresholds = stored(tmp_path, MEASURED)
+    thresholds = stored(tmp_path, MEASURED, identity(server, retries=0))
 
     def gated(out: str, bar: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
         server.fail(3, status=503, path="/simple")
