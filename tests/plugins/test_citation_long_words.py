@@ -102,3 +102,79 @@ def test_a_long_word_scales_linearly(ch):
 
     small, large = best(ch * 12_500), best(ch * 100_000)
     assert large < 40 * max(small, 5e-3), (small, large)
+
+
+#: The separators and headings as they were: each tried from every space of a run (and, for
+#: two ``\s*`` in a row, every split of it), which took the square or cube of a run's length.
+OLD_PATTERNS = {
+    "_ITEM_SPLIT": re.compile(r"\s*[,;]\s*"),
+    "_PROSE_SPLIT": re.compile(r"\s*(?:[,;]|\band\b|&)\s*", re.IGNORECASE),
+    "_CLAUSE": re.compile(
+        r"(?<=[.!?。！？])\s+|\s*(?:[;:]|,?\s+\b(?:but|however|whereas|while|although|though|"
+        r"and|also|plus|which|so|and\s+also)\b|,)\s*",
+        re.IGNORECASE,
+    ),
+    "_HEADING": re.compile(
+        rf"^\s*(?:#{{1,6}}\s*)?[*_]{{0,2}}\s*(?:{citation._SOURCE_LABELS}|bibliography|footnotes?)"
+        r"\s*[*_]{0,2}\s*:?\s*[*_]{0,2}\s*$",
+        re.IGNORECASE,
+    ),
+    "_INLINE_SOURCES": re.compile(
+        rf"^\s*[*_#\s]*(?:{citation._SOURCE_LABELS})[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
+    ),
+}
+SHAPES = st.lists(
+    st.sampled_from(
+        [
+            " ", "  ", "\t", "\n", ",", ";", ":", ".", "!", "。", "a", "kb-a", "&", "and",
+            "also", "and also", "But", "however", "which", "so", "#", "##", "*", "_", "[1]",
+            "Sources", "References", "bibliography", "Footnotes", "Quellen",
+        ]
+    ),
+    max_size=16,
+).map("".join)  # fmt: skip
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> object:
+    return [m.span() for m in pattern.finditer(text)], pattern.split(text)
+
+
+@pytest.mark.parametrize("name", sorted(OLD_PATTERNS))
+@given(text=SHAPES)
+def test_the_linear_separators_match_as_the_old_ones(name, text):
+    old, new = OLD_PATTERNS[name], getattr(citation, name)
+    if name in ("_HEADING", "_INLINE_SOURCES"):  # read with match(), line by line
+        got, want = new.match(text), old.match(text)
+        assert (got and got.group()) == (want and want.group())
+    else:
+        assert _spans(new, text) == _spans(old, text)
+        assert bool(new.fullmatch(text)) == bool(old.fullmatch(text))
+
+
+@pytest.mark.parametrize("name", sorted(OLD_PATTERNS))
+def test_the_separators_are_the_shipped_ones_on_the_pack_texts(name):
+    old, new = OLD_PATTERNS[name], getattr(citation, name)
+    for text in TEXTS[:3000]:
+        for line in text.split("\n"):
+            if name in ("_HEADING", "_INLINE_SOURCES"):
+                got, want = new.match(line), old.match(line)
+                assert (got and got.group()) == (want and want.group())
+            else:
+                assert _spans(new, line) == _spans(old, line)
+
+
+@pytest.mark.parametrize("unit", [" ", "\t ", " ,", " a"])
+def test_a_long_run_of_spaces_scales_linearly(unit):
+    import time
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            citation.parse_citations(text)
+            citation._CLAUSE.split(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = best(unit * 6_250), best(unit * 50_000)
+    assert large < 40 * max(small, 5e-3), (small, large)
