@@ -27,8 +27,12 @@ _CONTRAST = (
     "enquanto|maar"
 )
 # A colon does not end one: "One page claims the following: ..." reports what follows.
+# It never starts inside a run of white space unless a line break just ended a clause there
+# (``\n+`` stops before the spaces after it): the same splits as trying every space, in time
+# linear in a long run of spaces, where trying each space to the run's end took its square.
 _SPLIT = re.compile(
-    rf"(?<=[.!?。！？])\s+|\n+|;\s+|\s+[-–—]\s+|,?\s+\b(?:{_CONTRAST})\b\s*,?\s*",
+    r"(?!(?<=\s)(?<!\n)[^\S\n])"
+    rf"(?:(?<=[.!?。！？])\s+|\n+|;\s+|\s+[-–—]\s+|,?\s+\b(?:{_CONTRAST})\b\s*,?\s*)",
     re.IGNORECASE,
 )
 

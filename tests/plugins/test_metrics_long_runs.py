@@ -1,0 +1,62 @@
+"""The clause splitters of the access and attribution metrics split as before, in linear time on
+a long run of spaces.
+
+Tried from every space of a run and scanning to its end, they took time quadratic in the run's
+length (50,000 spaces in an answer: seconds per case). They now never start inside a run where
+no earlier match could have ended. The old patterns are kept here as the reference.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ragleaklab_plugins.metrics import _clause_stance, access
+
+OLD = {
+    "access": re.compile(
+        r"(?=[.!?;:\n,\s])(?:[.!?;:\n]+(?:\s|$)|,?\s+but\s+|,?\s+however,?\s+)", re.IGNORECASE
+    ),
+    "clause_stance": re.compile(
+        rf"(?<=[.!?。！？])\s+|\n+|;\s+|\s+[-–—]\s+|,?\s+\b(?:{_clause_stance._CONTRAST})\b\s*,?\s*",
+        re.IGNORECASE,
+    ),
+}
+NEW = {"access": access._CLAUSE, "clause_stance": _clause_stance._SPLIT}
+SHAPES = st.lists(
+    st.sampled_from(
+        [
+            " ", "  ", "\t", "\n", "\n\n", ",", ";", ":", ".", "!", "?", "。", "-", "–", "a",
+            "word", "but", "However", "aber", "sin embargo", "tandis que", "yet", "x.",
+        ]
+    ),
+    max_size=16,
+).map("".join)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+@given(text=SHAPES)
+def test_the_splits_are_the_old_ones(name, text):
+    old, new = OLD[name], NEW[name]
+    assert [m.span() for m in new.finditer(text)] == [m.span() for m in old.finditer(text)]
+    assert new.split(text) == old.split(text)
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+@pytest.mark.parametrize("unit", [" ", "\t", " ,", ". ", " a"])
+def test_a_long_run_of_spaces_splits_in_linear_time(name, unit):
+    # Best of three for 8x the length against 8x the best of three for one length (load only
+    # ever adds time): quadratic would be 64x, the margin is 40x (times under 5 ms as 5 ms).
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            NEW[name].split(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = best(unit * 6_250), best(unit * 50_000)
+    assert large < 40 * max(small, 5e-3), (small, large)
