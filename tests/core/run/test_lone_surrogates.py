@@ -45,6 +45,20 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def schema_valid(directory: Path) -> None:
+    """report.json and every runs.jsonl line are valid by the documented schemas."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schemas = Path(__file__).resolve().parents[3] / "docs" / "schemas"
+
+    def check(name: str, document: Any) -> None:
+        schema = json.loads((schemas / f"{name}.schema.json").read_text(encoding="utf-8"))
+        jsonschema.validate(document, schema)
+
+    check("report", json.loads((directory / "report.json").read_text(encoding="utf-8")))
+    for record in lines(directory / "runs.jsonl"):
+        check("runs", record)
+
+
 def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records without what differs between two runs of one system (time, the repair mark)."""
     return [{k: v for k, v in r.items() if k not in ("elapsed_ms", "repaired")} for r in records]
@@ -135,6 +149,7 @@ def test_a_python_app_answering_a_lone_surrogate_runs_records_replays_and_report
     assert broken.returncode in (0, 1)  # a verdict, not a crash
     utf8_outputs(tmp_path / "out")
     utf8_outputs(tmp_path / "rec")
+    schema_valid(tmp_path / "out")
     records = lines(tmp_path / "out" / "runs.jsonl")
     assert records and all(r["repaired"] == ["answer"] for r in records)
     assert all(r["answer"].endswith(" \ufffd end") for r in records)
