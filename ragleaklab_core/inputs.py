@@ -227,4 +227,6 @@ def read_report(path: Path, *, what: str = "report") -> dict[str, Any]:
         raise InputError(f"$: not JSON: {exc.msg}", source=source, line=exc.lineno) from None
     if not isinstance(data, dict):
         raise InputError(f"$: the {what} must be a JSON object", source=source)
+    if "\\u" in text and (where := lone_surrogate_path(data)) is not None:
+        raise InputError(f"{where} {LONE_SURROGATE}", source=source)
     return data

@@ -283,3 +283,17 @@ def test_a_pack_file_holding_a_lone_surrogate_is_named_by_validate(tmp_path):
     no_traceback(result)
     assert result.returncode == 2
     assert "cases.jsonl:3: $.query: holds a lone surrogate" in result.stdout + result.stderr
+
+
+def test_a_report_holding_a_lone_surrogate_is_an_input_error_for_report_and_diff(tmp_path):
+    report = {"format": "ragleaklab-report", "target": {"name": "py\ud800"}, "packs": []}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")  # ASCII: the escape "\ud800"
+    for args in (
+        ("report", "report.json", "--format", "markdown"),
+        ("diff", "report.json", "report.json"),
+    ):
+        result = rlk(*args, cwd=tmp_path)
+        no_traceback(result)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "report.json: $.target.name holds a lone surrogate" in result.stderr
