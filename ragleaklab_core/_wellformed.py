@@ -12,7 +12,8 @@ it encodes. It is applied to the target's response (answer, retrieved texts and 
 before any metric scores it and before it is recorded, so the metrics score exactly the text
 that is written and a replay of the recording scores it again the same way; the record lists
 the fields altered in ``repaired``, as ``masked`` lists those where a secret was hidden.
-A plugin's error message is made well-formed where it is described.
+Every plugin error message, log line and command-line error is made well-formed where it is
+redacted (:func:`ragleaklab_core._redact.redact_text`), on its way out.
 
 Input files (packs, labels) are not repaired: a lone surrogate there is an input error naming
 the file, the line and the ``$.path`` (:func:`lone_surrogate_path`).

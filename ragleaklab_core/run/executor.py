@@ -27,7 +27,7 @@ from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._redact import redact_text
 from ragleaklab_core._signals import notice, shielded
-from ragleaklab_core._wellformed import repair_response, well_formed
+from ragleaklab_core._wellformed import repair_response
 from ragleaklab_core.errors import PluginContractError, RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
 from ragleaklab_core.run.planted import (
@@ -169,7 +169,7 @@ def describe(exc: BaseException) -> str:
     connection string's ``Password=``) is replaced by ``***`` before it reaches ``report.json``,
     ``runs.jsonl``, a log line or the console.
     """
-    return well_formed(redact_text(f"{type(exc).__name__}: {exc}"))
+    return redact_text(f"{type(exc).__name__}: {exc}")  # well-formed too (lone surrogates)
 
 
 def is_transport_failure(exc: BaseException) -> bool:

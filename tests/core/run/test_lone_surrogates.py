@@ -108,6 +108,15 @@ def test_a_response_is_repaired_part_by_part_and_pairs_are_joined():
     assert repair_response(clean) == (clean, ())
 
 
+def test_every_text_on_its_way_out_is_well_formed():
+    # Error messages, log lines and command-line errors pass through redact_text.
+    from ragleaklab_core._redact import redact_text
+    from ragleaklab_core.run.executor import describe
+
+    assert redact_text(f"body {LONE} end") == "body \ufffd end"
+    assert describe(ValueError(f"x{LONE}")) == "ValueError: x\ufffd"
+
+
 # ---- through the command line: python target -------------------------------------------------
 
 APP = """
