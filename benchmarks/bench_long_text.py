@@ -74,9 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args(argv)
-    print(
-        f"python {platform.python_version()}, {args.chars} chars, x{args.scale}, best of {args.repeat}"
-    )
+    setup = f"{args.chars} chars, x{args.scale}, best of {args.repeat}"
+    print(f"python {platform.python_version()}, {setup}")
     print(f"{'pack':24} {'metric':12} {'kind':12} {'seconds':>9} {'/baseline':>10} {'growth':>7}")
     worst = 0.0
     for name in PACKS:
@@ -84,16 +83,15 @@ def main(argv: list[str] | None = None) -> int:
         info = pack.info()
         documents = tuple(pack.documents())
         case = next(iter(pack.cases()))
-        retrieved = None
         for metric_name in info.metrics:
             metric = load_metric(metric_name, info, documents).obj
             for kind, unit in KINDS.items():
                 times = []
                 for length in (args.chars, args.chars * args.scale):
                     text = (unit * (length // len(unit) + 1))[:length]
-                    response = Response(text, retrieved)
+                    response = Response(text)
                     base = best(lambda text=text: _WORD.findall(text), args.repeat)
-                    took = best(lambda r=response: metric.score(case, r), args.repeat)
+                    took = best(lambda m=metric, c=case, r=response: m.score(c, r), args.repeat)
                     times.append((took, base))
                 (took, base), (took_big, _) = times
                 growth = took_big / max(took, 1e-6)
