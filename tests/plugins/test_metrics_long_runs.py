@@ -60,3 +60,39 @@ def test_a_long_run_of_spaces_splits_in_linear_time(name, unit):
 
     small, large = best(unit * 6_250), best(unit * 50_000)
     assert large < 40 * max(small, 5e-3), (small, large)
+
+
+def old_clauses(text: str) -> list[str]:
+    """clauses() as it was: the old pattern on the text as it is."""
+    pieces = OLD["clause_stance"].split(text)
+    return [piece.strip(" \t*-•>#") for piece in pieces if piece and piece.strip()]
+
+
+LINES = st.lists(
+    st.sampled_from(
+        [
+            " ", "\t", "\n", "\n\n", "\r\n", "\u3000", "\x0b", "\u2028", ".", "!", ";", ",",
+            "-", "–", "—", "*", "#", "a", "word", "but", "However", "aber", "sin embargo", "yet",
+        ]
+    ),
+    max_size=20,
+).map("".join)  # fmt: skip
+
+
+@given(text=LINES)
+def test_clauses_are_the_old_ones_whatever_the_line_breaks(text):
+    assert _clause_stance.clauses(text) == old_clauses(text)
+
+
+@pytest.mark.parametrize("unit", ["\n ", "\n\t\n ", " \n", "\r\n "])
+def test_alternating_line_breaks_and_spaces_split_in_linear_time(unit):
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            _clause_stance.clauses(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = best(unit * 6_250 + "x"), best(unit * 50_000 + "x")
+    assert large < 40 * max(small, 5e-3), (small, large)
