@@ -96,3 +96,35 @@ def test_alternating_line_breaks_and_spaces_split_in_linear_time(unit):
 
     small, large = best(unit * 6_250 + "x"), best(unit * 50_000 + "x")
     assert large < 40 * max(small, 5e-3), (small, large)
+
+
+EMAILISH = st.lists(
+    st.sampled_from(
+        ["a", "b9", ".", "..", "@", "c.com", " ", "-", "_", "x@y.com", " dot ", "[at]"]
+    ),
+    max_size=24,
+).map("".join)
+
+
+@given(text=EMAILISH)
+def test_emails_in_dotted_chains_are_the_plain_pattern_s(text):
+    from ragleaklab_plugins.metrics import _values
+
+    want = [(m.span(), m.groupdict()) for m in _values._EMAIL.finditer(text)]
+    assert [(m.span(), m.groupdict()) for m in _values._email_matches(text)] == want
+
+
+@pytest.mark.parametrize("unit", ["a.", "ab.", "a.b@"])
+def test_a_long_dotted_chain_is_read_in_linear_time(unit):
+    from ragleaklab_plugins.metrics import _values
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            _values._email_matches(text)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    small, large = best(unit * 3_000), best(unit * 24_000)
+    assert large < 40 * max(small, 5e-3), (small, large)
