@@ -6,7 +6,8 @@ grows with the square of the run's length (the citation parser's speaking-source
 12,000 letters took about 28 seconds). This script scores, with each built-in pack's metrics
 bound to the pack's documents as a run binds them, a real case of the pack answered by
 ``--chars`` repetitions (default 50,000) of each kind of character: letters, digits, spaces,
-punctuation, ``[``, ``(``, ``*``, ``_``, ``:``, and the same once more at ``--scale`` times the
+punctuation, ``[``, ``(``, ``*``, ``_``, ``:``, and a few two-character shapes (``ab-``,
+``a.``, a line break and a space), and the same once more at ``--scale`` times the
 length.
 
 For each metric and kind it prints the time, the ratio against the baseline
@@ -55,6 +56,8 @@ KINDS = {
     "_": "_",
     ":": ":",
     "word-dash": "ab-",
+    "dotted": "a.",
+    "line-space": "\n ",
 }
 _WORD = re.compile(r"\w+")
 
