@@ -178,3 +178,18 @@ def test_a_long_run_of_spaces_scales_linearly(unit):
 
     small, large = best(unit * 6_250), best(unit * 50_000)
     assert large < 40 * max(small, 5e-3), (small, large)
+
+
+def test_the_reference_target_s_answers_read_the_same_citations():
+    # Real answers: the reference target (the system the packs' labels describe) answering the
+    # citation pack's cases, bracketed, numbered and prose citations alike.
+    from ragleaklab_core._discovery import TARGETS, load_plugin
+    from ragleaklab_core.run.runner import load_pack
+
+    pack = load_pack("citation-forgery").obj
+    target = load_plugin(TARGETS, "reference").obj
+    target.ingest(tuple(pack.documents()))
+    answers = [target.answer(case.query).answer for case in list(pack.cases())[:200]]
+    assert sum(bool(citation.parse_citations(a)) for a in answers) > 100  # they do cite
+    for answer in answers:
+        assert citation.parse_citations(answer) == old_parse(answer), answer
