@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
+from ragleaklab_core._wellformed import well_formed
+
 #: What a redacted secret is replaced with.
 REDACTED = "***"
 
@@ -294,8 +296,10 @@ def redact_forms(text: str, forms: Iterable[str]) -> str:
 
 def redact_text(text: str) -> str:
     """*text* with every credential written in it (:func:`redact_url` of every URL, the values
-    of credential-named ``name=value`` pairs) and every registered secret replaced by ``***``."""
-    return redact_forms(_literal(text, []), _ordered)
+    of credential-named ``name=value`` pairs) and every registered secret replaced by ``***``,
+    made well-formed Unicode (a lone surrogate as U+FFFD): every plugin's error message, log line
+    and command-line error passes here on its way out, and no writer accepts a lone surrogate."""
+    return well_formed(redact_forms(_literal(text, []), _ordered))
 
 
 def mask_secrets(value: Any) -> tuple[Any, bool]:

@@ -19,6 +19,7 @@ from ragleaklab_core._discovery import (
     load_plugin,
     pack_info,
 )
+from ragleaklab_core._wellformed import repair_response
 from ragleaklab_core.config import Config, Overrides
 from ragleaklab_core.config import read_config as load_config_with
 from ragleaklab_core.errors import PluginRuntimeError
@@ -226,11 +227,14 @@ class TargetSession:
 
     async def _answer(self, case: Case) -> Response:
         try:
-            return await self._session.answer(case, 0)
+            response = await self._session.answer(case, 0)
         except Exception as exc:  # what a run records as the case's error
             raise PluginRuntimeError(
                 TARGETS, self.target.name, describe(exc), case_id=case.test_id
             ) from exc
+        # Lone surrogates as U+FFFD, as a run makes them before scoring: what the caller
+        # scores and logs is what a run would score and write.
+        return repair_response(response)[0]
 
     def answer(self, case: Case) -> Response:
         """The target's answer to *case*'s query.

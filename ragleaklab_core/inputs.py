@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
+from ragleaklab_core._wellformed import LONE_SURROGATE, lone_surrogate_path
 from ragleaklab_core.errors import InputError
 
 LABELS = ("positive", "negative")
@@ -85,6 +86,10 @@ def _json_object(line: str, source: str, number: int) -> dict[str, Any]:
         raise InputError(
             f"expected a JSON object, got {type(record).__name__}", source=source, line=number
         )
+    # A "\\ud800" escape decodes to a str no writer accepts: refused here, where the file
+    # and line are known, not as a crash when a report quotes it.
+    if "\\u" in line and (where := lone_surrogate_path(record)) is not None:
+        raise InputError(f"{where} {LONE_SURROGATE}", source=source, line=number)
     return record
 
 
@@ -222,4 +227,6 @@ def read_report(path: Path, *, what: str = "report") -> dict[str, Any]:
         raise InputError(f"$: not JSON: {exc.msg}", source=source, line=exc.lineno) from None
     if not isinstance(data, dict):
         raise InputError(f"$: the {what} must be a JSON object", source=source)
+    if "\\u" in text and (where := lone_surrogate_path(data)) is not None:
+        raise InputError(f"{where} {LONE_SURROGATE}", source=source)
     return data

@@ -318,11 +318,17 @@ def unscorable_cases(pack: Mapping[str, Any]) -> list[tuple[str, int, list[tuple
 
 def masked_note(detail: Mapping[str, Any]) -> str:
     """What a rendering adds after a case's answer when ragleaklab masked a secret of the run's
-    configuration in it (``detail.masked``): the text shown is not what the system said."""
-    masked = detail.get("masked")
-    if not masked:
-        return ""
-    return f" [a configured secret was masked as *** in: {', '.join(map(str, masked))}]"
+    configuration in it (``detail.masked``) or replaced text that was not Unicode
+    (``detail.repaired``): the text shown is not exactly what the system said."""
+    notes = []
+    if masked := detail.get("masked"):
+        notes.append(f" [a configured secret was masked as *** in: {', '.join(map(str, masked))}]")
+    if repaired := detail.get("repaired"):
+        notes.append(
+            " [a lone surrogate (not Unicode) was replaced by U+FFFD in: "
+            f"{', '.join(map(str, repaired))}]"
+        )
+    return "".join(notes)
 
 
 __all__ = [

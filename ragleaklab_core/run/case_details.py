@@ -111,11 +111,14 @@ def detail_counts(verdict: PackVerdict) -> dict[str, int]:
 def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
     """The case's query and, from the first epoch the target answered (an errored case may
     have none), the answer excerpt and the retrieved ids in rank order; ``masked`` when a
-    secret was masked in any epoch's record (:func:`~ragleaklab_core.run.records.mask_record`)."""
+    secret was masked in any epoch's record (:func:`~ragleaklab_core.run.records.mask_record`);
+    ``repaired`` when a lone surrogate was replaced
+    (:func:`~ragleaklab_core.run.records.repair_record`)."""
     answered = next((r for r in records if r.answer is not None), None)
     answer = None if answered is None else answered.answer
     retrieved = None if answered is None else answered.retrieved
     masked = sorted({m for r in records for m in r.masked})
+    repaired = sorted({m for r in records for m in r.repaired})
     return {
         "query": records[0].query if records else None,
         "answer": None if answer is None else answer[:ANSWER_CHARS],
@@ -125,6 +128,8 @@ def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
         else [str(d["doc_id"]) for d in retrieved[:RETRIEVED_IDS]],
         # Which fields had a secret of the run's configuration replaced by *** (only then).
         **({"masked": masked} if masked else {}),
+        # Which fields held text that was not Unicode (a lone surrogate, shown as U+FFFD).
+        **({"repaired": repaired} if repaired else {}),
     }
 
 

@@ -27,6 +27,7 @@ from ragleaklab_core._discovery import METRICS, TARGETS, LoadedPlugin
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._redact import redact_text
 from ragleaklab_core._signals import notice, shielded
+from ragleaklab_core._wellformed import repair_response
 from ragleaklab_core.errors import PluginContractError, RagleaklabError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
 from ragleaklab_core.run.planted import (
@@ -38,7 +39,7 @@ from ragleaklab_core.run.planted import (
     run_key,
 )
 from ragleaklab_core.run.recording import RecordedError
-from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record
+from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record, repair_record
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def describe(exc: BaseException) -> str:
     connection string's ``Password=``) is replaced by ``***`` before it reaches ``report.json``,
     ``runs.jsonl``, a log line or the console.
     """
-    return redact_text(f"{type(exc).__name__}: {exc}")
+    return redact_text(f"{type(exc).__name__}: {exc}")  # well-formed too (lone surrogates)
 
 
 def is_transport_failure(exc: BaseException) -> bool:
@@ -546,7 +547,11 @@ def score_case(
     """The record of one ask: the response scored by every metric (a metric that raises makes
     the record errored, naming it)."""
     scored: dict[str, dict[str, Any]] = {}
+    repaired: tuple[str, ...] = ()
     if response is not None:
+        # Made well-formed before any metric reads it: the text scored is the text written
+        # and recorded, so a replay scores it the same (see ragleaklab_core._wellformed).
+        response, repaired = repair_response(response)
         for metric in metrics:
             try:
                 result = metric.obj.score(case, response)
@@ -568,18 +573,21 @@ def score_case(
     # has this run's secrets masked, here where the record is made (on a Ray worker too,
     # whose own environment may hold a secret the driver never sees).
     return mask_record(
-        CaseRecord(
-            pack=pack,
-            test_id=case.test_id,
-            epoch=epoch,
-            query=case.query,
-            answer=None if response is None else response.answer,
-            retrieved=None if response is None else _retrieved(response),
-            metrics=scored,
-            error=error,
-            elapsed_ms=round(elapsed * 1000, 3),
-            target_metadata={} if response is None else dict(response.metadata),
-            principal=case.principal,
+        repair_record(
+            CaseRecord(
+                pack=pack,
+                test_id=case.test_id,
+                epoch=epoch,
+                query=case.query,
+                answer=None if response is None else response.answer,
+                retrieved=None if response is None else _retrieved(response),
+                metrics=scored,
+                error=error,
+                elapsed_ms=round(elapsed * 1000, 3),
+                target_metadata={} if response is None else dict(response.metadata),
+                principal=case.principal,
+            ),
+            repaired,
         )
     )
 

@@ -41,6 +41,7 @@ from attrs import define, field, frozen
 from ragleaklab_core._atomic import write_atomic
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
 from ragleaklab_core._redact import mask_secrets, redact
+from ragleaklab_core._wellformed import lone_surrogate_path
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.values import Case, PackInfo, Response, RetrievedDocument
 
@@ -149,7 +150,7 @@ class Recorder:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._stream = partial.open("w", encoding="utf-8")
             for key in sorted(self._lines):  # what the partial file held, and the finished file
-                self._stream.write(json.dumps(self._lines[key], ensure_ascii=False) + "\n")
+                self._stream.write(_dumps(self._lines[key]) + "\n")
             self._stream.flush()
         except OSError as exc:
             raise _unwritable(self.directory, exc) from None
@@ -221,7 +222,7 @@ class Recorder:
     def _put(self, line: dict[str, Any]) -> None:
         self._lines[(line["test_id"], line["epoch"])] = line
         if self._stream is not None:
-            self._stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._stream.write(_dumps(line) + "\n")
             self._stream.flush()
 
     def _partial(self, pack: str) -> Path:
@@ -244,7 +245,7 @@ class Recorder:
             self._stream = None
         lines = [self._lines[k] for k in sorted(self._lines)]
         self._lines.clear()
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        text = "".join(_dumps(line) + "\n" for line in lines)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             write_atomic(self.directory / _pack_file(info.name), text.encode("utf-8"))
@@ -270,6 +271,15 @@ class Recorder:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+
+
+def _dumps(line: Mapping[str, Any]) -> str:
+    """A recording line as JSON. A line holding a lone surrogate (a service may send one) is
+    written with ASCII escapes (``\\ud800``): the recording keeps what the system said, and a
+    replay makes it well-formed exactly as the recorded run did (``repaired`` included), where
+    raw UTF-8 could not be written at all."""
+    text = json.dumps(line, ensure_ascii=False)
+    return text if lone_surrogate_path(text) is None else json.dumps(line)
 
 
 # A record's masked fields, as a recording line names them.

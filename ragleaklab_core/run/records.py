@@ -11,6 +11,7 @@ import attrs
 from attrs import field, frozen
 
 from ragleaklab_core._redact import mask_secrets
+from ragleaklab_core._wellformed import repair
 
 
 @frozen
@@ -78,6 +79,9 @@ class CaseRecord:
     principal: str | None = None  # who the case asked as (Case.principal)
     #: The fields in which a registered secret was replaced by ``***`` (see :func:`mask_record`).
     masked: tuple[str, ...] = ()
+    #: The fields in which text that was not well-formed Unicode (a lone surrogate) was made so
+    #: (U+FFFD) before scoring and writing (see :func:`repair_record`).
+    repaired: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -96,6 +100,7 @@ class CaseRecord:
             target_metadata=dict(data.get("target_metadata", {})),
             principal=data.get("principal"),
             masked=tuple(data.get("masked", ())),
+            repaired=tuple(data.get("repaired", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,6 +120,7 @@ class CaseRecord:
             "elapsed_ms": self.elapsed_ms,
             # Only when text was altered: the lines of every other case stay as they were.
             **({"masked": list(self.masked)} if self.masked else {}),
+            **({"repaired": list(self.repaired)} if self.repaired else {}),
         }
 
 
@@ -149,6 +155,34 @@ def mask_record(record: CaseRecord) -> CaseRecord:
     if not masked:  # nothing (more) to hide: the record as it was, marks included
         return record
     return attrs.evolve(record, **changes, masked=tuple(sorted(masked | set(record.masked))))
+
+
+def repair_record(record: CaseRecord, repaired: Iterable[str] = ()) -> CaseRecord:
+    """*record* as it can be written: every string made well-formed Unicode (a lone surrogate
+    as U+FFFD, :mod:`ragleaklab_core._wellformed`), the fields altered added to ``repaired``
+    with *repaired* (the response's parts already repaired before scoring)."""
+    altered = set(repaired)
+
+    def fix(name: str, value: Any) -> Any:
+        fixed, changed = repair(value)
+        if changed:
+            altered.add(name)
+        return fixed
+
+    changes = {
+        "pack": fix("pack", record.pack),
+        "test_id": fix("test_id", record.test_id),
+        "query": fix("query", record.query),
+        "answer": fix("answer", record.answer),
+        "retrieved": fix("retrieved", record.retrieved),
+        "metrics": {name: fix(f"metrics.{name}", m) for name, m in record.metrics.items()},
+        "error": fix("error", record.error),
+        "target_metadata": fix("target_metadata", record.target_metadata),
+        "principal": fix("principal", record.principal),
+    }
+    if not altered - set(record.repaired):
+        return record
+    return attrs.evolve(record, **changes, repaired=tuple(sorted(altered | set(record.repaired))))
 
 
 @frozen
@@ -188,4 +222,11 @@ class CaseResult:
         }
 
 
-__all__ = ["CaseRecord", "CaseResult", "RunSettings", "case_selected", "mask_record"]
+__all__ = [
+    "CaseRecord",
+    "CaseResult",
+    "RunSettings",
+    "case_selected",
+    "mask_record",
+    "repair_record",
+]

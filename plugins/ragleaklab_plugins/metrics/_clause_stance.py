@@ -27,15 +27,33 @@ _CONTRAST = (
     "enquanto|maar"
 )
 # A colon does not end one: "One page claims the following: ..." reports what follows.
+# It never starts inside a run of white space unless a line break just ended a clause there
+# (``\n+`` stops before the spaces after it): the same splits as trying every space, in time
+# linear in a long run of spaces, where trying each space to the run's end took its square.
 _SPLIT = re.compile(
-    rf"(?<=[.!?。！？])\s+|\n+|;\s+|\s+[-–—]\s+|,?\s+\b(?:{_CONTRAST})\b\s*,?\s*",
+    r"(?!(?<=\s)(?<!\n)[^\S\n])"
+    rf"(?:(?<=[.!?。！？])\s+|\n+|;\s+|\s+[-–—]\s+|,?\s+\b(?:{_CONTRAST})\b\s*,?\s*)",
     re.IGNORECASE,
 )
 
 
+# White space from a run's first line break to its last. Everything in it is split away or left
+# in pieces of white space alone (dropped), so only two things about it matter: that it holds
+# line breaks, and whether a space or tab in it lets a dash or a contrast word after the run
+# end the clause (``\s+[-–—]`` and ``\s+but`` tried from just after a line break).
+_LINE_BREAKS = re.compile(r"\n\s*\n")
+
+
+def _fold(run: re.Match[str]) -> str:
+    return "\n \n" if re.search(r"[^\S\n]", run.group()) else "\n\n"
+
+
 def clauses(text: str) -> list[str]:
     """The clauses of *text*, stripped, in order (empty pieces dropped)."""
-    return [piece.strip(" \t*-•>#") for piece in _SPLIT.split(text) if piece and piece.strip()]
+    # Folding a long run of line breaks and spaces changes no clause; unfolded, each space
+    # after a line break would be tried to the run's end (time quadratic in "\n \n \n ...").
+    folded = _LINE_BREAKS.sub(_fold, text)
+    return [piece.strip(" \t*-•>#") for piece in _SPLIT.split(folded) if piece and piece.strip()]
 
 
 # Each marker is a sequence of normalised words; "*" matches any one word. A clause carrying one

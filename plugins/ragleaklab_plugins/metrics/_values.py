@@ -97,8 +97,10 @@ _EMAIL = re.compile(
 # The same, starting only where no local-part character precedes: a match that starts inside a
 # run of them starts, as well, one character earlier (the possessive run takes that character
 # too), so only the first position of a run needs trying, save right after a match that ended
-# inside a run (see :func:`_email_matches`).
-_EMAIL_AT_RUN = re.compile(r"(?<![a-z0-9_+-])" + _EMAIL.pattern)
+# inside a run (see :func:`_email_matches`). Nor right after a run and a dot ("a.b.c..."): a
+# match starting there starts at the run before it too (the local part takes "run." as well),
+# so a long dotted chain is scanned once, not once per link (time quadratic in its length).
+_EMAIL_AT_RUN = re.compile(r"(?<![a-z0-9_+-])(?<![a-z0-9_+-]\.)" + _EMAIL.pattern)
 _LOCAL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_+-")
 _ALNUM = re.compile(r"[^a-z0-9]+")
 _SEP_RE = re.compile(_SEP)
@@ -266,6 +268,16 @@ def emails(text: str) -> list[str]:
     return out
 
 
+def _after_link(text: str, pos: int) -> bool:
+    """Whether *pos* is a dot between two local-part characters (a link of a dotted chain)."""
+    return (
+        0 < pos < len(text) - 1
+        and text[pos] == "."
+        and text[pos - 1] in _LOCAL_CHARS
+        and text[pos + 1] in _LOCAL_CHARS
+    )
+
+
 def _email_matches(text: str) -> list[re.Match[str]]:
     """What ``_EMAIL.finditer(text)`` gives, found by trying only the first position of each run
     of local-part characters (``_EMAIL_AT_RUN``)."""
@@ -280,6 +292,10 @@ def _email_matches(text: str) -> list[re.Match[str]]:
                 if m:
                     break
                 pos += 1
+        if m is None and _after_link(text, pos):
+            # The previous match ended where a dotted chain goes on ("a@b.com.c@d.com"): its
+            # next link may start one, where the skip-ahead pattern would not start.
+            m = _EMAIL.match(text, pos + 1)
         if m is None:
             m = _EMAIL_AT_RUN.search(text, pos)
             if m is None:

@@ -82,7 +82,7 @@ _SOURCE_LABELS = (
 )
 # A line that heads a list of sources ("Sources:", "**References**", "## Citations").
 _HEADING = re.compile(
-    rf"^\s*(?:#{{1,6}}\s*)?[*_]{{0,2}}\s*(?:{_SOURCE_LABELS}|bibliography|footnotes?)"
+    rf"^\s*+(?:#{{1,6}}\s*)?[*_]{{0,2}}\s*(?:{_SOURCE_LABELS}|bibliography|footnotes?)"
     r"\s*[*_]{0,2}\s*:?\s*[*_]{0,2}\s*$",
     re.IGNORECASE,
 )
@@ -97,7 +97,7 @@ _COLON_DEF = re.compile(
 )
 # A sources line defining numbers inline: "Sources: [1] kb-a, [2] kb-b".
 _INLINE_SOURCES = re.compile(
-    rf"^\s*[*_#\s]*(?:{_SOURCE_LABELS})[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
+    rf"^[*_#\s]*+(?:{_SOURCE_LABELS})[*_]*\s*:?[*_]*\s*(?=\[\d)", re.IGNORECASE
 )
 _INLINE_DEF = re.compile(r"\[(?P<key>\d{1,4})\]:?\s*(?P<rest>[^\s,;\[\]]+)")
 # Superscript digits (NFKC would make them plain digits) and <sup>n</sup>: a numbered marker.
@@ -161,6 +161,9 @@ _VERBS = (
 _DISTANCING = frozenset({"claims", "asserts", "suggests", "maintains", "alleges"})
 _PHRASE = r"[^\s,.;:!?()\[\]\n][^,.;:!?()\[\]\n]{0,80}?"
 _ID_TOKEN = r"[`'\"“”‘’*_]*[^\W\d_][\w./-]*[\w][`'\"“”‘’*_]*"
+#: Where a speaking id may start: not after a character an id token takes (a letter, a digit,
+#: ``./-`` or a quote), so one run of them is scanned once, not once per character.
+_TOKEN_START = r"(?<![\w./\-`'\"“”‘’*])"
 # Markers in the text: a footnote reference, a fullwidth-bracket citation, a parenthetical
 # "(source: id)", an author-year "(id, 2023)", a markdown link, an HTML <cite>, a "Source: id"
 # line, a citing phrase ("according to id"), a source that speaks ("id reports that"), or
@@ -200,23 +203,30 @@ _MARKER = re.compile(
     rf"|(?:the\s+)?{_PHRASE}(?=[,.;:!?()\n]|\s+(?:that|which|,)|$))"
     # a source that speaks: "kb-a says", "[kb-a] states", "kb-a, a notice, claims", "the
     # on-call policy (kb-a) says"
-    rf"|(?P<speaker>(?:\[?{_ID_TOKEN}\]?|\({_ID_LIKE.pattern}\)|the\s+{_PHRASE}"
+    # The id starts a word (nothing it could itself have taken stands before it): else each
+    # letter of one long word would start a scan to the word's end, time quadratic in its length.
+    rf"|(?P<speaker>(?:{_TOKEN_START}\[?{_ID_TOKEN}\]?|\({_ID_LIKE.pattern}\)|the\s+{_PHRASE}"
     rf"(?:\s*\({_ID_LIKE.pattern}\))?)),?\s+(?:{_VERBS})\b"
     r"|(?<!!)\[(?P<bracket>[^\[\]\n]{1,200})\](?![(:])",
     re.IGNORECASE,
 )
 # What separates the markers of one group: they all cite the same statement.
 _GROUP_GAP = re.compile(r"[\s,;]*")
-_ITEM_SPLIT = re.compile(r"\s*[,;]\s*")
-_PROSE_SPLIT = re.compile(r"\s*(?:[,;]|\band\b|&)\s*", re.IGNORECASE)
+# The separators below never start inside a run of white space (``(?!(?<=\s)\s)``) and take
+# the run whole (``\s*+``): the same matches as trying every space (none ends inside a run), in
+# time linear in a long run of spaces, where trying each space and each split of the run took
+# its square or cube.
+_ITEM_SPLIT = re.compile(r"(?!(?<=\s)\s)\s*+[,;]\s*")
+_PROSE_SPLIT = re.compile(r"(?!(?<=\s)\s)\s*+(?:[,;]|\band\b|&)\s*", re.IGNORECASE)
 _STRIP = "`'\"*_<>“”‘’\\"
 _TRAILING = ".,;:!?"
 # Where a sentence ends: a full stop (any script) before white space, or a line break.
 _BOUNDARY = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # Where one clause of a sentence ends and another (that may say something else) begins.
 _CLAUSE = re.compile(
-    r"(?<=[.!?。！？])\s+|\s*(?:[;:]|,?\s+\b(?:but|however|whereas|while|although|though|and|also|plus|which|"
-    r"so|and\s+also)\b|,)\s*",
+    r"(?<=[.!?。！？])\s+|(?!(?<=\s)\s)(?:\s*+(?:[;:]|,\s++\b(?:{words})\b|,)|\s++\b(?:{words})\b)\s*".format(
+        words=r"but|however|whereas|while|although|though|and|also|plus|which|so|and\s+also"
+    ),
     re.IGNORECASE,
 )
 # The kinds of marker that read as prose: their statement may come after them.

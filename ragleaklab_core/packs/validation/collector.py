@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from ragleaklab_core._wellformed import LONE_SURROGATE, lone_surrogate_path
 from ragleaklab_core.config import structure
 from ragleaklab_core.errors import ConfigError
 from ragleaklab_core.packs.validation.report import Problem
@@ -69,6 +70,10 @@ class _Collector:
                 continue
             if not isinstance(record, dict):
                 self.add(file, number, "$", f"expected a JSON object, got {type(record).__name__}")
+                self.broken.add(file)
+                continue
+            if "\\u" in line and (where := lone_surrogate_path(record)) is not None:
+                self.add(file, number, where, LONE_SURROGATE)
                 self.broken.add(file)
                 continue
             yield number, record
