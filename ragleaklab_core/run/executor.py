@@ -39,16 +39,19 @@ from ragleaklab_core.run.planted import (
     run_key,
 )
 from ragleaklab_core.run.recording import RecordedError
-from ragleaklab_core.run.records import CaseRecord, RunSettings, mask_record, repair_record
+from ragleaklab_core.run.records import (
+    NOT_ASKED,
+    CaseRecord,
+    RunSettings,
+    mask_record,
+    repair_record,
+)
 from ragleaklab_core.values import Case, Document, MetricResult, Response
 
 if TYPE_CHECKING:
     from ragleaklab_core.run.recording import Recorder
 
 log = get_logger(__name__)
-
-#: The ``error.group`` of a case the runner did not ask (the pack stopped before it).
-NOT_ASKED = "ragleaklab.run"
 
 
 @frozen

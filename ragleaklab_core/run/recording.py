@@ -43,6 +43,7 @@ from ragleaklab_core._discovery import TARGETS, LoadedPlugin
 from ragleaklab_core._redact import mask_secrets, redact
 from ragleaklab_core._wellformed import lone_surrogate_path
 from ragleaklab_core.errors import ConfigError, InputError
+from ragleaklab_core.run.records import NOT_ASKED
 from ragleaklab_core.values import Case, PackInfo, Response, RetrievedDocument
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ class Recorder:
     ) -> None:
         """Record that the target failed on *case* (or the run did not ask it): *error* is the
         record's ``error`` (its message already redacted), so a replay errors it again."""
-        from ragleaklab_core.run.executor import NOT_ASKED  # the executor imports this module
-
         query, _ = mask_secrets(case.query)
         message, _ = mask_secrets(str(error.get("message", "")))
         kind, _, _ = message.partition(":")

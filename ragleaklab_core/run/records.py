@@ -13,6 +13,10 @@ from attrs import field, frozen
 from ragleaklab_core._redact import mask_secrets
 from ragleaklab_core._wellformed import repair
 
+#: The ``error.group`` of a case the runner did not ask (the pack stopped before it): here, where
+#: the executor that writes it and the recording that reads it back both find it.
+NOT_ASKED = "ragleaklab.run"
+
 
 @frozen
 class RunSettings:
@@ -223,6 +227,7 @@ class CaseResult:
 
 
 __all__ = [
+    "NOT_ASKED",
     "CaseRecord",
     "CaseResult",
     "RunSettings",

@@ -125,6 +125,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "_walked",
             "_safe_text",
             "_signals",
+            "_wellformed",
         }
     ),
     frozenset({"inputs", "_moved", "stats"}),
