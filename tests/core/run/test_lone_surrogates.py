@@ -266,8 +266,14 @@ def test_a_labels_file_holding_a_lone_surrogate_is_an_input_error(tmp_path):
         '{"test_id": "st-\\udc00", "label": "positive"}\n',
         encoding="utf-8",
     )
+    # Well-formed scores, so the refusal is the labels' whichever file calibrate reads first.
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text(
+        '{"test_id": "st-0001", "score": 0.1}\n{"test_id": "st-0002", "score": 0.9}\n',
+        encoding="utf-8",
+    )
     result = rlk(
-        "calibrate", "-p", PACK, "--labels", str(labels), "--scores", str(labels),
+        "calibrate", "-p", PACK, "--labels", str(labels), "--scores", str(scores),
         "-o", "cal", cwd=tmp_path,
     )  # fmt: skip
     no_traceback(result)
