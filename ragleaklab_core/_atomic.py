@@ -73,14 +73,14 @@ def write_file(target: Path, text: str | Iterable[str]) -> None:
         raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None
 
 
-def write_all(files: Sequence[tuple[Path, str | Iterable[str]]]) -> None:
-    """Write every ``(path, text)`` of *files*, or none of them.
+def write_all(files: Sequence[tuple[Path, str | bytes | Iterable[str]]]) -> None:
+    """Write every ``(path, data)`` of *files*, or none of them.
 
-    Each file is first written whole to a temporary beside it (text chunks streamed as they
-    come); only when every one succeeded are they renamed into place, in order. A failure
-    (disk full, a directory made read-only) removes the temporaries, and a rename that fails
-    puts back what the earlier renames replaced: what was there before stays, unmixed with
-    this write's files.
+    *data* is text, text chunks or bytes (a PNG, say). Each file is first written whole to a
+    temporary beside it (text chunks streamed as they come); only when every one succeeded are
+    they renamed into place, in order. A failure (disk full, a directory made read-only)
+    removes the temporaries, and a rename that fails puts back what the earlier renames
+    replaced: what was there before stays, unmixed with this write's files.
 
     Raises:
         InputError: A file could not be written; it names the file (exit 2).
@@ -97,7 +97,7 @@ def write_all(files: Sequence[tuple[Path, str | Iterable[str]]]) -> None:
         raise
 
 
-def _stage(target: Path, text: str | Iterable[str]) -> str:
+def _stage(target: Path, text: str | bytes | Iterable[str]) -> str:
     """A temporary beside *target* holding *text*, ready to be renamed over it."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +106,10 @@ def _stage(target: Path, text: str | Iterable[str]) -> str:
         raise InputError(f"cannot write: {exc.strerror or exc}", source=target.as_posix()) from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            _write_chunks(fh, [text] if isinstance(text, str) else text)
+            if isinstance(text, bytes):
+                fh.write(text)
+            else:
+                _write_chunks(fh, [text] if isinstance(text, str) else text)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())

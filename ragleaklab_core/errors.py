@@ -131,6 +131,22 @@ class PluginError(RagleaklabError):
         return "\n".join(lines) or f"plugin error in {self.group}"
 
 
+class CalibrationRefused(InputError):
+    """``calibrate --write-thresholds`` refused to store a fitted threshold that would switch
+    the gate off or misses its target (exit 2, nothing written). The calibration report's
+    warnings say why; they travel with the error, and the CLI prints them before it.
+
+    Attributes:
+        warnings: The report's warnings, as ``calibration_report.json`` would have listed them.
+    """
+
+    def __init__(
+        self, message: str, *, source: str | None = None, warnings: Sequence[str] = ()
+    ) -> None:
+        self.warnings = tuple(warnings)
+        super().__init__(message, source=source)
+
+
 class UsageError(RagleaklabError):
     """A request whose parts contradict each other (``--record`` with ``--replay``, say), or an
     output path that cannot be one; nothing was run or written (exit 2). The CLI shows it as

@@ -70,7 +70,27 @@ def write_roc_plot(
     chosen: tuple[float, float] | None,
     title: str,
 ) -> None:
-    """Write the ROC curve as a PNG to *path*, atomically.
+    """Write the ROC curve as a PNG to *path*, atomically (:func:`roc_plot_png` draws it).
+
+    Raises:
+        RagleaklabError: matplotlib is not installed (exit code 2).
+        InputError: *fpr* and *tpr* differ in length or hold values outside [0, 1].
+
+    .. versionadded:: 0.1
+    """
+    png = roc_plot_png(fpr, tpr, auc=auc, chosen=chosen, title=title)
+    write_atomic(Path(path), png)
+
+
+def roc_plot_png(
+    fpr: npt.ArrayLike,
+    tpr: npt.ArrayLike,
+    *,
+    auc: AucResult,
+    chosen: tuple[float, float] | None,
+    title: str,
+) -> bytes:
+    """The ROC curve as the bytes of a PNG, for a caller that writes it with other files.
 
     The plot shows the curve through the points of :func:`ragleaklab_core.stats.roc.roc_points`
     joined by straight lines (steps, and a diagonal across a tie block, so its area is the
@@ -78,7 +98,6 @@ def write_roc_plot(
     legend the AUC with its DeLong interval and the class counts.
 
     Args:
-        path: The PNG to write; its directory must exist.
         fpr, tpr: The curve, as from :func:`ragleaklab_core.stats.roc.roc_points`.
         auc: The AUC result to show.
         chosen: The operating point of the fitted threshold, or ``None`` (e.g. flag nothing).
@@ -87,8 +106,6 @@ def write_roc_plot(
     Raises:
         RagleaklabError: matplotlib is not installed (exit code 2).
         InputError: *fpr* and *tpr* differ in length or hold values outside [0, 1].
-
-    .. versionadded:: 0.1
     """
     x, y = _curve(fpr, "fpr"), _curve(tpr, "tpr")
     if x.size != y.size:
@@ -129,4 +146,4 @@ def write_roc_plot(
         buf = io.BytesIO()
         # No "Software" chunk (it names the matplotlib version); size and dpi are fixed.
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    write_atomic(Path(path), buf.getvalue())
+    return buf.getvalue()

@@ -254,7 +254,14 @@ class CalibrationReport:
 
     def write_plot(self, path: Path) -> None:
         """Write the ROC curve with the chosen point and the AUC as a PNG (needs matplotlib)."""
-        from ragleaklab_core.calibration.plot import write_roc_plot
+        from ragleaklab_core._atomic import write_atomic
+
+        write_atomic(path, self.plot_png())
+
+    def plot_png(self) -> bytes:
+        """The ROC curve with the chosen point and the AUC, as the bytes of a PNG (needs
+        matplotlib): what ``calibrate --plot`` writes to ``roc.png``."""
+        from ragleaklab_core.calibration.plot import roc_plot_png
         from ragleaklab_core.stats.roc import auc_delong, roc_points
 
         if self.scores is None or self.labels is None:
@@ -264,7 +271,7 @@ class CalibrationReport:
         chosen = None if r.threshold is None else (r.achieved_fpr, r.achieved_tpr)
         title = " / ".join(x for x in (self.pack_name, self.metric_name) if x) or "ROC"
         auc = auc_delong(self.scores, self.labels, higher_is_worse=self.higher_is_worse)
-        write_roc_plot(path, fpr, tpr, auc=auc, chosen=chosen, title=title)
+        return roc_plot_png(fpr, tpr, auc=auc, chosen=chosen, title=title)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result

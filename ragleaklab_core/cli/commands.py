@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +19,6 @@ from ragleaklab_core._log import configure_cli_logging
 from ragleaklab_core._safe_text import neutralised_output, write_workflow_command
 from ragleaklab_core._version import __version__
 from ragleaklab_core.cli._errors import fail, handle_errors
-from ragleaklab_core.cli._files import make_dir, write_file
 from ragleaklab_core.cli._options import key_values
 from ragleaklab_core.cli.diff import diff_command
 from ragleaklab_core.cli.label import label_group
@@ -181,280 +180,48 @@ def calibrate(
     target is infeasible or the threshold flags no positive case; the report says why); 2 bad
     input or a refused --write-thresholds (nothing is written); 3 a plugin could not be used.
     """
-    from ragleaklab_core.calibration.report import calibrate as run_calibration
-    from ragleaklab_core.config import Overrides, read_config
-    from ragleaklab_core.inputs import read_labels, read_scores
+    from ragleaklab_core._signals import received, termination_as_interrupt
+    from ragleaklab_core.calibration_session import CalibrateRequest, CalibrationSession
+    from ragleaklab_core.errors import CalibrationRefused, UsageError
 
-    if write_thresholds and pack is None:
-        raise click.UsageError("--write-thresholds needs --pack (thresholds are stored per pack)")
-    if out.exists() and not out.is_dir():
-        raise click.UsageError(f"--out {out} exists and is not a directory")
-    if scores is None and pack is None:
-        raise click.UsageError("give --scores FILE (scores from any harness) or --pack NAME")
-    if scores is not None and (target_name is not None or target_options):
-        raise click.UsageError(
-            "--scores calibrates scores already made: --target and --target-option would be "
-            "ignored, so they are refused (use them with --pack)"
-        )
-    given = {
-        "target_fpr": target_fpr,
-        "lower_is_worse": True if lower_is_worse else None,
-        "metric": metric,
-        "roc_table_max_rows": roc_max_rows,
-    }
-    overrides = Overrides(
-        target=target_name,
-        target_options=key_values(target_options, flag="--target-option"),
-        calibrate={key: value for key, value in given.items() if value is not None},
+    request = CalibrateRequest(
+        out=out,
+        pack=pack,
+        labels=labels,
+        scores=scores,
+        target_fpr=target_fpr,
         fitter=fitter,
         fitter_options=key_values(fitter_options, flag="--fitter-option"),
+        lower_is_worse=lower_is_worse,
+        metric=metric,
+        roc_max_rows=roc_max_rows,
+        config_path=find_config(config_path),
+        write_thresholds=write_thresholds,
+        thresholds_path=thresholds_path,
+        force=force,
+        smoke=smoke,
+        target=target_name,
+        target_options=key_values(target_options, flag="--target-option"),
+        plot=plot,
     )
-    config_path = find_config(config_path)
-    full = read_config(config_path, overrides)
-    config = full.calibrate
-    judge_errors, forced = ([], []) if labels is None else _judge_labels(labels, force=force)
-    if scores is None:
-        assert pack is not None
-        from ragleaklab_core.config import command_line_source
-        from ragleaklab_core.run.calibrate_pack import calibrate_pack
-        from ragleaklab_core.run.names import check_config_names
-
-        check_config_names(full, source=command_line_source(config_path))
-
-        from ragleaklab_core._signals import received, termination_as_interrupt
-
-        try:
-            with termination_as_interrupt():  # SIGTERM, SIGHUP: planted documents removed
-                report = calibrate_pack(
-                    pack,
-                    full,
-                    labels=labels,
-                    tags=("smoke",) if smoke else (),
-                    progress=_progress_callbacks(),
-                    out=out,
-                )
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted: nothing was written", err=True)
-            signum = received()
-            sys.exit(130 if signum is None else 128 + signum)
-    else:
-        if labels is None and pack is None:
-            raise click.UsageError("--labels is required with --scores unless --pack is given")
-        score_file = read_scores(scores)
-        from ragleaklab_core.run.calibrate_pack import labels_record, pack_labels
-
-        if labels is None:
-            assert pack is not None
-            label_file = pack_labels(pack)
-        else:
-            label_file = read_labels(labels)
-        report = run_calibration(
-            score_file.records,
-            label_file.records,
-            fitter=config.fitter.name,
-            fitter_options=config.fitter.options,
-            target_fpr=config.target_fpr,
-            higher_is_worse=not config.lower_is_worse,
-            pack_name=pack,
-            metric_name=config.metric,
-            inputs={
-                "scores": {"path": scores.as_posix(), "sha256": score_file.sha256},
-                "labels": labels_record(pack, labels),
-            },
-            roc_table_max_rows=config.roc_table_max_rows,
-        )
-    if judge_errors or forced:  # a judge's labels: its measured error, in the report's warnings
-        import attrs
-
-        overridden = [f"--force overrode a refusal: {f}" for f in forced]
-        report = attrs.evolve(report, warnings=(*report.warnings, *judge_errors, *overridden))
-    r = report.result
-    if scores is None:  # a pack run on a target: say which system the threshold was fitted on
-        from ragleaklab_core.reporting.wording import system_line
-        from ragleaklab_core.run.report import tested_system
-
-        config_name = None if config_path is None else config_path.as_posix()
-        system = tested_system(report.inputs.get("target"), config_name)
-        click.echo(system_line({"system": system}))
-    # Everything that can refuse is decided before any output exists: on exit 2 nothing is
-    # written (no report, no plot, no thresholds file).
-    prepared = None
-    if write_thresholds:
-        from ragleaklab_core.run.calibrate_pack import prepare_threshold
-
-        where = thresholds_path or Path(full.run.thresholds_file)
-        labels_source = labels.as_posix() if labels is not None else f"pack {pack}"
-        declared = report.inputs.get("labels") or {}
-        unnamed = declared.get("unattributed") or (0 if declared.get("observed_on") else None)
-        if unnamed is None or unnamed:  # said before it is stored, not first by `run`
-            import attrs
-
-            some = "none names a target" if unnamed is None else f"{unnamed} name no target"
-            said = (
-                f"the labels do not say which system's answers they judged ({some}): "
-                "the stored threshold gates on the failing count, but its measured error "
-                "corrects no rate (label import writes `target` on every line)"
-            )
-            report = attrs.evolve(report, warnings=(*report.warnings, said))
-        if (r.flags_nothing or report.misses_target) and not force:
-            _echo_warnings(report.warnings)
-        prepared = prepare_threshold(
-            report, where, force=force, labels_source=labels_source, forced=forced
-        )
-    if plot:
-        from ragleaklab_core.calibration.plot import _matplotlib
-
-        _matplotlib()  # a missing matplotlib is refused before anything is written
-    target = out / "calibration_report.json"
-    make_dir(out)
-    if plot:
-        report.write_plot(out / "roc.png")
-    previous = target.read_bytes() if target.is_file() else None
-    write_file(target, report.to_json())
-    if prepared is not None:
-        from ragleaklab_core.calibration.thresholds import write_thresholds as store
-
-        updated, change = prepared
-        try:
-            store(updated)
-        except Exception:
-            # The thresholds file could not be written: leave the report as it was, too.
-            from ragleaklab_core._atomic import write_atomic
-
-            if previous is None:
-                target.unlink(missing_ok=True)
-            else:
-                write_atomic(target, previous)
-            raise
-        click.echo(f"thresholds: {change} (in {Path(updated.path).as_posix()})")
-    _echo_warnings(report.warnings)
-    shown = "none (flag nothing)" if r.threshold is None else repr(r.threshold)
-    click.echo(
-        f"threshold {shown}  rule '{r.decision_rule}'  "
-        f"fpr {r.achieved_fpr:.4f} ({r.false_positives}/{r.n_negative})  "
-        f"tpr {r.achieved_tpr:.4f} ({r.true_positives}/{r.n_positive})  "
-        f"fpr 95% upper bound {report.fpr_upper_bound['value']:.4f}"
-    )
-    click.echo(_curve_line(report))
-    click.echo(f"guarantee: {report.guarantee}")
-    hint = _guarantee_hint(report)
-    if hint:
-        click.echo(hint)
-    plotted = f", {(out / 'roc.png').as_posix()}" if plot else ""
-    click.echo(f"wrote {target.as_posix()}{plotted}")
-    if report.guarantee_infeasible:
-        click.echo(f"error: no guaranteed threshold: {r.reason}", err=True)
-        sys.exit(1)
-    if r.flags_nothing:
-        click.echo(
-            "error: no usable threshold: it flags no positive case, so a gate using it would "
-            "pass every attack (see the warning above)",
-            err=True,
-        )
-        sys.exit(1)
-    if report.misses_target:
-        click.echo(
-            f"error: the fitted threshold misses the target false-positive rate "
-            f"{report.target_fpr:g} on the labelled data (see the warning above)",
-            err=True,
-        )
-        sys.exit(1)
-
-
-def _curve_line(report: Any) -> str:
-    """The AUC and the next point of the ROC curve past the threshold: what loosening it buys.
-
-    ``auc 0.905 [0.884, 0.925]  next point: threshold 0.8  fpr 0.0129 (4/310)  tpr 0.2000
-    (62/310)``, so "tpr 0.08 at fpr 0" reads as a strict operating point of a metric that
-    separates well, or as a metric that does not.
-    """
-    auc = report.auc
-    if auc.get("auc") is None:
-        line = "auc n/a (one label only)"
-    else:
-        line = f"auc {auc['auc']:.3f} [{auc['lower']:.3f}, {auc['upper']:.3f}]"
-    nxt = report.next_point
-    if nxt is None:
-        return f"{line}  next point: none (the threshold already flags every case)"
-    return (
-        f"{line}  next point: threshold {nxt.threshold!r}  "
-        f"fpr {nxt.fpr:.4f} ({nxt.false_positives}/{nxt.n_negative})  "
-        f"tpr {nxt.tpr:.4f} ({nxt.true_positives}/{nxt.n_positive})"
-    )
-
-
-def _guarantee_hint(report: Any) -> str | None:
-    """What a fitter without a statistical guarantee leaves out, when the data could support one.
-
-    Too few negatives are already a warning (``calibration._warnings``); this names the case the
-    warning does not: enough negatives, and a fitter that bounds nothing beyond the sample.
-    """
-    r = report.result
-    needed = report.fpr_upper_bound.get("negatives_needed_for_guarantee")
-    if isinstance(r.details.get("guarantee"), Mapping) or needed is None or r.n_negative < needed:
-        return None
-    return (
-        f"note: these {r.n_negative} negatives could support a 95% guarantee that the true "
-        f"false-positive rate meets the target (at least {needed} are needed); this fitter "
-        "gives none beyond the sample: a fitter that states one (the built-in neyman-pearson) "
-        "would (docs/calibration.md)"
-    )
-
-
-def _judge_labels(labels: Path, *, force: bool) -> tuple[list[str], list[str]]:
-    """What a labels file's judge labels mean for a calibration, read once: labels of a judge
-    whose agreement with a person was never measured, or measured too poor to correct anything
-    (:func:`~ragleaklab_core.calibration.labelling.judges_below_floor`), are refused (exit 2)
-    unless *force*. Returns the measured error of the judges, for the report's warnings
-    (:func:`~ragleaklab_core.calibration.labelling.judge_error_warnings`), and the refusals
-    *force* overrode, which the thresholds entry stores."""
-    from ragleaklab_core.calibration.labelling import (
-        JUDGE_FLOOR,
-        judge_error_warnings,
-        judges_below_floor,
-        unmeasured_judge_labels,
-    )
-    from ragleaklab_core.errors import InputError
-
+    progress = _progress_callbacks() if request.runs_pack else None
     try:
-        raw = labels.read_bytes()
-    except OSError:
-        return [], []  # read_labels names the problem
-    source = labels.as_posix()
-    try:
-        lines = unmeasured_judge_labels(raw, source=source)
-        poor = judges_below_floor(raw, source=source)
-        said = judge_error_warnings(raw, source=source)
-    except InputError:
-        return [], []  # not a labels file: read_labels names the problem
-    forced = []
-    if lines:
-        what = (
-            f"{len(lines)} label(s) come from a judge whose agreement with a person was "
-            f"never measured (first on line {lines[0]})"
-        )
-        if not force:
-            raise InputError(
-                f"{what}: its error is unknown, so a threshold fitted on them is too; review "
-                "some of the same cases (`ragleaklab label review`), measure it (`ragleaklab "
-                "label agreement`), import again, or pass --force",
-                source=source,
-            )
-        forced.append(what)
-    if poor:
-        if not force:
-            raise InputError(
-                "a judge too poor to correct anything labelled these cases: "
-                + "; ".join(poor)
-                + f" (the floor: each 95% lower limit at least {JUDGE_FLOOR}, kappa's interval "
-                "above 0, docs/labelling.md); label with a person or a better judge, or review "
-                "more of the same cases and measure it again (`ragleaklab label agreement`); "
-                "--force uses them anyway, and the thresholds entry then says so and gates no "
-                "corrected rate",
-                source=source,
-            )
-        forced.extend(poor)
-    return said, forced
+        with termination_as_interrupt():  # SIGTERM, SIGHUP: planted documents removed
+            result = CalibrationSession(request, progress=progress).run()
+    except UsageError as exc:
+        raise click.UsageError(exc.message) from None
+    except CalibrationRefused as exc:
+        _echo_warnings(exc.warnings)  # what the refusal is about, before the error
+        raise
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: nothing was written", err=True)
+        signum = received()
+        sys.exit(130 if signum is None else 128 + signum)
+    _echo_warnings(result.warnings)
+    click.echo(result.summary, nl=False)
+    if result.failure is not None:
+        click.echo(f"error: {result.failure}", err=True)
+    sys.exit(result.exit_code)
 
 
 def _echo_warnings(warnings: tuple[str, ...] | list[str]) -> None:

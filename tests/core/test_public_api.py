@@ -135,7 +135,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"gate"}),
     frozenset({"run"}),
     frozenset({"reporting", "review"}),
-    frozenset({"session"}),
+    frozenset({"session", "calibration_session"}),
     frozenset({"embedding", "cli", "testing", "__init__", "__main__"}),
 )
 
