@@ -99,6 +99,11 @@ if TYPE_CHECKING:
         clopper_pearson_upper,
         negatives_needed,
     )
+    from ragleaklab_core.calibration_session import (
+        CalibrateRequest,
+        CalibrationResult,
+        CalibrationSession,
+    )
     from ragleaklab_core.embedding import (
         MetricSession,
         TargetSession,
@@ -180,6 +185,10 @@ _LAZY = {
     "RunResult": "session",
     "RunSession": "session",
     "Verdict": "gate",
+    # A whole calibration, exactly as `ragleaklab calibrate` performs it.
+    "CalibrateRequest": "calibration_session",
+    "CalibrationResult": "calibration_session",
+    "CalibrationSession": "calibration_session",
     "CalibrationReport": "calibration.report",
     "calibrate": "calibration.report",
     "clopper_pearson_upper": "calibration.report",
@@ -236,7 +245,10 @@ __all__ = [
     "REPORTERS",
     "RUN_TAG",
     "TARGETS",
+    "CalibrateRequest",
     "CalibrationReport",
+    "CalibrationResult",
+    "CalibrationSession",
     "Case",
     "ConfigError",
     "Document",
