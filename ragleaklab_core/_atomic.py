@@ -132,13 +132,16 @@ def _commit(staged: Sequence[tuple[Path, str]]) -> None:
             existed = os.path.lexists(target)
             done.append((target, existed, _keep(target)))
             os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:
+        # Ctrl-C between two renames too: the files are put back, not left half replaced.
         for target, existed, kept in reversed(done):
             with contextlib.suppress(OSError):
                 if kept is not None:
                     os.replace(kept, target)
                 elif not existed:  # there was no file: none is left
                     target.unlink(missing_ok=True)
+        if not isinstance(exc, OSError):
+            raise
         raise InputError(
             f"cannot write: {exc.strerror or exc}", source=done[-1][0].as_posix()
         ) from None

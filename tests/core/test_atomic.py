@@ -115,3 +115,37 @@ def test_missing_directory_is_an_error_not_a_partial_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         write_atomic(tmp_path / "nope" / "report.json", b"x")
     assert _names(tmp_path) == []
+
+
+# -- write_all: several files, all or nothing --------------------------------------------------
+
+
+def test_write_all_writes_text_chunks_and_bytes_alike(tmp_path):
+    png = bytes(range(256))
+    _atomic.write_all(
+        [
+            (tmp_path / "a.json", "{}\n"),
+            (tmp_path / "sub" / "b.txt", iter(["one ", "two\n"])),
+            (tmp_path / "c.png", png),
+        ]
+    )
+    assert (tmp_path / "a.json").read_text() == "{}\n"
+    assert (tmp_path / "sub" / "b.txt").read_text() == "one two\n"
+    assert (tmp_path / "c.png").read_bytes() == png
+    assert _names(tmp_path) == ["a.json", "c.png", "sub"]
+
+
+def test_an_interrupt_between_two_renames_puts_the_first_file_back(tmp_path, monkeypatch):
+    (tmp_path / "a").write_bytes(b"old a")
+    real_replace = os.replace
+
+    def interrupted(src, dst):
+        if os.path.basename(dst) == "b":
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(_atomic.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _atomic.write_all([(tmp_path / "a", "new a"), (tmp_path / "b", "new b")])
+    assert (tmp_path / "a").read_bytes() == b"old a"
+    assert _names(tmp_path) == ["a"]  # no b, no temporary, no kept link
