@@ -31,6 +31,7 @@ warnings, what was written and the text summary; printing them is the caller's b
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from ragleaklab_core._atomic import write_all
+from ragleaklab_core._atomic import output_problem, write_all
 from ragleaklab_core.calibration.report import CalibrationReport
 from ragleaklab_core.calibration.thresholds import ThresholdsFile
 from ragleaklab_core.config import Config, Overrides, command_line_source, read_config
@@ -51,25 +52,29 @@ REPORT = "calibration_report.json"
 PLOT = "roc.png"
 
 
+def _optional_path(value: str | os.PathLike[str] | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
 @frozen
 class CalibrateRequest:
     """Everything ``ragleaklab calibrate`` takes: a config file and what its flags set over it.
 
     Each attribute is a flag of ``ragleaklab calibrate`` (``docs/calibration.md``), with the
-    flag's default; None or empty means "as the config file says, else the default". Values are
-    checked when the session runs, with the config file's, so a bad one is reported at its
-    ``$.path`` like a bad file value.
+    flag's default; None or empty means "as the config file says, else the default". Paths may
+    be given as strings. Values are checked when the session runs, with the config file's, so a
+    bad one is reported at its ``$.path`` like a bad file value.
     """
 
     #: ``--out``: the folder of ``calibration_report.json`` (created if missing).
-    out: Path
+    out: Path = field(converter=Path)
     #: ``--pack``: run this pack and calibrate it; with ``scores``, only the name recorded and
     #: the default labels.
     pack: str | None = None
     #: ``--labels``: labels.jsonl [default: the labels the pack ships].
-    labels: Path | None = None
+    labels: Path | None = field(default=None, converter=_optional_path)
     #: ``--scores``: scores from any harness; the pack is then not run.
-    scores: Path | None = None
+    scores: Path | None = field(default=None, converter=_optional_path)
     target_fpr: float | None = None
     fitter: str | None = None
     fitter_options: Mapping[str, Any] = field(factory=dict)
@@ -78,11 +83,11 @@ class CalibrateRequest:
     #: ``--roc-max-rows``: the cap on the report's ROC table.
     roc_max_rows: int | None = None
     #: ``--config``; None is no file (the command line finds ``./ragleaklab.toml`` itself).
-    config_path: Path | None = None
+    config_path: Path | None = field(default=None, converter=_optional_path)
     write_thresholds: bool = False
     #: ``--thresholds``: the file ``write_thresholds`` stores in [default: ``[run]
     #: thresholds_file``].
-    thresholds_path: Path | None = None
+    thresholds_path: Path | None = field(default=None, converter=_optional_path)
     force: bool = False
     smoke: bool = False
     target: str | None = None
@@ -148,7 +153,7 @@ class CalibrationResult:
 
     verdict: Verdict
     report: CalibrationReport
-    out: Path
+    out: Path = field(converter=Path)
     written: tuple[Path, ...]
     summary: str
     thresholds: str | None = None
@@ -195,6 +200,8 @@ class CalibrationSession:
         request = self.request
         request.check()
         config = read_config(request.config_path, request.overrides())
+        thresholds = request.thresholds_path or Path(config.run.thresholds_file)
+        _check_outputs(request, thresholds)
         judge_errors, forced = ([], []) if request.labels is None else _judge_labels(request)
         report = self._fit_pack(config) if request.runs_pack else self._fit_scores(config)
         if judge_errors or forced:  # a judge's labels: its measured error, in the warnings
@@ -208,7 +215,7 @@ class CalibrationSession:
         stored: tuple[ThresholdsFile, str] | None = None
         if request.write_thresholds:
             report = _said_unnamed_labels(report)
-            stored = _prepared_threshold(report, request, config, forced)
+            stored = _prepared_threshold(report, request, thresholds, forced)
         files: list[tuple[Path, str | bytes]] = [(request.out / REPORT, report.to_json())]
         if request.plot:
             files.append((request.out / PLOT, report.plot_png()))
@@ -281,6 +288,22 @@ class CalibrationSession:
         )
 
 
+def _check_outputs(request: CalibrateRequest, thresholds: Path) -> None:
+    """Refuse, before a case is asked or a score read, an output that cannot be written: the
+    report or the plot in ``out``, the thresholds file of ``write_thresholds``.
+
+    Raises:
+        UsageError: Naming the flag and the file.
+    """
+    names = (REPORT, PLOT) if request.plot else (REPORT,)
+    for name in names:
+        problem = output_problem(request.out / name)
+        if problem is not None:
+            raise UsageError(f"--out {request.out.as_posix()}: {name} {problem}")
+    if request.write_thresholds and (problem := output_problem(thresholds)) is not None:
+        raise UsageError(f"--thresholds {thresholds.as_posix()}: {problem}")
+
+
 def _warned(report: CalibrationReport, *warnings: str) -> CalibrationReport:
     return attrs.evolve(report, warnings=(*report.warnings, *warnings))
 
@@ -312,7 +335,7 @@ def _said_unnamed_labels(report: CalibrationReport) -> CalibrationReport:
 
 
 def _prepared_threshold(
-    report: CalibrationReport, request: CalibrateRequest, config: Config, forced: Iterable[str]
+    report: CalibrationReport, request: CalibrateRequest, where: Path, forced: Iterable[str]
 ) -> tuple[ThresholdsFile, str]:
     """The thresholds file with the report's threshold stored, and the change in one line;
     nothing is written.
@@ -324,7 +347,6 @@ def _prepared_threshold(
     """
     from ragleaklab_core.run.calibrate_pack import prepare_threshold
 
-    where = request.thresholds_path or Path(config.run.thresholds_file)
     labels = request.labels
     source = labels.as_posix() if labels is not None else f"pack {request.pack}"
     r = report.result

@@ -1,4 +1,4 @@
-"""``calibrate --pack``: run a pack, take each case's primary metric, fit, store the threshold."""
+"""``calibrate --pack``: run a pack, take each case's primary metric, fit; prepare the threshold."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from ragleaklab_core.calibration.thresholds import (
     ThresholdsFile,
     read_thresholds,
     update_threshold,
-    write_thresholds,
 )
 from ragleaklab_core.config import Config
 from ragleaklab_core.errors import InputError, did_you_mean
@@ -282,27 +281,10 @@ def prepare_threshold(
     return update_threshold(current, report.pack_name, report.metric_name, entry, force=force)
 
 
-def store_threshold(
-    report: CalibrationReport,
-    path: Path,
-    *,
-    force: bool = False,
-    labels_source: str | None = None,
-    forced: Sequence[str] = (),
-) -> str:
-    """Write the report's threshold into the thresholds file; return the change, one line."""
-    updated, change = prepare_threshold(
-        report, path, force=force, labels_source=labels_source, forced=forced
-    )
-    write_thresholds(updated)
-    return change
-
-
 __all__ = [
     "calibrate_pack",
     "labels_record",
     "pack_labels",
     "prepare_threshold",
     "refuse_flag_nothing",
-    "store_threshold",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -256,9 +257,11 @@ def test_a_real_subprocess_writes_what_the_api_writes(tmp_path, monkeypatch):
 def test_the_result_carries_the_verdict_the_report_and_what_was_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     worked(tmp_path)
+    # Paths may be given as strings.
     request = CalibrateRequest(
-        out=Path("out"), scores=Path("scores.jsonl"), labels=Path("labels.jsonl"), target_fpr=0.1
+        out="out", scores="scores.jsonl", labels="labels.jsonl", target_fpr=0.1
     )
+    assert (request.out, request.scores) == (Path("out"), Path("scores.jsonl"))
     result = CalibrationSession(request).run()
     assert (result.verdict, result.exit_code, result.passed) == (Verdict.PASS, 0, True)
     assert result.failure is None and result.thresholds is None
@@ -301,7 +304,7 @@ def test_a_contradictory_request_is_a_usage_error_before_any_file_is_read(
     request_kwargs, said, tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(UsageError, match=said):
+    with pytest.raises(UsageError, match=re.escape(said)):
         CalibrationSession(CalibrateRequest(out=Path("out"), **request_kwargs)).run()
     assert list(tmp_path.iterdir()) == []
 
@@ -362,10 +365,10 @@ def test_a_thresholds_file_that_cannot_be_written_leaves_the_report_as_it_was(
 
 
 def test_a_report_that_cannot_be_written_stores_no_threshold(tmp_path, monkeypatch):
+    import ragleaklab_core._atomic as atomic
+
     monkeypatch.chdir(tmp_path)
     worked(tmp_path)
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / REPORT).mkdir()  # a folder where the report goes: it cannot be renamed
     request = CalibrateRequest(
         out=Path("out"),
         scores=Path("scores.jsonl"),
@@ -375,7 +378,46 @@ def test_a_report_that_cannot_be_written_stores_no_threshold(tmp_path, monkeypat
         target_fpr=0.1,
         write_thresholds=True,
     )
-    with pytest.raises(InputError, match="cannot write"):
+    replace = os.replace
+
+    def failing(source, target):
+        if Path(target).name == REPORT:
+            raise OSError(28, "No space left on device")
+        return replace(source, target)
+
+    monkeypatch.setattr(atomic.os, "replace", failing)
+    with pytest.raises(InputError, match=r"out/calibration_report\.json: cannot write"):
         CalibrationSession(request).run()
+    monkeypatch.setattr(atomic.os, "replace", replace)
     assert not (tmp_path / "ragleaklab.thresholds.json").exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in tmp_path.rglob("*") if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({}, "--out out: calibration_report.json is a directory, expected a file"),
+        ({"plot": True, "out": Path("plotted")}, "--out plotted: roc.png is a directory"),
+        (
+            {"write_thresholds": True, "pack": "relevance-hijack", "out": Path("fresh")},
+            "--thresholds ragleaklab.thresholds.json: is a directory",
+        ),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_anything_is_scored(
+    kwargs, said, tmp_path, monkeypatch
+):
+    """A pack is not run for an hour to find the report cannot be written afterwards."""
+    monkeypatch.chdir(tmp_path)
+    worked(tmp_path)
+    for folder in ("out/calibration_report.json", "plotted/roc.png", "ragleaklab.thresholds.json"):
+        (tmp_path / folder).mkdir(parents=True)
+    before = tree(tmp_path)
+    scoring = []
+    monkeypatch.setattr(
+        "ragleaklab_core.inputs.read_scores", lambda *a, **k: scoring.append(a) or 1 / 0
+    )
+    request = {"out": Path("out"), "scores": Path("scores.jsonl"), "labels": Path("labels.jsonl")}
+    with pytest.raises(UsageError, match=re.escape(said)):
+        CalibrationSession(CalibrateRequest(**{**request, **kwargs})).run()
+    assert scoring == [] and tree(tmp_path) == before
