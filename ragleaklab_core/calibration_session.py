@@ -153,7 +153,7 @@ class CalibrationResult:
 
     verdict: Verdict
     report: CalibrationReport
-    out: Path = field(converter=Path)
+    out: Path
     written: tuple[Path, ...]
     summary: str
     thresholds: str | None = None
@@ -217,14 +217,14 @@ class CalibrationSession:
             report = _said_unnamed_labels(report)
             stored = _prepared_threshold(report, request, thresholds, forced)
         files: list[tuple[Path, str | bytes]] = [(request.out / REPORT, report.to_json())]
-        if request.plot:
+        if request.plot:  # drawn now: a missing matplotlib is refused before anything is written
             files.append((request.out / PLOT, report.plot_png()))
+        change = None
         if stored is not None:
-            files.append((Path(stored[0].path), stored[0].to_json()))
+            updated, change = stored
+            files.append((Path(updated.path), updated.to_json()))
+            lines.append(f"thresholds: {change} (in {Path(updated.path).as_posix()})")
         write_all(files)
-        change = None if stored is None else stored[1]
-        if stored is not None:
-            lines.append(f"thresholds: {change} (in {Path(stored[0].path).as_posix()})")
         lines.extend(_fit_lines(report))
         plotted = f", {(request.out / PLOT).as_posix()}" if request.plot else ""
         lines.append(f"wrote {(request.out / REPORT).as_posix()}{plotted}")
