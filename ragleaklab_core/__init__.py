@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ragleaklab_core import _moved
 from ragleaklab_core._version import __version__
 from ragleaklab_core.errors import (
+    CalibrationRefused,
     ConfigError,
     InputError,
     PluginContractError,
@@ -246,6 +247,7 @@ __all__ = [
     "RUN_TAG",
     "TARGETS",
     "CalibrateRequest",
+    "CalibrationRefused",
     "CalibrationReport",
     "CalibrationResult",
     "CalibrationSession",

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from ragleaklab_core import (
     CalibrateRequest,
+    CalibrationRefused,
     CalibrationResult,
     CalibrationSession,
     InputError,
@@ -28,7 +29,6 @@ from ragleaklab_core import (
 from ragleaklab_core.calibration_session import REPORT
 from ragleaklab_core.cli.commands import calibrate as calibrate_command
 from ragleaklab_core.cli.commands import cli
-from ragleaklab_core.errors import CalibrationRefused
 from tests.support.cli import EPOCH, rlk
 
 # The worked example of tests/core/cli/test_cli.py: --target-fpr 0.1 gives 0.66, 1/10, 3/5.
