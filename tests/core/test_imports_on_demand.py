@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACK = "sentinel-takeover-safe"
 
 # An app that answers every query differently (so the pack is tested) and, when leaky, repeats
@@ -107,8 +109,17 @@ def _imported(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
 
-def test_a_passing_run_imports_no_scipy_and_only_its_own_metric(tmp_path: Path) -> None:
-    code, modules = _run(tmp_path, "quiet_app", "out")
+@pytest.fixture(scope="module")
+def passing(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, set[str], Path]:
+    """A plain run that passes: (exit code, its modules, its directory); read by two tests."""
+    where = tmp_path_factory.mktemp("passing")
+    return (*_run(where, "quiet_app", "out"), where)
+
+
+def test_a_passing_run_imports_no_scipy_and_only_its_own_metric(
+    passing: tuple[int, set[str], Path],
+) -> None:
+    code, modules, _ = passing
     assert code == 0  # PASS: no case failed
     # The run did its work (so the probe sees what a run imports)...
     assert {"ragleaklab_core.run.runner", "ragleaklab_plugins.metrics.sentinel"} <= modules
@@ -127,12 +138,11 @@ def test_a_failing_run_imports_only_the_exact_intervals_of_scipy(tmp_path: Path)
     assert _imported(modules, OTHER_PACKS_ONLY) == []
 
 
-def test_a_run_with_a_baseline_imports_barnards_test_when_it_compares(tmp_path: Path) -> None:
+def test_a_run_with_a_baseline_imports_barnards_test_when_it_compares(
+    passing: tuple[int, set[str], Path],
+) -> None:
     """The control: the probe sees scipy.stats once a run uses it."""
-    code, _ = _run(tmp_path, "quiet_app", "base")
-    assert code == 0
-    code, modules = _run(
-        tmp_path, "quiet_app", "out", "--baseline", str(tmp_path / "base" / "report.json")
-    )
+    *_, where = passing
+    code, modules = _run(where, "quiet_app", "again", "--baseline", str(where / "out/report.json"))
     assert code == 0
     assert {"scipy.stats", "scipy.optimize"} <= modules
