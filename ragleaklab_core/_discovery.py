@@ -430,17 +430,21 @@ def primary_metric_for(pack_type: str, metrics: Sequence[str] = ()) -> str:
     names = [*dict.fromkeys(metrics)]
     names += [n for n in available_names(METRICS) if n not in names]
     declared: list[Mapping[str, str]] = []
+    # Metrics are imported one at a time and the first exact declaration ends the search: a
+    # pack's own metric usually names its type, and importing every installed metric (their
+    # lexicons, a Markdown parser) only to read one table costs a run memory it never uses.
     for name in names:
         try:
             cls = plugin_class(METRICS, name)
         except RagleaklabError:
             continue  # a broken metric is reported where it is used
-        declared.append(metric_traits(cls).primary_for)
-    for key in (pack_type, "*"):
-        for table in declared:
-            value = table.get(key)
-            if isinstance(value, str) and value:
-                return value
+        table = metric_traits(cls).primary_for
+        if _declared(table, pack_type):
+            return table[pack_type]
+        declared.append(table)
+    for table in declared:
+        if _declared(table, "*"):
+            return table["*"]
     raise ConfigError(
         f"pack type {pack_type!r}",
         [
@@ -448,6 +452,11 @@ def primary_metric_for(pack_type: str, metrics: Sequence[str] = ()) -> str:
             "set primary_metric in the pack @ $.primary_metric"
         ],
     )
+
+
+def _declared(table: Mapping[str, str], key: str) -> bool:
+    value = table.get(key)
+    return isinstance(value, str) and bool(value)
 
 
 def metric_values(metric: Any) -> tuple[str, ...]:

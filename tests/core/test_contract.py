@@ -209,6 +209,46 @@ def test_metric_values_and_primary_metric_come_from_the_traits(rlk_fake_dist):
     assert primary_metric_for("acme-type", ("declaring",)) == "y_rate"
 
 
+def _primary_metric_module(table: str) -> str:
+    return (
+        "from attrs import frozen\n"
+        "@frozen\n"
+        "class M:\n"
+        f"    primary_for = {table}\n"
+        "    def score(self, case, response):\n"
+        "        raise NotImplementedError\n"
+    )
+
+
+def test_primary_metric_stops_at_the_first_exact_declaration_and_imports_no_other_metric(
+    rlk_fake_dist,
+):
+    import sys
+
+    rlk_fake_dist(
+        "rlk-primary",
+        entry_points={
+            METRICS: {
+                "own": "rlk_primary_own:M",
+                "wild": "rlk_primary_wild:M",
+                "exact": "rlk_primary_exact:M",
+            }
+        },
+        modules={
+            "rlk_primary_own.py": _primary_metric_module("{'acme-type': 'own_rate'}"),
+            "rlk_primary_wild.py": _primary_metric_module("{'*': 'wild_rate'}"),
+            "rlk_primary_exact.py": _primary_metric_module("{'other-type': 'exact_rate'}"),
+        },
+    )
+    # The pack's own metric names its type: no other installed metric is imported to say so.
+    assert primary_metric_for("acme-type", ("own",)) == "own_rate"
+    assert "rlk_primary_wild" not in sys.modules and "rlk_primary_exact" not in sys.modules
+    # An exact declaration of any installed metric still beats a "*" read before it...
+    assert primary_metric_for("other-type", ("wild",)) == "exact_rate"
+    # ...and "*" answers only when no metric names the type.
+    assert primary_metric_for("unnamed-type", ("own", "wild")) == "wild_rate"
+
+
 class _Hooks:
     def ingest(self, documents):
         pass
