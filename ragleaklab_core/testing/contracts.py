@@ -545,7 +545,7 @@ def assert_reporter_contract(
 
     .. versionadded:: 0.3
     """
-    from ragleaklab_core.interfaces import reporter_traits
+    from ragleaklab_core.contracts.reporters import reporter_traits
 
     loaded = _plugin(REPORTERS, reporter, options if isinstance(reporter, str) else None)
     who = f"{REPORTERS}:{loaded.name}"

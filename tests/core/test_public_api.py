@@ -118,6 +118,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "errors",
             "values",
             "interfaces",
+            "contracts",
             "_version",
             "_redact",
             "_atomic",
