@@ -31,6 +31,7 @@ from ragleaklab_core.contracts.groups import (
     read_traits,
     required_members,
 )
+from ragleaklab_core.contracts.judges import JudgeTraits
 from ragleaklab_core.contracts.metrics import MetricTraits, metric_traits
 from ragleaklab_core.contracts.packs import PackTraits
 from ragleaklab_core.contracts.spelling import Misspelling, missing_hint, misspelt_members
@@ -151,6 +152,12 @@ class LoadedPlugin:
     def fitter_traits(self) -> FitterTraits:
         """The traits of a fitter (TypeError for a plugin of another group)."""
         traits: FitterTraits = self._traits(FitterTraits)
+        return traits
+
+    @property
+    def judge_traits(self) -> JudgeTraits:
+        """The traits of a judge (TypeError for a plugin of another group)."""
+        traits: JudgeTraits = self._traits(JudgeTraits)
         return traits
 
     def provenance(self) -> dict[str, Any]:

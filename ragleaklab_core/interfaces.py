@@ -7,13 +7,13 @@ dataclasses) constructible with no arguments: their fields are their options, st
 configuration by ragleaklab's strict converter.
 
 Beyond the methods every plugin must have, the core reads optional members when a plugin defines
-them. Each is declared once, below, in a table per group (:data:`METRIC_MEMBERS`,
-:data:`TARGET_MEMBERS`, :data:`PACK_MEMBERS`, :data:`FITTER_MEMBERS`), and read once, when the
-plugin is loaded, into a frozen record (:class:`MetricTraits`, :class:`TargetTraits`,
-:class:`PackTraits`, :class:`FitterTraits`) that the core uses instead of looking the members up
-itself. A public attribute one edit away from a member the plugin lacks, and not declared itself,
-is refused when the plugin is loaded (:func:`misspelt_members`): ``reads_answers`` is not silently
-ignored.
+them. Each is declared once, in a table per group (:data:`METRIC_MEMBERS`, :data:`TARGET_MEMBERS`,
+:data:`PACK_MEMBERS`, :data:`FITTER_MEMBERS`, :data:`REPORTER_MEMBERS`, :data:`JUDGE_MEMBERS`),
+and read once, when the plugin is loaded, into a frozen record (:class:`MetricTraits`,
+:class:`TargetTraits`, :class:`PackTraits`, :class:`FitterTraits`, :class:`ReporterTraits`,
+:class:`JudgeTraits`) that the core uses instead of looking the members up itself. A public
+attribute one edit away from a member the plugin lacks, and not declared itself, is refused when
+the plugin is loaded (:func:`misspelt_members`): ``reads_answers`` is not silently ignored.
 
 Each group's protocol, table and traits live side by side in a module of
 :mod:`ragleaklab_core.contracts` (``contracts/metrics.py``, ``contracts/targets.py``...); this
@@ -30,7 +30,7 @@ from ragleaklab_core.contracts.groups import (
     read_traits,
     required_members,
 )
-from ragleaklab_core.contracts.judges import JUDGE_MEMBERS, Judge
+from ragleaklab_core.contracts.judges import JUDGE_MEMBERS, Judge, JudgeTraits, judge_traits
 from ragleaklab_core.contracts.members import Member
 from ragleaklab_core.contracts.metrics import METRIC_MEMBERS, Metric, MetricTraits, metric_traits
 from ragleaklab_core.contracts.packs import PACK_MEMBERS, Pack, PackTraits, pack_traits
@@ -70,6 +70,7 @@ __all__ = [
     "TARGET_MEMBERS",
     "FitterTraits",
     "Judge",
+    "JudgeTraits",
     "Member",
     "Metric",
     "MetricTraits",
@@ -83,6 +84,7 @@ __all__ = [
     "ThresholdFitter",
     "Traits",
     "group_kind",
+    "judge_traits",
     "metric_traits",
     "missing_hint",
     "misspelt_members",

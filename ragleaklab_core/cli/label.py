@@ -394,14 +394,13 @@ def _judge_plugin(name: str, options: tuple[str, ...]) -> Iterator[tuple[Any, st
     from ragleaklab_core._discovery import JUDGES, load_plugin
     from ragleaklab_core.cli._options import key_values
 
-    judge = load_plugin(JUDGES, name, key_values(options, flag="--option")).obj
-    identity = getattr(judge, "identity", None)
+    loaded = load_plugin(JUDGES, name, key_values(options, flag="--option"))
+    traits = loaded.judge_traits
     try:
-        yield judge, identity if isinstance(identity, str) and identity else name
+        yield loaded.obj, traits.identity or name
     finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
+        if traits.close:
+            loaded.obj.close()
 
 
 @label_group.command("judge")

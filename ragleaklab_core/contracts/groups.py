@@ -8,6 +8,7 @@ from typing import Any
 
 from ragleaklab_core.contracts import fitters, judges, metrics, packs, reporters, targets
 from ragleaklab_core.contracts.fitters import FitterTraits
+from ragleaklab_core.contracts.judges import JudgeTraits
 from ragleaklab_core.contracts.members import Member
 from ragleaklab_core.contracts.metrics import MetricTraits
 from ragleaklab_core.contracts.packs import PackTraits
@@ -39,7 +40,7 @@ ALTERNATIVES: Mapping[str, Mapping[str, str]] = {
     targets.GROUP: targets.ALTERNATIVES,
 }
 
-Traits = MetricTraits | TargetTraits | PackTraits | FitterTraits | ReporterTraits
+Traits = MetricTraits | TargetTraits | PackTraits | FitterTraits | ReporterTraits | JudgeTraits
 
 _READERS: Mapping[str, Callable[[Any], Traits]] = {
     metrics.GROUP: metrics.metric_traits,
@@ -47,6 +48,7 @@ _READERS: Mapping[str, Callable[[Any], Traits]] = {
     packs.GROUP: packs.pack_traits,
     fitters.GROUP: fitters.fitter_traits,
     reporters.GROUP: reporters.reporter_traits,
+    judges.GROUP: judges.judge_traits,
 }
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ragleaklab_core.contracts.members import Member
+from attrs import frozen
+
+from ragleaklab_core.contracts.members import (
+    Member,
+    callable_member,
+    present_members,
+    read_member,
+)
 
 GROUP = "ragleaklab.judges"
 
@@ -30,11 +37,9 @@ class Judge(Protocol):
     judge`` then stops at once instead of failing every answer. ``ragleaklab label
     judge-check`` measures how far text the attacker writes steers it.
 
-    Optional members ragleaklab reads when present:
-
-    - ``identity: str``: what makes its verdicts reproducible (a model and a digest of its
-      prompts); recorded as ``labelled_by``. Default: the entry-point name;
-    - ``description: str``: one short phrase for ``ragleaklab plugins``.
+    Optional members ragleaklab reads when present (``identity``, ``description``, ``close``)
+    are declared, with their meaning, in :data:`JUDGE_MEMBERS`, and read once at load into
+    :class:`JudgeTraits`.
 
     .. versionadded:: 0.3
     """
@@ -55,7 +60,47 @@ JUDGE_MEMBERS: tuple[Member, ...] = (
         "0.3",
     ),
     Member("description", "class attribute", "what it judges with, one short phrase", "0.3"),
+    Member(
+        "close",
+        "method",
+        "close(): release its clients when `label judge` or `label judge-check` is done with it "
+        "(also after an error or Ctrl-C)",
+        "0.3",
+    ),
 )
 
 
-__all__ = ["GROUP", "JUDGE_MEMBERS", "Judge"]
+@frozen
+class JudgeTraits:
+    """What a judge declares beyond ``judge`` (:data:`JUDGE_MEMBERS`), read once at load.
+
+    Attributes:
+        identity: Its ``identity`` when a non-empty string, else None (the entry-point name is
+            recorded instead).
+        description: Its ``description`` when a string, else None.
+        close: Whether it has a callable ``close``.
+        present: The optional members it defines.
+    """
+
+    identity: str | None = None
+    description: str | None = None
+    close: bool = False
+    present: frozenset[str] = frozenset()
+
+
+def judge_traits(judge: Any) -> JudgeTraits:
+    """Read a judge's optional members (:data:`JUDGE_MEMBERS`); *judge* is an instance or, for
+    what its class declares, the class."""
+    # Read plainly, not through read_member: an identity that raises is the judge's bug, and
+    # labels recorded under a name it did not mean would hide it.
+    identity = getattr(judge, "identity", None)
+    description = read_member(judge, "description")
+    return JudgeTraits(
+        identity=identity if isinstance(identity, str) and identity else None,
+        description=description if isinstance(description, str) else None,
+        close=callable_member(judge, "close"),
+        present=present_members(judge, JUDGE_MEMBERS),
+    )
+
+
+__all__ = ["GROUP", "JUDGE_MEMBERS", "Judge", "JudgeTraits", "judge_traits"]

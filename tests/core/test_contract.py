@@ -21,6 +21,8 @@ from ragleaklab_core import METRICS, PACKS, TARGETS, Case, Document, Response, l
 from ragleaklab_core._discovery import (
     FITTERS,
     GROUPS,
+    JUDGES,
+    REPORTERS,
     LoadedPlugin,
     check_contract,
     discover_plugins,
@@ -32,9 +34,13 @@ from ragleaklab_core.interfaces import (
     ISOLATIONS,
     OPTIONAL_MEMBERS,
     PROTOCOLS,
+    FitterTraits,
+    JudgeTraits,
     MetricTraits,
     PackTraits,
+    ReporterTraits,
     TargetTraits,
+    judge_traits,
     metric_traits,
     misspelt_members,
     pack_traits,
@@ -71,7 +77,16 @@ def test_the_members_the_issue_found_undeclared_are_declared():
 
 def test_every_member_a_traits_record_carries_is_declared():
     """A traits field named like a member must be a declared one (or a required method)."""
-    for group, record in ((METRICS, MetricTraits), (TARGETS, TargetTraits), (PACKS, PackTraits)):
+    records = (
+        (METRICS, MetricTraits),
+        (TARGETS, TargetTraits),
+        (PACKS, PackTraits),
+        (FITTERS, FitterTraits),
+        (REPORTERS, ReporterTraits),
+        (JUDGES, JudgeTraits),
+    )
+    assert {group for group, _ in records} == set(GROUPS)
+    for group, record in records:
         declared = {m.name for m in OPTIONAL_MEMBERS[group]} | set(required_members(group))
         derived = {"present", "problems", "accepts_principal", "principal_support"}
         fields = {f.name for f in attrs.fields(record)} - derived
@@ -268,6 +283,92 @@ def test_pack_traits():
     t = pack_traits(Labelled())
     assert (t.default_labels, t.labels_source, t.label_provenance) == (True, True, False)
     assert t.data_package == "acme.data"
+
+
+@frozen
+class DeclaringJudge:
+    description: ClassVar[str] = "a judge that says yes"
+
+    @property
+    def identity(self) -> str:
+        return "yes-judge@2"
+
+    def judge(self, case, /):
+        raise ValueError("unjudged")
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def test_judge_traits_read_identity_description_and_close_once():
+    assert judge_traits(DeclaringJudge()) == JudgeTraits(
+        identity="yes-judge@2",
+        description="a judge that says yes",
+        close=True,
+        present=frozenset({"identity", "description", "close"}),
+    )
+
+    @frozen
+    class Bare:
+        identity = ""  # empty: the entry-point name is recorded instead
+        close = "not callable"
+
+        def judge(self, case, /):
+            raise NotImplementedError
+
+    assert judge_traits(Bare()) == JudgeTraits(present=frozenset({"identity", "close"}))
+
+    # close is declared, so a judge whose release hook is misspelt is refused, not left open.
+    @frozen
+    class Leaky:
+        def judge(self, case, /):
+            raise NotImplementedError
+
+        def closes(self) -> None:
+            raise NotImplementedError
+
+    [typo] = misspelt_members(JUDGES, Leaky)
+    assert (typo.attribute, typo.suggestions) == ("closes", ("close",))
+
+
+JUDGE_WITH_CLOSE = """
+from typing import ClassVar
+
+from attrs import frozen
+
+
+@frozen
+class Recording:
+    identity: ClassVar[str] = "recording@1"
+    closed: ClassVar[list[str]] = []
+
+    def judge(self, case, /):
+        raise ValueError("unjudged")
+
+    def close(self) -> None:
+        self.closed.append("closed")
+"""
+
+
+def test_label_judge_takes_identity_and_close_from_the_loaded_judges_traits(rlk_fake_dist):
+    from ragleaklab_core.cli.label import _judge_plugin
+
+    rlk_fake_dist(
+        "acme-judge",
+        entry_points={JUDGES: {"recording": "acme_judge:Recording"}},
+        modules={"acme_judge.py": JUDGE_WITH_CLOSE},
+    )
+    with (
+        pytest.raises(RuntimeError, match="interrupted"),
+        _judge_plugin("recording", ()) as (judge, identity),
+    ):
+        assert identity == "recording@1" and type(judge).closed == []
+        raise RuntimeError("interrupted")
+    assert type(judge).closed == ["closed"]  # closed on the way out, an error or not
+    loaded = load_plugin(JUDGES, "recording")
+    assert loaded.judge_traits.close is True
+    with pytest.raises(TypeError, match="has no MetricTraits"):
+        loaded.metric_traits  # noqa: B018 (the property raises)
 
 
 # -- misspelt members -----------------------------------------------------------------------------
