@@ -44,6 +44,7 @@ from ragleaklab_core.interfaces import (
     metric_traits,
     misspelt_members,
     pack_traits,
+    read_traits,
     required_members,
     target_traits,
 )
@@ -59,6 +60,40 @@ def test_every_group_declares_its_members_once_and_none_shadows_a_required_one()
         assert not set(names) & set(required_members(group)), group
         for m in members:
             assert m.meaning.strip() and re.fullmatch(r"0\.\d+", m.since), m
+
+
+#: Every public name ragleaklab_core.interfaces held when it held the whole contract (0.3):
+#: plugin authors import them from there, so each must still be there.
+INTERFACES_BEFORE_CONTRACTS = (
+    *("ALTERNATIVES", "CLOSE_MATCH", "INGEST_SCOPES", "ISOLATIONS", "OPTIONAL_MEMBERS"),
+    *("FITTER_MEMBERS", "JUDGE_MEMBERS", "METRIC_MEMBERS", "PACK_MEMBERS", "REPORTER_MEMBERS"),
+    *("PROTOCOLS", "TARGET_MEMBERS", "Traits", "Member", "Misspelling"),
+    *("Judge", "Metric", "Pack", "Reporter", "Target", "ThresholdFitter"),
+    *("FitterTraits", "MetricTraits", "PackTraits", "ReporterTraits", "TargetTraits"),
+    *("group_kind", "missing_hint", "misspelt_members", "read_traits", "required_members"),
+    *("metric_traits", "pack_traits", "reporter_traits", "target_traits"),
+)
+
+
+def test_interfaces_still_holds_every_name_each_the_one_its_groups_module_defines():
+    import importlib
+
+    from ragleaklab_core import interfaces
+
+    assert set(INTERFACES_BEFORE_CONTRACTS) <= set(interfaces.__all__)
+    for name in interfaces.__all__:
+        value = getattr(interfaces, name)
+        home = getattr(value, "__module__", None)
+        if home is not None and home.startswith("ragleaklab_core."):  # a class or function
+            assert home.startswith("ragleaklab_core.contracts."), name
+            assert getattr(importlib.import_module(home), name.split(".")[-1]) is value, name
+    # One module per group: its protocol, its table and its traits record side by side.
+    for group, protocol in PROTOCOLS.items():
+        module = importlib.import_module(protocol.__module__)
+        assert group == module.GROUP
+        tables = [v for v in vars(module).values() if v is OPTIONAL_MEMBERS[group]]
+        records = {type(read_traits(group, object())).__module__}
+        assert tables and records == {protocol.__module__}, group
 
 
 def test_the_members_the_issue_found_undeclared_are_declared():
