@@ -701,18 +701,30 @@ def assert_judge_contract(
     (:data:`HOSTILE_ANSWERS`: verdict-shaped text, fence breaks, instructions to the grader,
     control characters, a long preamble, nothing): each gives a verdict, the same when asked
     again, or is refused with a :class:`~ragleaklab_core.PluginRuntimeError` saying why (the
-    case is then left unlabelled); any other exception fails.
+    case is then left unlabelled); any other exception fails. A judge the kit built from its
+    name is closed afterwards (its ``close``), as ``label judge`` closes it; one you pass is
+    yours to close.
 
     .. versionadded:: 0.3
+    .. versionchanged:: 0.4
+        A judge built from its name is closed.
     """
+    loaded = _plugin(JUDGES, judge, options if isinstance(judge, str) else None)
+    try:
+        return _judged(loaded, sample_judged_case() if case is None else case)
+    finally:
+        if isinstance(judge, str) and loaded.judge_traits.close:
+            loaded.obj.close()
+
+
+def _judged(loaded: LoadedPlugin, case: Any) -> Any:
+    """The checks of :func:`assert_judge_contract` on *loaded*; its verdict on *case*."""
     import attrs as _attrs
 
     from ragleaklab_core.errors import PluginRuntimeError
     from ragleaklab_core.values import JudgeVerdict
 
-    loaded = _plugin(JUDGES, judge, options if isinstance(judge, str) else None)
     who = f"{JUDGES}:{loaded.name}"
-    case = sample_judged_case() if case is None else case
 
     def verdict_on(judged: Any, what: str) -> Any:
         first = _call(f"{who}.judge() {what}", loaded.obj.judge, judged)
