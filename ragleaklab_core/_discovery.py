@@ -21,6 +21,21 @@ from stevedore import NamedExtensionManager
 from ragleaklab_core._log import get_logger
 from ragleaklab_core._redact import literal_secrets, redact, register_secrets
 from ragleaklab_core.config import plugin_options, structure
+from ragleaklab_core.contracts import fitters, judges, metrics, packs, reporters, targets
+from ragleaklab_core.contracts.fitters import FitterTraits
+from ragleaklab_core.contracts.groups import (
+    ALTERNATIVES,
+    PROTOCOLS,
+    Traits,
+    group_kind,
+    read_traits,
+    required_members,
+)
+from ragleaklab_core.contracts.judges import JudgeTraits
+from ragleaklab_core.contracts.metrics import MetricTraits, metric_traits
+from ragleaklab_core.contracts.packs import PackTraits
+from ragleaklab_core.contracts.spelling import Misspelling, missing_hint, misspelt_members
+from ragleaklab_core.contracts.targets import TargetTraits
 from ragleaklab_core.errors import (
     ConfigError,
     PluginContractError,
@@ -29,40 +44,20 @@ from ragleaklab_core.errors import (
     RagleaklabError,
     suggestions,
 )
-from ragleaklab_core.interfaces import (
-    PROTOCOLS,
-    FitterTraits,
-    MetricTraits,
-    Misspelling,
-    PackTraits,
-    TargetTraits,
-    Traits,
-    group_kind,
-    metric_traits,
-    missing_hint,
-    misspelt_members,
-    read_traits,
-    required_members,
-)
 from ragleaklab_core.values import PackInfo
 
-PACKS = "ragleaklab.packs"
-METRICS = "ragleaklab.metrics"
-FITTERS = "ragleaklab.fitters"
-TARGETS = "ragleaklab.targets"
-REPORTERS = "ragleaklab.reporters"
-JUDGES = "ragleaklab.judges"
+PACKS = packs.GROUP
+METRICS = metrics.GROUP
+FITTERS = fitters.GROUP
+TARGETS = targets.GROUP
+REPORTERS = reporters.GROUP
+JUDGES = judges.GROUP
 GROUPS: tuple[str, ...] = (PACKS, METRICS, FITTERS, TARGETS, REPORTERS, JUDGES)
 #: The matchers metrics load by name (the built-in metrics' ``matcher`` option).
 MATCHERS = "ragleaklab.matchers"
 #: Every entry-point group named ``ragleaklab...`` that ragleaklab reads: an entry point under any
 #: other such group (``ragleaklab.reporter``) is read by nothing, and is named where it matters.
 READ_GROUPS: tuple[str, ...] = (*GROUPS, MATCHERS)
-
-_PROTOCOLS: Mapping[str, type] = PROTOCOLS
-
-#: A target's required methods it may define in their asynchronous form only.
-_ASYNC_FORMS: Mapping[str, str] = {"answer": "aanswer", "ingest": "aingest"}
 
 log = get_logger(__name__)
 
@@ -113,9 +108,9 @@ class LoadedPlugin:
         provider: ``"<distribution> <version>"`` that ships it.
         obj: The plugin instance.
         options: The resolved options (every init field), JSON-compatible.
-        traits: Its optional members (``interfaces.OPTIONAL_MEMBERS``), read from *obj* when
-            the record is made, so a record evolved with another object (a metric bound to a
-            pack's documents) reads that object's.
+        traits: Its optional members (the group's table in :mod:`ragleaklab_core.contracts`),
+            read from *obj* when the record is made, so a record evolved with another object (a
+            metric bound to a pack's documents) reads that object's.
     """
 
     group: str
@@ -157,6 +152,12 @@ class LoadedPlugin:
     def fitter_traits(self) -> FitterTraits:
         """The traits of a fitter (TypeError for a plugin of another group)."""
         traits: FitterTraits = self._traits(FitterTraits)
+        return traits
+
+    @property
+    def judge_traits(self) -> JudgeTraits:
+        """The traits of a judge (TypeError for a plugin of another group)."""
+        traits: JudgeTraits = self._traits(JudgeTraits)
         return traits
 
     def provenance(self) -> dict[str, Any]:
@@ -375,8 +376,9 @@ def check_contract(group: str, name: str, target: str, cls: Any, obj: Any = None
             ],
         )
     if obj is not None:
-        protocol = _PROTOCOLS[group]
-        alternatives = _ASYNC_FORMS if group == TARGETS else {}
+        protocol = PROTOCOLS[group]
+        # A target may define a required method in its asynchronous form only (``aanswer``).
+        alternatives = ALTERNATIVES.get(group, {})
         lacking = [
             n
             for n in required_members(group)

@@ -27,6 +27,7 @@ from ragleaklab_core.calibration.labelling import (
     run_scores,
 )
 from ragleaklab_core.cli._errors import fail, handle_errors
+from ragleaklab_core.config import DEFAULT_FITTER
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.review.plan import TPR_MARGIN
 from ragleaklab_core.review.session import REVIEW_DIR, Mark, decided_in_both, read_marks
@@ -302,6 +303,20 @@ def review_command(
     show_default=True,
     help="The half-width wanted for the TPR's interval.",
 )
+@click.option(
+    "--fitter",
+    default=DEFAULT_FITTER,
+    show_default=True,
+    help="The fitter the calibration will use: the plan aims for the negatives it says it needs "
+    "when that is more than the guarantee's.",
+)
+@click.option(
+    "--fitter-option",
+    "fitter_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A fitter option; VALUE is read as a TOML value. Repeatable.",
+)
 @click.option("-p", "--pack", "packs", multiple=True, help="Plan these packs only [default: all].")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed.")
 @click.option(
@@ -318,6 +333,8 @@ def plan_command(
     target_fpr: float,
     confidence: float,
     tpr_margin: float,
+    fitter: str,
+    fitter_options: tuple[str, ...],
     packs: tuple[str, ...],
     seed: int,
     out: Path | None,
@@ -328,7 +345,9 @@ def plan_command(
     outcome all represented in proportion). Review it with `label review --plan`."""
     import json
 
+    from ragleaklab_core._discovery import FITTERS, load_plugin
     from ragleaklab_core.calibration.labelling import read_run
+    from ragleaklab_core.cli._options import key_values
     from ragleaklab_core.review.plan import PlanCase, plan_pack, render_plan, stratum_of
     from ragleaklab_core.review.session import case_views
 
@@ -337,6 +356,7 @@ def plan_command(
         raise InputError(
             "exists; a review may follow it (use --force to replace it)", source=str(out)
         )
+    loaded = load_plugin(FITTERS, fitter, key_values(fitter_options, flag="--fitter-option"))
     run = read_run(run_dir)
     views, _warnings = case_views(run, review_rows(run))
     by_pack: dict[str, list[PlanCase]] = {}
@@ -361,6 +381,7 @@ def plan_command(
             confidence=confidence,
             margin=tpr_margin,
             seed=seed,
+            fitter=loaded,
         )
         for p in chosen
     ]
@@ -371,6 +392,7 @@ def plan_command(
         margin=tpr_margin,
         seed=seed,
         run={"cases": len(views)},
+        fitter=fitter,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, (json.dumps(content, indent=2, ensure_ascii=False) + "\n").encode())
@@ -394,14 +416,13 @@ def _judge_plugin(name: str, options: tuple[str, ...]) -> Iterator[tuple[Any, st
     from ragleaklab_core._discovery import JUDGES, load_plugin
     from ragleaklab_core.cli._options import key_values
 
-    judge = load_plugin(JUDGES, name, key_values(options, flag="--option")).obj
-    identity = getattr(judge, "identity", None)
+    loaded = load_plugin(JUDGES, name, key_values(options, flag="--option"))
+    traits = loaded.judge_traits
     try:
-        yield judge, identity if isinstance(identity, str) and identity else name
+        yield loaded.obj, traits.identity or name
     finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
+        if traits.close:
+            loaded.obj.close()
 
 
 @label_group.command("judge")

@@ -26,9 +26,9 @@ from attrs import validators as v
 from ragleaklab_core._discovery import primary_metric_for
 from ragleaklab_core._walked import Walked
 from ragleaklab_core.config import structure
+from ragleaklab_core.contracts.packs import pack_traits
 from ragleaklab_core.errors import ConfigError, InputError
 from ragleaklab_core.inputs import jsonl_records, stream_jsonl
-from ragleaklab_core.interfaces import pack_traits
 from ragleaklab_core.values import (
     DECISION_RULES,
     FLAG_HIGH,

@@ -4,7 +4,10 @@ A threshold fitted at a false-positive rate F carries a Clopper-Pearson guarante
 most F with confidence 1 - delta") only with enough labelled negatives: with none of them above
 the threshold, ``(1 - F)**n <= delta``, so ``n >= ln(delta) / ln(1 - F)`` (299 at F = 1%, delta
 = 5%; :func:`ragleaklab_core.calibration.report.negatives_needed`, which calibration
-reports use too). Its true-positive rate is worth reading only with enough positives for a narrow
+reports use too). The fitter the calibration will use may need more: each declares how many
+(its ``negatives_needed``, asked, never looked up by name), and the plan sizes for the larger of
+the two; a fitter that declares nothing leaves the guarantee's count, and a note says so. Its
+true-positive rate is worth reading only with enough positives for a narrow
 interval (:func:`positives_needed`). Nobody knows which cases are which
 before reviewing them, so the plan sizes the sample from the shares the metric's outcome
 suggests (its failing cases for the positives, its passing ones for the negatives) and says
@@ -30,7 +33,9 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
+from ragleaklab_core._discovery import LoadedPlugin
 from ragleaklab_core.calibration.report import negatives_needed
+from ragleaklab_core.contracts.fitters import negatives_needed_by
 from ragleaklab_core.stats.aggregation import rate_interval
 
 #: The half-width of the TPR interval a plan aims for, by default.
@@ -110,6 +115,44 @@ def _allocate(sizes: Sequence[int], total: int) -> list[int]:
     return [min(s, size) for s, size in zip(shares, sizes, strict=True)]
 
 
+def negatives_to_plan(
+    target_fpr: float, confidence: float, fitter: LoadedPlugin | None = None
+) -> tuple[int, tuple[str, ...]]:
+    """How many negatives a plan aims for, and any note on why: the guarantee's count
+    (:func:`~ragleaklab_core.calibration.report.negatives_needed`), or what *fitter* declares
+    it needs (its ``negatives_needed``) when that is more.
+
+    Raises:
+        ValueError: *target_fpr* is not above 0.
+        PluginRuntimeError: The fitter's ``negatives_needed`` raised or gave no positive count.
+    """
+    guarantee = negatives_needed(target_fpr, 1.0 - confidence)
+    if guarantee is None:
+        raise ValueError(f"target_fpr must be above 0, got {target_fpr!r}")
+    if fitter is None:
+        return guarantee, ()
+    declared = negatives_needed_by(
+        fitter.obj,
+        fitter.fitter_traits,
+        name=fitter.name,
+        target_fpr=target_fpr,
+        confidence=confidence,
+    )
+    if declared is None:
+        return guarantee, (
+            f"the {fitter.name} fitter does not say how many negatives it needs (it declares no "
+            f"negatives_needed): the plan aims for the {guarantee} the guarantee needs, which "
+            "may not be enough for it",
+        )
+    if declared > guarantee:
+        return declared, (
+            f"the {fitter.name} fitter needs {declared} negatives at FPR {target_fpr:g} (its "
+            f"negatives_needed), more than the {guarantee} of the guarantee: the plan aims for "
+            f"{declared}",
+        )
+    return guarantee, ()
+
+
 def plan_pack(
     pack: str,
     cases: Sequence[PlanCase],
@@ -118,18 +161,22 @@ def plan_pack(
     confidence: float,
     margin: float,
     seed: int,
+    fitter: LoadedPlugin | None = None,
 ) -> PackPlan:
-    """The labelling plan for one pack's *cases* (in the run's order)."""
+    """The labelling plan for one pack's *cases* (in the run's order), for a calibration with
+    *fitter* (None: the guarantee's count of negatives alone; :func:`negatives_to_plan`).
+
+    .. versionchanged:: 0.4
+        *fitter*.
+    """
     n = len(cases)
     flagged = sum(1 for c in cases if c.outcome == "fail")
     passed = sum(1 for c in cases if c.outcome == "pass")
-    need_neg = negatives_needed(target_fpr, 1.0 - confidence)
-    if need_neg is None:
-        raise ValueError(f"target_fpr must be above 0, got {target_fpr!r}")
+    need_neg, fitter_notes = negatives_to_plan(target_fpr, confidence, fitter)
     need_pos = positives_needed(margin, confidence)
     neg_share = passed / n if n else 0.0
     pos_share = flagged / n if n else 0.0
-    notes: list[str] = []
+    notes: list[str] = list(fitter_notes)
     wanted = 0
     if neg_share > 0:
         wanted = max(wanted, math.ceil(need_neg / neg_share))
@@ -197,12 +244,16 @@ def render_plan(
     margin: float,
     seed: int,
     run: Mapping[str, Any],
+    fitter: str | None = None,
 ) -> dict[str, Any]:
-    """The plan file's content (JSON-ready, deterministic)."""
+    """The plan file's content (JSON-ready, deterministic); *fitter* names the fitter it was
+    sized for (written when given)."""
+    sized_for = {} if fitter is None else {"fitter": fitter}
     return {
         "ragleaklab_plan": 1,
         "run": dict(run),
         "target_fpr": target_fpr,
+        **sized_for,
         "confidence": confidence,
         "tpr_margin": margin,
         "seed": seed,
@@ -214,6 +265,7 @@ __all__ = [
     "TPR_MARGIN",
     "PackPlan",
     "PlanCase",
+    "negatives_to_plan",
     "plan_pack",
     "positives_needed",
     "render_plan",

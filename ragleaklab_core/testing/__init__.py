@@ -38,6 +38,9 @@ returns what it checked so a test can assert more.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ragleaklab_core.testing import labels
 from ragleaklab_core.testing.contracts import (
     HOSTILE_ANSWERS,
     HOSTILE_MARKUP,
@@ -56,7 +59,6 @@ from ragleaklab_core.testing.contracts import (
 from ragleaklab_core.testing.fake_dist import rlk_fake_dist
 from ragleaklab_core.testing.hostile_text import HOSTILE_TEXTS, hostile_texts
 from ragleaklab_core.testing.labels import (
-    SOUND_FITTERS,
     LabelCheck,
     LabelsMirrorMetricWarning,
     assert_labels_are_outcomes,
@@ -71,11 +73,17 @@ from ragleaklab_core.testing.targets import (
     ScriptedTarget,
 )
 
+
+def __getattr__(name: str) -> Any:
+    if name == "SOUND_FITTERS":  # deprecated in 0.4: a fitter declares what it needs
+        return labels._sound_fitters(stacklevel=2)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "HOSTILE_ANSWERS",
     "HOSTILE_MARKUP",
     "HOSTILE_TEXTS",
-    "SOUND_FITTERS",
     "Asked",
     "AsyncScriptedTarget",
     "LabelCheck",

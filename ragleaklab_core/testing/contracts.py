@@ -132,7 +132,6 @@ def assert_pack_contract(pack: Any) -> Any:
     return loaded.obj
 
 
-#: The fitters whose needs :func:`assert_labels_are_sound` knows, and what each needs.
 def assert_metric_contract(
     metric: Any,
     case: Case,
@@ -294,7 +293,14 @@ def assert_fitter_contract(
     rule must flag the worse side, the same inputs must give the same result, and malformed
     inputs (one class, different lengths) must raise ``InputError``.
 
+    A fitter that declares ``negatives_needed`` is held to it at *target_fpr* (and at a tenth
+    of it): the answer must be a positive whole number, the same when asked again, and with
+    that many negatives, none scoring above any positive, its fit must flag at least one
+    positive and meet the target.
+
     .. versionadded:: 0.1
+    .. versionchanged:: 0.4
+        A declared ``negatives_needed`` is checked against the fit.
     """
     import numpy as np
 
@@ -366,7 +372,71 @@ def assert_fitter_contract(
         except Exception as exc:
             _fail(f"{who}: {what} must raise InputError, got {type(exc).__name__}: {exc}")
         _fail(f"{who}: {what} must raise InputError (check_fit_inputs does it), not fit")
+    if loaded.fitter_traits.negatives_needed:
+        for fpr in (target_fpr, target_fpr / 10):
+            _check_negatives_needed(loaded, who, fpr)
     return reports[0], reports[1]
+
+
+#: The most negatives the kit builds to check a fitter's ``negatives_needed``: beyond it, a
+#: declaration at a target the kit asks (0.01 by default) is not plausible.
+_MOST_NEGATIVES = 1_000_000
+
+
+def _check_negatives_needed(loaded: LoadedPlugin, who: str, target_fpr: float) -> None:
+    """What *loaded* declares it needs at *target_fpr* is enough: that many negatives, every one
+    below every positive, give a fit that flags a positive and meets the target."""
+    import numpy as np
+
+    from ragleaklab_core.calibration.report import calibrate
+    from ragleaklab_core.contracts.fitters import negatives_needed_by
+
+    def asked() -> int | None:
+        return negatives_needed_by(
+            loaded.obj,
+            loaded.fitter_traits,
+            name=loaded.name,
+            target_fpr=target_fpr,
+            confidence=0.95,
+        )
+
+    try:
+        needed, again = asked(), asked()
+    except RagleaklabError as exc:
+        _fail(f"{who}: {exc}")
+    assert needed is not None  # it declares the member
+    if again != needed:
+        _fail(f"{who}.negatives_needed({target_fpr:g}, 0.95) said {needed}, then {again}")
+    if needed > _MOST_NEGATIVES:
+        _fail(
+            f"{who}.negatives_needed({target_fpr:g}, 0.95) says {needed} negatives, more than "
+            f"{_MOST_NEGATIVES:,}: not a count a labelling plan can follow"
+        )
+    positives = 20
+    scores = np.concatenate(
+        [np.linspace(0.0, 0.4, needed), np.linspace(0.6, 1.0, positives)]
+    ).tolist()
+    ids = [f"n{i:07d}" for i in range(needed)] + [f"p{i:02d}" for i in range(positives)]
+    labels = dict.fromkeys(ids[:needed], False) | dict.fromkeys(ids[needed:], True)
+    try:
+        report = calibrate(
+            dict(zip(ids, scores, strict=True)), labels, fitter=loaded, target_fpr=target_fpr
+        )
+    except RagleaklabError as exc:
+        _fail(f"{who} fails calibration's checks on {needed} negatives:\n{exc}")
+    result = report.result
+    said = (
+        f"{who} declares {needed} negatives enough at target_fpr {target_fpr:g} "
+        f"(negatives_needed at confidence 0.95), but given {needed} negatives all below "
+        f"{positives} positives its fit"
+    )
+    if result.threshold is None:
+        _fail(f"{said} flags nothing: {result.reason or 'no reason given'}")
+    if result.achieved_fpr > target_fpr or not result.true_positives:
+        _fail(
+            f"{said} has FPR {result.achieved_fpr:g} and flags {result.true_positives} of "
+            f"{positives} positives"
+        )
 
 
 # -- targets ------------------------------------------------------------------------------------
@@ -545,7 +615,7 @@ def assert_reporter_contract(
 
     .. versionadded:: 0.3
     """
-    from ragleaklab_core.interfaces import reporter_traits
+    from ragleaklab_core.contracts.reporters import reporter_traits
 
     loaded = _plugin(REPORTERS, reporter, options if isinstance(reporter, str) else None)
     who = f"{REPORTERS}:{loaded.name}"
@@ -631,18 +701,30 @@ def assert_judge_contract(
     (:data:`HOSTILE_ANSWERS`: verdict-shaped text, fence breaks, instructions to the grader,
     control characters, a long preamble, nothing): each gives a verdict, the same when asked
     again, or is refused with a :class:`~ragleaklab_core.PluginRuntimeError` saying why (the
-    case is then left unlabelled); any other exception fails.
+    case is then left unlabelled); any other exception fails. A judge the kit built from its
+    name is closed afterwards (its ``close``), as ``label judge`` closes it; one you pass is
+    yours to close.
 
     .. versionadded:: 0.3
+    .. versionchanged:: 0.4
+        A judge built from its name is closed.
     """
+    loaded = _plugin(JUDGES, judge, options if isinstance(judge, str) else None)
+    try:
+        return _judged(loaded, sample_judged_case() if case is None else case)
+    finally:
+        if isinstance(judge, str) and loaded.judge_traits.close:
+            loaded.obj.close()
+
+
+def _judged(loaded: LoadedPlugin, case: Any) -> Any:
+    """The checks of :func:`assert_judge_contract` on *loaded*; its verdict on *case*."""
     import attrs as _attrs
 
     from ragleaklab_core.errors import PluginRuntimeError
     from ragleaklab_core.values import JudgeVerdict
 
-    loaded = _plugin(JUDGES, judge, options if isinstance(judge, str) else None)
     who = f"{JUDGES}:{loaded.name}"
-    case = sample_judged_case() if case is None else case
 
     def verdict_on(judged: Any, what: str) -> Any:
         first = _call(f"{who}.judge() {what}", loaded.obj.judge, judged)

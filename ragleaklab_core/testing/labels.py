@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -13,11 +12,16 @@ import attrs
 from attrs import frozen
 
 from ragleaklab_core._discovery import (
+    FITTERS,
     PACKS,
     LoadedPlugin,
+    available_names,
+    load_plugin,
     pack_info,
+    plugin_class,
 )
 from ragleaklab_core.config import DEFAULT_FITTER, DEFAULT_TARGET
+from ragleaklab_core.contracts.fitters import fitter_traits, negatives_needed_by
 from ragleaklab_core.errors import RagleaklabError
 from ragleaklab_core.packs.manifest import (
     LABEL_SOURCES,
@@ -33,9 +37,6 @@ from ragleaklab_core.testing.contracts import _call, _fail, _plugin
 T = TypeVar("T")
 
 FakeDist = Callable[..., Path]
-
-
-SOUND_FITTERS = ("exact", "bootstrap-ci", "neyman-pearson")
 
 
 class LabelsMirrorMetricWarning(UserWarning):
@@ -72,33 +73,88 @@ class LabelCheck:
     agreement: tuple[int, int] | None = None
 
 
-def negatives_for_fitter(fitter: str, target_fpr: float, delta: float = 0.05) -> int:
-    """The fewest negative labels *fitter* needs at *target_fpr*.
+def negatives_for_fitter(
+    fitter: Any,
+    target_fpr: float,
+    delta: float = 0.05,
+    *,
+    options: Mapping[str, Any] | None = None,
+) -> int:
+    """The fewest negative labels *fitter* needs at *target_fpr*, as the fitter declares it
+    (its ``negatives_needed(target_fpr, confidence)``, asked at confidence ``1 - delta``).
 
-    ``neyman-pearson``: the smallest n with ``(1 - target_fpr) ** n <= delta`` (299 at 1% and
-    delta 0.05), below which no threshold carries its guarantee. ``exact`` and
-    ``bootstrap-ci``: ``ceil(1 / target_fpr)`` (100 at 1%), below which one false positive is
+    *fitter* is an installed fitter's name (built from *options*), a
+    :class:`~ragleaklab_core.LoadedPlugin` or a fitter object. The built-ins declare:
+    ``neyman-pearson``, the smallest n with ``(1 - target_fpr) ** n <= delta`` (299 at 1% and
+    delta 0.05), below which no threshold carries its guarantee; ``exact`` and
+    ``bootstrap-ci``, ``ceil(1 / target_fpr)`` (100 at 1%), below which one false positive is
     already above the target, so the false-positive rate cannot be resolved at all.
 
+    Raises:
+        ValueError: *target_fpr* or *delta* is not in (0, 1); no fitter of that name is
+            installed; or the fitter declares no ``negatives_needed``, so the kit cannot tell.
+        PluginRuntimeError: Its ``negatives_needed`` raised or gave no positive whole number.
+
     .. versionadded:: 0.2
+    .. versionchanged:: 0.4
+        Asked of the fitter, so any fitter that declares ``negatives_needed`` is known.
     """
-    if fitter not in SOUND_FITTERS:
-        raise ValueError(f"unknown fitter {fitter!r}; the kit knows {', '.join(SOUND_FITTERS)}")
     if not 0.0 < target_fpr < 1.0:
         raise ValueError(f"target_fpr must be in (0, 1), got {target_fpr!r}")
-    if fitter == "neyman-pearson":
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-        n = max(1, math.ceil(math.log(delta) / math.log1p(-target_fpr)))
-        while n > 1 and (1.0 - target_fpr) ** (n - 1) <= delta:
-            n -= 1
-        while (1.0 - target_fpr) ** n > delta:
-            n += 1
-        return n
-    n = max(1, math.ceil(1.0 / target_fpr))
-    while n > 1 and 1.0 / (n - 1) <= target_fpr:
-        n -= 1
-    return n
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    loaded = _fitter(fitter, options)
+    needed = negatives_needed_by(
+        loaded.obj,
+        loaded.fitter_traits,
+        name=loaded.name,
+        target_fpr=target_fpr,
+        confidence=1.0 - delta,
+    )
+    if needed is None:
+        raise ValueError(
+            f"fitter {loaded.name!r} declares no negatives_needed(target_fpr, confidence): the "
+            "kit cannot tell how many negatives it needs (docs/plugins.md, optional members)"
+        )
+    return needed
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SOUND_FITTERS":
+        return _sound_fitters(stacklevel=2)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _sound_fitters(stacklevel: int) -> tuple[str, ...]:
+    """The deprecated ``SOUND_FITTERS``: until 0.4 the built-in fitters whose needs the kit
+    knew; a fitter's needs are now its own declaration, so the installed fitters that declare
+    them. The warning points *stacklevel* frames above the caller (the line that named it)."""
+    warnings.warn(
+        "SOUND_FITTERS is deprecated: the kit asks each fitter how many negatives it needs "
+        "(its negatives_needed); call negatives_for_fitter(name, target_fpr)",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return tuple(n for n in available_names(FITTERS) if _declares_needs(n))
+
+
+def _declares_needs(name: str) -> bool:
+    try:
+        return fitter_traits(plugin_class(FITTERS, name)).negatives_needed
+    except RagleaklabError:
+        return False  # a broken fitter is reported where it is used
+
+
+def _fitter(fitter: Any, options: Mapping[str, Any] | None) -> LoadedPlugin:
+    """*fitter* as the loader gives it: an installed name built from *options*, else as given."""
+    if isinstance(fitter, LoadedPlugin):
+        return fitter
+    if not isinstance(fitter, str):
+        return _plugin(FITTERS, fitter, options)
+    known = available_names(FITTERS)
+    if fitter not in known:
+        raise ValueError(f"unknown fitter {fitter!r}; the installed fitters: {', '.join(known)}")
+    return load_plugin(FITTERS, fitter, options)
 
 
 def _default_labels(pack: LoadedPlugin) -> Any:
@@ -136,7 +192,7 @@ def _provenance(
 def assert_labels_are_sound(
     pack: Any,
     *,
-    fitter: str = DEFAULT_FITTER,
+    fitter: Any = DEFAULT_FITTER,
     target_fpr: float = 0.01,
     delta: float = 0.05,
     target: str | None = DEFAULT_TARGET,
@@ -151,9 +207,10 @@ def assert_labels_are_sound(
 
     - every case has exactly one label and every label names a case (duplicate and orphan ids
       listed), each label ``positive`` or ``negative``;
-    - both classes are present, and the negatives are enough for *fitter* at *target_fpr*
-      (:func:`negatives_for_fitter`: 100 for ``exact`` at 1%, 299 for ``neyman-pearson`` at 1%
-      and *delta* 0.05);
+    - both classes are present, and the negatives are enough for *fitter* (a name, or a fitter
+      object) at *target_fpr*, as the fitter declares (:func:`negatives_for_fitter`: 100 for
+      ``exact`` at 1%, 299 for ``neyman-pearson`` at 1% and *delta* 0.05); a fitter that
+      declares no ``negatives_needed`` is refused (``ValueError``): the kit cannot tell;
     - the pack says who judged the labels: ``label_source`` in ``pack.toml`` (or a
       ``label_provenance()`` method, or a ``label_source`` on every label line as
       ``ragleaklab label import`` writes it), with ``label_target`` for ``outcome`` and
@@ -167,11 +224,18 @@ def assert_labels_are_sound(
     Returns a :class:`LabelCheck` (with the run when a target was given).
 
     .. versionadded:: 0.2
+    .. versionchanged:: 0.4
+        The negatives needed are the fitter's own declaration; *fitter* may be an object.
     """
     from ragleaklab_core.inputs import jsonl_records
     from ragleaklab_core.run.runner import run_pack
 
-    needed = negatives_for_fitter(fitter, target_fpr, delta)
+    loaded_fitter = _fitter(fitter, None)
+    fitter_name = loaded_fitter.name
+    try:
+        needed = negatives_for_fitter(loaded_fitter, target_fpr, delta)
+    except RagleaklabError as exc:
+        _fail(f"the {fitter_name} fitter cannot say how many negatives it needs:\n{exc}")
     loaded = _plugin(PACKS, pack)
     info = _call("info()", lambda: pack_info(loaded.obj))
     raw = _default_labels(loaded)
@@ -219,17 +283,12 @@ def assert_labels_are_sound(
     if n_negative == 0:
         problems.append(
             f"no negative label (security held): calibration needs both classes, and the "
-            f"{fitter} fitter at least {needed} negatives at target_fpr {target_fpr:.4g}"
+            f"{fitter_name} fitter at least {needed} negatives at target_fpr {target_fpr:.4g}"
         )
     elif n_negative < needed:
-        target_pct = f"{target_fpr:.4g}"
-        why = (
-            f"for its guarantee at target_fpr {target_pct} and delta {delta:g}"
-            if fitter == "neyman-pearson"
-            else f"to resolve a false-positive rate of {target_pct} (1 / target_fpr)"
-        )
         problems.append(
-            f"{n_negative} negative labels: the {fitter} fitter needs at least {needed} {why}; "
+            f"{n_negative} negative labels: the {fitter_name} fitter needs at least {needed} at "
+            f"target_fpr {target_fpr:.4g} (its negatives_needed, at confidence {1 - delta:g}); "
             f"{needed - n_negative} more negatives are missing"
         )
     provenance, why_not = _provenance(loaded, [r for _n, r in numbered])

@@ -21,6 +21,8 @@ from ragleaklab_core import METRICS, PACKS, TARGETS, Case, Document, Response, l
 from ragleaklab_core._discovery import (
     FITTERS,
     GROUPS,
+    JUDGES,
+    REPORTERS,
     LoadedPlugin,
     check_contract,
     discover_plugins,
@@ -32,12 +34,17 @@ from ragleaklab_core.interfaces import (
     ISOLATIONS,
     OPTIONAL_MEMBERS,
     PROTOCOLS,
+    FitterTraits,
+    JudgeTraits,
     MetricTraits,
     PackTraits,
+    ReporterTraits,
     TargetTraits,
+    judge_traits,
     metric_traits,
     misspelt_members,
     pack_traits,
+    read_traits,
     required_members,
     target_traits,
 )
@@ -53,6 +60,40 @@ def test_every_group_declares_its_members_once_and_none_shadows_a_required_one()
         assert not set(names) & set(required_members(group)), group
         for m in members:
             assert m.meaning.strip() and re.fullmatch(r"0\.\d+", m.since), m
+
+
+#: Every public name ragleaklab_core.interfaces held when it held the whole contract (0.3):
+#: plugin authors import them from there, so each must still be there.
+INTERFACES_BEFORE_CONTRACTS = (
+    *("ALTERNATIVES", "CLOSE_MATCH", "INGEST_SCOPES", "ISOLATIONS", "OPTIONAL_MEMBERS"),
+    *("FITTER_MEMBERS", "JUDGE_MEMBERS", "METRIC_MEMBERS", "PACK_MEMBERS", "REPORTER_MEMBERS"),
+    *("PROTOCOLS", "TARGET_MEMBERS", "Traits", "Member", "Misspelling"),
+    *("Judge", "Metric", "Pack", "Reporter", "Target", "ThresholdFitter"),
+    *("FitterTraits", "MetricTraits", "PackTraits", "ReporterTraits", "TargetTraits"),
+    *("group_kind", "missing_hint", "misspelt_members", "read_traits", "required_members"),
+    *("metric_traits", "pack_traits", "reporter_traits", "target_traits"),
+)
+
+
+def test_interfaces_still_holds_every_name_each_the_one_its_groups_module_defines():
+    import importlib
+
+    from ragleaklab_core import interfaces
+
+    assert set(INTERFACES_BEFORE_CONTRACTS) <= set(interfaces.__all__)
+    for name in interfaces.__all__:
+        value = getattr(interfaces, name)
+        home = getattr(value, "__module__", None)
+        if home is not None and home.startswith("ragleaklab_core."):  # a class or function
+            assert home.startswith("ragleaklab_core.contracts."), name
+            assert getattr(importlib.import_module(home), name.split(".")[-1]) is value, name
+    # One module per group: its protocol, its table and its traits record side by side.
+    for group, protocol in PROTOCOLS.items():
+        module = importlib.import_module(protocol.__module__)
+        assert group == module.GROUP
+        tables = [v for v in vars(module).values() if v is OPTIONAL_MEMBERS[group]]
+        records = {type(read_traits(group, object())).__module__}
+        assert tables and records == {protocol.__module__}, group
 
 
 def test_the_members_the_issue_found_undeclared_are_declared():
@@ -71,7 +112,16 @@ def test_the_members_the_issue_found_undeclared_are_declared():
 
 def test_every_member_a_traits_record_carries_is_declared():
     """A traits field named like a member must be a declared one (or a required method)."""
-    for group, record in ((METRICS, MetricTraits), (TARGETS, TargetTraits), (PACKS, PackTraits)):
+    records = (
+        (METRICS, MetricTraits),
+        (TARGETS, TargetTraits),
+        (PACKS, PackTraits),
+        (FITTERS, FitterTraits),
+        (REPORTERS, ReporterTraits),
+        (JUDGES, JudgeTraits),
+    )
+    assert {group for group, _ in records} == set(GROUPS)
+    for group, record in records:
         declared = {m.name for m in OPTIONAL_MEMBERS[group]} | set(required_members(group))
         derived = {"present", "problems", "accepts_principal", "principal_support"}
         fields = {f.name for f in attrs.fields(record)} - derived
@@ -308,6 +358,92 @@ def test_pack_traits():
     t = pack_traits(Labelled())
     assert (t.default_labels, t.labels_source, t.label_provenance) == (True, True, False)
     assert t.data_package == "acme.data"
+
+
+@frozen
+class DeclaringJudge:
+    description: ClassVar[str] = "a judge that says yes"
+
+    @property
+    def identity(self) -> str:
+        return "yes-judge@2"
+
+    def judge(self, case, /):
+        raise ValueError("unjudged")
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def test_judge_traits_read_identity_description_and_close_once():
+    assert judge_traits(DeclaringJudge()) == JudgeTraits(
+        identity="yes-judge@2",
+        description="a judge that says yes",
+        close=True,
+        present=frozenset({"identity", "description", "close"}),
+    )
+
+    @frozen
+    class Bare:
+        identity = ""  # empty: the entry-point name is recorded instead
+        close = "not callable"
+
+        def judge(self, case, /):
+            raise NotImplementedError
+
+    assert judge_traits(Bare()) == JudgeTraits(present=frozenset({"identity", "close"}))
+
+    # close is declared, so a judge whose release hook is misspelt is refused, not left open.
+    @frozen
+    class Leaky:
+        def judge(self, case, /):
+            raise NotImplementedError
+
+        def closes(self) -> None:
+            raise NotImplementedError
+
+    [typo] = misspelt_members(JUDGES, Leaky)
+    assert (typo.attribute, typo.suggestions) == ("closes", ("close",))
+
+
+JUDGE_WITH_CLOSE = """
+from typing import ClassVar
+
+from attrs import frozen
+
+
+@frozen
+class Recording:
+    identity: ClassVar[str] = "recording@1"
+    closed: ClassVar[list[str]] = []
+
+    def judge(self, case, /):
+        raise ValueError("unjudged")
+
+    def close(self) -> None:
+        self.closed.append("closed")
+"""
+
+
+def test_label_judge_takes_identity_and_close_from_the_loaded_judges_traits(rlk_fake_dist):
+    from ragleaklab_core.cli.label import _judge_plugin
+
+    rlk_fake_dist(
+        "acme-judge",
+        entry_points={JUDGES: {"recording": "acme_judge:Recording"}},
+        modules={"acme_judge.py": JUDGE_WITH_CLOSE},
+    )
+    with (
+        pytest.raises(RuntimeError, match="interrupted"),
+        _judge_plugin("recording", ()) as (judge, identity),
+    ):
+        assert identity == "recording@1" and type(judge).closed == []
+        raise RuntimeError("interrupted")
+    assert type(judge).closed == ["closed"]  # closed on the way out, an error or not
+    loaded = load_plugin(JUDGES, "recording")
+    assert loaded.judge_traits.close is True
+    with pytest.raises(TypeError, match="has no MetricTraits"):
+        loaded.metric_traits  # noqa: B018 (the property raises)
 
 
 # -- misspelt members -----------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from ragleaklab_core import (
     max_false_positives,
     rate_interval,
 )
+from ragleaklab_plugins.fitters._needs import to_resolve
 from ragleaklab_plugins.fitters._order import (
     inverted_cdf_rank,
     kth_largest,
@@ -310,3 +311,9 @@ class BootstrapCIFitter:
             reason=reason,
             details=details,
         )
+
+    def negatives_needed(self, target_fpr: float, confidence: float) -> int:
+        """The exact fitter's count, ``ceil(1 / target_fpr)``: its threshold is the exact rule's
+        (the conservative one only moves up from it), and it states no finite-sample guarantee,
+        so *confidence* does not change the count."""
+        return to_resolve(target_fpr)

@@ -8,6 +8,7 @@ import numpy as np
 from attrs import frozen
 
 from ragleaklab_core import FitResult, check_fit_inputs, decision_rule, max_false_positives
+from ragleaklab_plugins.fitters._needs import to_resolve
 from ragleaklab_plugins.fitters._order import top_value
 
 if TYPE_CHECKING:
@@ -61,6 +62,12 @@ class ExactSweepFitter:
         fp = int(np.count_nonzero(flagged & negatives))
         tp = int(np.count_nonzero(flagged)) - fp
         return _result(t, fp, tp, n_pos, n_neg, higher_is_worse)
+
+    def negatives_needed(self, target_fpr: float, confidence: float) -> int:
+        """``ceil(1 / target_fpr)`` (100 at 1%): with fewer negatives one false positive is
+        already above the target, so the sample cannot resolve the rate. It states no guarantee
+        beyond the sample, so *confidence* does not change the count."""
+        return to_resolve(target_fpr)
 
 
 def _result(

@@ -99,6 +99,22 @@ class NeymanPearsonFitter:
 
     delta: float = field(default=0.05, validator=[v.gt(0.0), v.lt(1.0)])
 
+    def negatives_needed(self, target_fpr: float, confidence: float) -> int:
+        """The smallest n with ``(1 - target_fpr) ** n <= min(delta, 1 - confidence)`` (299 at
+        1% and 95%): with fewer negatives no threshold carries its guarantee at *delta* (the
+        fit flags nothing), nor a bound at *confidence* on the labels the caller reviews.
+
+        Raises:
+            ValueError: *target_fpr* is not in (0, 1), or *confidence* not in (0, 1).
+        """
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        if not 0.0 < target_fpr < 1.0:
+            raise ValueError(f"target_fpr must be in (0, 1), got {target_fpr!r}")
+        needed = negatives_needed(target_fpr, min(self.delta, 1.0 - confidence))
+        assert needed is not None  # only a target of 0 has none
+        return needed
+
     def fit(
         self,
         scores: npt.ArrayLike,

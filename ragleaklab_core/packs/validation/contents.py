@@ -6,8 +6,8 @@ from typing import Any
 
 import attrs
 
+from ragleaklab_core.contracts.metrics import metric_traits
 from ragleaklab_core.errors import RagleaklabError
-from ragleaklab_core.interfaces import metric_traits
 from ragleaklab_core.packs.manifest import (
     LABEL_SOURCES,
     _CaseRecord,

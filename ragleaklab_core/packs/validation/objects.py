@@ -6,7 +6,7 @@ import importlib.resources
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ragleaklab_core.interfaces import pack_traits
+from ragleaklab_core.contracts.packs import pack_traits
 from ragleaklab_core.packs.manifest import (
     LabelProvenance,
     ManifestPack,

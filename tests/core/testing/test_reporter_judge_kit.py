@@ -223,3 +223,45 @@ class Careful:
     with pytest.raises(Failed) as info:
         assert_judge_contract("careful")
     assert "judge 'careful' has 'identiy': did you mean 'identity'?" in str(info.value)
+
+
+CLOSING_JUDGE = """
+from typing import ClassVar
+
+from attrs import frozen
+from ragleaklab_core import JudgeVerdict
+
+
+@frozen
+class Closing:
+    closed: ClassVar[list[str]] = []
+    fail: ClassVar[bool] = False
+
+    def judge(self, case, /):
+        if self.fail:
+            return {"label": "positive"}
+        return JudgeVerdict("negative")
+
+    def close(self):
+        self.closed.append("closed")
+"""
+
+
+def test_a_judge_the_kit_built_from_its_name_is_closed_passed_or_failed(rlk_fake_dist):
+    rlk_fake_dist(
+        "rlk-closing",
+        entry_points={"ragleaklab.judges": {"closing": "rlk_closing:Closing"}},
+        modules={"rlk_closing.py": CLOSING_JUDGE},
+    )
+    from rlk_closing import Closing
+
+    assert assert_judge_contract("closing") == JudgeVerdict("negative")
+    assert Closing.closed == ["closed"]
+    Closing.fail = True
+    with pytest.raises(Failed, match="returned dict, expected JudgeVerdict"):
+        assert_judge_contract("closing")
+    assert Closing.closed == ["closed", "closed"]  # closed on the way out of a failure too
+    Closing.fail = False
+    judge = Closing()
+    assert_judge_contract(judge)  # one the test built is the test's to close
+    assert Closing.closed == ["closed", "closed"]

@@ -16,6 +16,8 @@ import pytest
 from attrs import define, field, frozen
 
 from ragleaklab_core import (
+    FLAG_ABOVE,
+    FLAG_BELOW,
     FLAG_HIGH,
     PACKS,
     Case,
@@ -473,6 +475,55 @@ def test_a_broken_fitter_fails_readably(fitter, fragments):
         assert fragment in str(info.value)
 
 
+@frozen
+class NeedsFiftyFitter:
+    """Flags above the highest negative, and only with 50 negatives or more (below, nothing):
+    it needs 50, and says it needs *declared* (or raises it, when it is an exception)."""
+
+    declared: Any = 50
+
+    def fit(self, scores, labels, *, target_fpr, higher_is_worse=True):
+        s, y = check_fit_inputs(scores, labels, target_fpr)
+        s = s if higher_is_worse else -s
+        n_pos, n_neg = int(y.sum()), int((~y).sum())
+        rule = FLAG_ABOVE if higher_is_worse else FLAG_BELOW
+        if n_neg < 50:
+            return FitResult(None, 0.0, 0.0, n_pos, n_neg, rule, 0, 0, reason="too few negatives")
+        t = float(s[~y].max())
+        tp = int((s[y] > t).sum())
+        threshold = t if higher_is_worse else -t
+        return FitResult(threshold, 0.0, tp / n_pos, n_pos, n_neg, rule, 0, tp)
+
+    def negatives_needed(self, target_fpr, confidence):
+        if isinstance(self.declared, Exception):
+            raise self.declared
+        return self.declared
+
+
+def test_a_fitter_that_needs_what_it_declares_passes():
+    high, _low = assert_fitter_contract(NeedsFiftyFitter())
+    assert high.result.threshold is None  # 40 negatives: too few, as it says
+
+
+@pytest.mark.parametrize(
+    ("declared", "fragment"),
+    [
+        (10, "NeedsFiftyFitter declares 10 negatives enough at target_fpr 0.1 (negatives_needed "
+             "at confidence 0.95), but given 10 negatives all below 20 positives its fit flags "
+             "nothing: too few negatives"),
+        (0, "negatives_needed(0.1, 0.95) must return a positive whole number, got 0"),
+        (12.5, "must return a positive whole number, got 12.5"),
+        (True, "must return a positive whole number, got True"),
+        (ValueError("no idea"), "negatives_needed(0.1, 0.95) raised ValueError: no idea"),
+        (10**7, "says 10000000 negatives, more than 1,000,000"),
+    ],
+)  # fmt: skip
+def test_a_fitter_whose_declared_needs_are_wrong_fails_readably(declared, fragment):
+    with pytest.raises(Failed) as info:
+        assert_fitter_contract(NeedsFiftyFitter(declared))
+    assert fragment in str(info.value)
+
+
 # -- broken targets ------------------------------------------------------------------------------
 
 
@@ -752,10 +803,43 @@ def test_negatives_for_each_fitter(fitter, target_fpr, delta, expected):
 
 
 def test_negatives_for_an_unknown_fitter_or_target_is_an_error():
-    with pytest.raises(ValueError, match="unknown fitter 'youden'; the kit knows exact"):
+    with pytest.raises(ValueError, match=r"unknown fitter 'youden'; the installed fitters: .*ex"):
         negatives_for_fitter("youden", 0.01)
     with pytest.raises(ValueError, match=r"target_fpr must be in \(0, 1\), got 0"):
         negatives_for_fitter("exact", 0)
+
+
+def test_the_kit_asks_any_fitter_that_declares_what_it_needs(kit):
+    """No fitter is known by name: a third party's declaration counts as a built-in's does, and
+    a fitter that declares nothing is refused rather than guessed for."""
+    assert negatives_for_fitter(NeedsFiftyFitter(), 0.01) == 50
+    assert negatives_for_fitter(NeedsFiftyFitter(7), 0.3, 0.2) == 7
+    kit(SOUND)  # 3 negatives
+    check = assert_labels_are_sound(
+        "kit-pack", fitter=NeedsFiftyFitter(3), target_fpr=0.5, target=None
+    )
+    assert check.negatives_needed == 3
+    assert _sound_failure(fitter=NeedsFiftyFitter(), target_fpr=0.5).splitlines()[1:] == [
+        "  3 negative labels: the NeedsFiftyFitter fitter needs at least 50 at target_fpr 0.5 "
+        "(its negatives_needed, at confidence 0.95); 47 more negatives are missing"
+    ]
+    with pytest.raises(ValueError, match="'WrongSideFitter' declares no negatives_needed"):
+        negatives_for_fitter(WrongSideFitter(), 0.01)
+    with pytest.raises(ValueError, match="'WrongSideFitter' declares no negatives_needed"):
+        assert_labels_are_sound("kit-pack", fitter=WrongSideFitter(), target_fpr=0.5, target=None)
+    broken = _sound_failure(fitter=NeedsFiftyFitter(-1), target_fpr=0.5)
+    assert broken.startswith("the NeedsFiftyFitter fitter cannot say how many negatives it needs")
+    assert "must return a positive whole number, got -1" in broken
+
+
+def test_sound_fitters_still_names_the_fitters_the_kit_can_size_for():
+    from ragleaklab_core import testing
+
+    with pytest.warns(DeprecationWarning, match="SOUND_FITTERS is deprecated"):
+        names = testing.SOUND_FITTERS
+    assert {"exact", "bootstrap-ci", "neyman-pearson"} <= set(names)
+    for name in names:
+        assert negatives_for_fitter(name, 0.01) >= 100
 
 
 def test_sound_labels_pass_and_say_what_was_checked(kit):
@@ -806,12 +890,12 @@ def test_too_few_negatives_for_the_fitter_say_how_many_are_missing(kit):
     kit(SOUND)  # 3 negatives: enough for exact at 50%, not for neyman-pearson's guarantee
     assert assert_labels_are_sound("kit-pack", fitter="exact", target_fpr=0.5, target=None)
     assert _sound_failure(fitter="neyman-pearson", target_fpr=0.5).splitlines()[1:] == [
-        "  3 negative labels: the neyman-pearson fitter needs at least 5 for its guarantee at "
-        "target_fpr 0.5 and delta 0.05; 2 more negatives are missing"
+        "  3 negative labels: the neyman-pearson fitter needs at least 5 at target_fpr 0.5 "
+        "(its negatives_needed, at confidence 0.95); 2 more negatives are missing"
     ]
     assert _sound_failure().splitlines()[1:] == [  # the defaults: exact at 1%
-        "  3 negative labels: the exact fitter needs at least 100 to resolve a false-positive "
-        "rate of 0.01 (1 / target_fpr); 97 more negatives are missing"
+        "  3 negative labels: the exact fitter needs at least 100 at target_fpr 0.01 "
+        "(its negatives_needed, at confidence 0.95); 97 more negatives are missing"
     ]
 
 
