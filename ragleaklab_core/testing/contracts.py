@@ -389,7 +389,7 @@ def assert_target_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.run.executor import TargetSession
+    from ragleaklab_core.run.executor import PackTarget
     from ragleaklab_core.run.runner import RunSettings
 
     loaded = _plugin(TARGETS, target, options)
@@ -398,7 +398,7 @@ def assert_target_contract(
     asked = list(queries)
     if not asked:
         raise ValueError("give at least one query")
-    session = TargetSession(loaded, RunSettings())
+    session = PackTarget(loaded, RunSettings())
 
     async def converse() -> list[Response]:
         await session.ingest(docs)
