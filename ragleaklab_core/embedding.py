@@ -20,8 +20,7 @@ from ragleaklab_core._discovery import (
     pack_info,
 )
 from ragleaklab_core._wellformed import repair_response
-from ragleaklab_core.config import Config, Overrides
-from ragleaklab_core.config import read_config as load_config_with
+from ragleaklab_core.config import Config, Overrides, read_config_with_overrides
 from ragleaklab_core.errors import PluginRuntimeError
 from ragleaklab_core.inputs import parse_labels
 from ragleaklab_core.run.executor import PackTarget, bad_result, describe
@@ -48,7 +47,9 @@ def read_config(
     overrides = Overrides(target=target, target_options=dict(target_options or {}))
     given = " (with target arguments)" if overrides else ""
     source = f"{os.fspath(path)}{given}" if path is not None else "target arguments"
-    return load_config_with(None if path is None else Path(path), overrides, source=source)
+    return read_config_with_overrides(
+        None if path is None else Path(path), overrides, source=source
+    )
 
 
 def _pack(pack: str | LoadedPlugin) -> LoadedPlugin:

@@ -182,7 +182,7 @@ def calibrate(
     input or a refused --write-thresholds (nothing is written); 3 a plugin could not be used.
     """
     from ragleaklab_core.calibration.report import calibrate as run_calibration
-    from ragleaklab_core.config import Overrides, read_config
+    from ragleaklab_core.config import Overrides, read_config_with_overrides
     from ragleaklab_core.inputs import read_labels, read_scores
 
     if write_thresholds and pack is None:
@@ -210,7 +210,7 @@ def calibrate(
         fitter_options=key_values(fitter_options, flag="--fitter-option"),
     )
     config_path = find_config(config_path)
-    full = read_config(config_path, overrides)
+    full = read_config_with_overrides(config_path, overrides)
     config = full.calibrate
     judge_errors, forced = ([], []) if labels is None else _judge_labels(labels, force=force)
     if scores is None:
@@ -790,7 +790,7 @@ def cleanup(
     """
     from ragleaklab_core._discovery import TARGETS, load_plugin
     from ragleaklab_core._signals import received, termination_as_interrupt
-    from ragleaklab_core.config import Overrides, read_config
+    from ragleaklab_core.config import Overrides, read_config_with_overrides
     from ragleaklab_core.errors import UsageError
     from ragleaklab_core.run.cleanup import remove_outstanding
     from ragleaklab_core.run.ownership import refusal_message
@@ -819,7 +819,7 @@ def cleanup(
     overrides = Overrides(
         target=target_name, target_options=key_values(target_options, flag="--target-option")
     )
-    config = read_config(config_path, overrides)
+    config = read_config_with_overrides(config_path, overrides)
     target = load_plugin(
         TARGETS, config.target.name, config.target.options, path="$.target.options"
     )
