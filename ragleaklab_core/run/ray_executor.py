@@ -439,8 +439,9 @@ class RayExecutor:
                 if stop is not None:
                     problems.append(stop)
             if stop is not None:
-                # What the pack did not ask, as the local executor records it.
-                session = PackTarget(work.target, work.settings)
+                # What the pack did not ask, as the local executor records it (in the recording
+                # too: a replay must find every case the run selected).
+                session = PackTarget(work.target, work.settings, work.recorder)
                 await answer_asks(pack, session, work.metrics, work.settings, asks, emit, stop)
         finally:
             if pool is not None:

@@ -42,8 +42,8 @@ def test_local_ray_and_resumed_runs_write_the_same_bytes(
 ) -> None:
     (tmp_path / "ray.toml").write_text("[run.ray]\nbatch_size = 4\n", encoding="utf-8")
     target = ["--target", "python", "--target-option", f'callable="{TARGETS[when]}"', *PACED]
-    local = ragleaklab(tmp_path, *target, "-o", "local")
-    ray = ragleaklab(tmp_path, *target, *on_ray(cluster), "-o", "ray")
+    local = ragleaklab(tmp_path, *target, "-o", "local", "--record", "rec-local")
+    ray = ragleaklab(tmp_path, *target, *on_ray(cluster), "-o", "ray", "--record", "rec-ray")
     ran(local, 1, 3)
     ran(ray, local.returncode)
     _interrupted(tmp_path, *target, *on_ray(cluster), lines=60)
@@ -59,6 +59,13 @@ def test_local_ray_and_resumed_runs_write_the_same_bytes(
     expected_runs = runs(tmp_path / "local" / "runs.jsonl")
     assert runs(tmp_path / "ray" / "runs.jsonl") == expected_runs
     assert runs(tmp_path / "out" / "runs.jsonl") == expected_runs
+    # And the same recording, every case the run selected in it (a replay refuses one short).
+    recorded = sorted(p.name for p in (tmp_path / "rec-local").iterdir())
+    assert recorded == sorted(p.name for p in (tmp_path / "rec-ray").iterdir())
+    assert "cross-tenant.jsonl" in recorded or when == "known-when-loaded"
+    for name in recorded:
+        expected_file = (tmp_path / "rec-local" / name).read_bytes()
+        assert (tmp_path / "rec-ray" / name).read_bytes() == expected_file, name
 
     # What is the same is the decision, not the same mistake made three times.
     report = json.loads((tmp_path / "local" / "report.json").read_bytes())
