@@ -499,7 +499,7 @@ def bad_result(result: Any) -> str | None:
     return None
 
 
-def score_case(
+def record_case(
     pack: str,
     case: Case,
     epoch: int,
@@ -509,7 +509,8 @@ def score_case(
     elapsed: float,
 ) -> CaseRecord:
     """The record of one ask: the response scored by every metric (a metric that raises makes
-    the record errored, naming it)."""
+    the record errored, naming it). Not the embedding API's ``score_case``, which scores with
+    one metric and returns its result."""
     scored: dict[str, dict[str, Any]] = {}
     repaired: tuple[str, ...] = ()
     if response is not None:
@@ -625,7 +626,7 @@ async def _answer(
             if isinstance(exc, RecordedError) and exc.not_asked:  # not asked when recorded
                 error = not_asked(session.plugin, exc.reason)
                 elapsed = time.perf_counter() - start
-                return score_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
+                return record_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
             error = plugin_error(TARGETS, session.plugin, exc)
             log.warning(
                 "case.errored",
@@ -642,7 +643,7 @@ async def _answer(
         else:
             streak.answered()
     elapsed = time.perf_counter() - start
-    return score_case(pack, ask.case, ask.epoch, response, error, metrics, elapsed)
+    return record_case(pack, ask.case, ask.epoch, response, error, metrics, elapsed)
 
 
 class LocalExecutor:
@@ -711,5 +712,5 @@ __all__ = [
     "not_asked",
     "plants_into",
     "plugin_error",
-    "score_case",
+    "record_case",
 ]

@@ -224,10 +224,10 @@ def _scored(
     """*response* to *case* scored as a run scores it, the result checked; *text*, when given,
     is the hostile text the response holds (named in a failure). The result is the metric's
     own from a second scoring (*again*), else as the run recorded it."""
-    from ragleaklab_core.run.executor import score_case
+    from ragleaklab_core.run.executor import record_case
 
     given = "" if text is None else f" given the text {text[:200]!r}"
-    record = score_case("contract", case, 0, response, None, (loaded,), 0.0)
+    record = record_case("contract", case, 0, response, None, (loaded,), 0.0)
     if record.error is not None:
         _fail(
             f"{who} fails on case {case.test_id!r}{given} as a run would record it: "
