@@ -91,7 +91,8 @@ def unsupported_problem(
     case = first_principal_case(pack, settings)
     if case is None:
         return None
-    return principal_reason(pack_info(pack.obj).name, case, target.name, why_no_principal(target))
+    # The name --exclude takes: the pack's installed name, whatever its info() calls it.
+    return principal_reason(pack.name, case, target.name, why_no_principal(target))
 
 
 def principal_problem(
