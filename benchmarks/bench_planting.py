@@ -33,7 +33,7 @@ from typing import Any
 
 from ragleaklab_core import load_pack
 from ragleaklab_core._discovery import TARGETS, load_plugin
-from ragleaklab_core.run.executor import TargetSession
+from ragleaklab_core.run.executor import PackTarget
 from ragleaklab_core.run.planted import PlantLedger, new_run_id
 from ragleaklab_core.run.records import RunSettings
 
@@ -66,7 +66,7 @@ def ragleaklab(documents: list[Any], directory: Path, pack: str) -> float:
     sys.modules["rlk_bench_store"] = module
     target = load_plugin(TARGETS, "python", {"callable": "rlk_bench_store:store"})
     ledger = PlantLedger(directory / "out", new_run_id())
-    session = TargetSession(target, RunSettings(), ledger=ledger, pack=pack)
+    session = PackTarget(target, RunSettings(), ledger=ledger, pack=pack)
 
     async def plant_and_remove() -> list[str]:
         await session.ingest(documents)

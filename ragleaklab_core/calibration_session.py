@@ -42,7 +42,12 @@ from attrs import field, frozen
 from ragleaklab_core._atomic import output_problem, write_all
 from ragleaklab_core.calibration.report import CalibrationReport
 from ragleaklab_core.calibration.thresholds import ThresholdsFile
-from ragleaklab_core.config import Config, Overrides, command_line_source, read_config
+from ragleaklab_core.config import (
+    Config,
+    Overrides,
+    command_line_source,
+    read_config_with_overrides,
+)
 from ragleaklab_core.errors import CalibrationRefused, InputError, UsageError
 from ragleaklab_core.gate.verdicts import Verdict
 
@@ -199,7 +204,7 @@ class CalibrationSession:
         """
         request = self.request
         request.check()
-        config = read_config(request.config_path, request.overrides())
+        config = read_config_with_overrides(request.config_path, request.overrides())
         thresholds = request.thresholds_path or Path(config.run.thresholds_file)
         _check_outputs(request, thresholds)
         judge_errors, forced = ([], []) if request.labels is None else _judge_labels(request)

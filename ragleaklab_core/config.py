@@ -545,7 +545,8 @@ def load_config(raw: Mapping[str, Any], *, source: str) -> Config:
 @frozen
 class Overrides:
     """What command-line flags (or a harness) set over a config file, merged by
-    :func:`apply_overrides` alone, so ``run``, ``calibrate``, :func:`read_config` and the run
+    :func:`apply_overrides` alone, so ``run``, ``calibrate``, :func:`read_config_with_overrides`
+    (and the embedding API's ``read_config`` through it) and the run
     session (:mod:`ragleaklab_core.session`) cannot merge differently.
 
     Attributes:
@@ -687,10 +688,12 @@ def find_config(given: Path | None) -> Path | None:
     return found if found.is_file() else None
 
 
-def read_config(
+def read_config_with_overrides(
     path: Path | None, overrides: Overrides = Overrides(), *, source: str | None = None
 ) -> Config:
-    """The configuration in the file at *path* (None: the defaults) with *overrides* applied.
+    """The configuration in the file at *path* (None: the defaults) with *overrides* applied:
+    what the commands read (the embedding API's public
+    :func:`~ragleaklab_core.read_config` is this, with a target's name and options only).
 
     Args:
         source: How errors name where the configuration came from; default:

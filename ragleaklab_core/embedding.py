@@ -20,12 +20,10 @@ from ragleaklab_core._discovery import (
     pack_info,
 )
 from ragleaklab_core._wellformed import repair_response
-from ragleaklab_core.config import Config, Overrides
-from ragleaklab_core.config import read_config as load_config_with
+from ragleaklab_core.config import Config, Overrides, read_config_with_overrides
 from ragleaklab_core.errors import PluginRuntimeError
 from ragleaklab_core.inputs import parse_labels
-from ragleaklab_core.run.executor import TargetSession as _PackSession
-from ragleaklab_core.run.executor import bad_result, describe
+from ragleaklab_core.run.executor import PackTarget, bad_result, describe
 from ragleaklab_core.run.runner import RunSettings, load_metric, load_pack, select_cases
 from ragleaklab_core.values import Case, MetricResult, PackInfo, Response
 
@@ -49,7 +47,9 @@ def read_config(
     overrides = Overrides(target=target, target_options=dict(target_options or {}))
     given = " (with target arguments)" if overrides else ""
     source = f"{os.fspath(path)}{given}" if path is not None else "target arguments"
-    return load_config_with(None if path is None else Path(path), overrides, source=source)
+    return read_config_with_overrides(
+        None if path is None else Path(path), overrides, source=source
+    )
 
 
 def _pack(pack: str | LoadedPlugin) -> LoadedPlugin:
@@ -127,7 +127,7 @@ class TargetSession:
     async code with :meth:`aopen`, :meth:`aanswer` and :meth:`aclose` (or ``async with``). The
     target is built through the plugin loader, ingests the pack's documents once (``aingest``
     when it has one), answers through ``aanswer`` when it has one, and on closing is reset and
-    closed: the runner's own target session does each step.
+    closed: the runner's own :class:`~ragleaklab_core.run.executor.PackTarget` does each step.
 
     Attributes:
         target: The target plugin as loaded (``.obj`` is the instance; ``.provenance()`` is
@@ -137,7 +137,7 @@ class TargetSession:
 
     target: LoadedPlugin
     pack: PackInfo | None
-    _session: _PackSession = field(repr=False)
+    _session: PackTarget = field(repr=False)
     _loop: _PrivateLoop | None = field(repr=False)
     _state: _Lifecycle = field(factory=_Lifecycle, repr=False)
 
@@ -209,7 +209,7 @@ class TargetSession:
         else:
             chosen = read_config(config, target=target, target_options=options).target
             plugin = load_plugin(TARGETS, chosen.name, chosen.options, path="$.target.options")
-        session = _PackSession(plugin, RunSettings(concurrency=concurrency))
+        session = PackTarget(plugin, RunSettings(concurrency=concurrency))
         try:
             await session.ingest(documents)
         except Exception as exc:  # what a run reports as the pack's problem, then raised

@@ -557,7 +557,7 @@ def cleanup(
     """
     from ragleaklab_core._discovery import TARGETS, load_plugin
     from ragleaklab_core._signals import received, termination_as_interrupt
-    from ragleaklab_core.config import Overrides, read_config
+    from ragleaklab_core.config import Overrides, read_config_with_overrides
     from ragleaklab_core.errors import UsageError
     from ragleaklab_core.run.cleanup import remove_outstanding
     from ragleaklab_core.run.ownership import refusal_message
@@ -586,7 +586,7 @@ def cleanup(
     overrides = Overrides(
         target=target_name, target_options=key_values(target_options, flag="--target-option")
     )
-    config = read_config(config_path, overrides)
+    config = read_config_with_overrides(config_path, overrides)
     target = load_plugin(
         TARGETS, config.target.name, config.target.options, path="$.target.options"
     )

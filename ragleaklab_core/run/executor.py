@@ -28,7 +28,7 @@ from ragleaklab_core._log import get_logger
 from ragleaklab_core._redact import redact_text
 from ragleaklab_core._signals import notice, shielded
 from ragleaklab_core._wellformed import repair_response
-from ragleaklab_core.errors import PluginContractError, RagleaklabError
+from ragleaklab_core.errors import PluginContractError
 from ragleaklab_core.interfaces import TargetTraits, target_traits
 from ragleaklab_core.run.planted import (
     Planting,
@@ -38,6 +38,7 @@ from ragleaklab_core.run.planted import (
     new_run_id,
     run_key,
 )
+from ragleaklab_core.run.principal import PrincipalUnsupported, unsupported_problem
 from ragleaklab_core.run.recording import RecordedError
 from ragleaklab_core.run.records import (
     NOT_ASKED,
@@ -112,7 +113,7 @@ class PackWork:
         recorder: Where answers are recorded for a later replay, or None.
         ledger: Where what the target plants in a store that outlives the run is recorded
             before it is planted, or None (a library caller's run: nothing recorded).
-        recheck_principal: See below.
+        principal_once_built: See below.
     """
 
     pack: LoadedPlugin
@@ -123,9 +124,22 @@ class PackWork:
     spec: WorkerSpec
     recorder: Recorder | None = None
     ledger: PlantLedger | None = None
-    #: The target could not say before it was built whether it can ask as a principal (a
-    #: python factory's app): it is asked again after ingest, before any case.
-    recheck_principal: bool = False
+    #: The target could not say when it was loaded whether it can ask as a principal (a python
+    #: factory's app exists only after ingest): :meth:`stop_once_built` judges it then, before
+    #: any case, in every executor alike.
+    principal_once_built: bool = False
+
+    def stop_once_built(self, support: bool | None) -> str | None:
+        """Why none of the pack's asks is asked, given what the target, built and ingested,
+        says of principals (``target_traits(obj).principal_support``, read again: a factory's
+        app did not exist when the plugin was loaded), or None.
+
+        Every executor calls it once its target is ready and before it asks anything (a Ray
+        worker reports the support of its own target), so the rule is the runner's alone.
+        """
+        if not self.principal_once_built or support is not False:
+            return None
+        return unsupported_problem(self.pack, self.settings, self.target)
 
 
 @frozen
@@ -255,66 +269,13 @@ class Streak:
             )
 
 
-class PrincipalUnsupported(RagleaklabError):
-    """A case asks as a principal, and the target cannot carry one: the case is errored, never
-    asked anonymously (its answer would not be the one the case is about)."""
+class PackTarget:
+    """One pack's target as a run drives it: ingest (what it plants recorded first), answer
+    (async, threaded or plain), reset and close (what it planted checked gone).
 
-    exit_code = 3  # the target cannot be used for this case, as a plugin that cannot be used
-
-
-def accepts_principal(target: Any) -> bool:
-    """Whether *target* can ask as a principal: the method the runner calls (``aanswer`` when
-    present, else ``answer``) names a ``principal`` parameter (read by
-    :func:`~ragleaklab_core.interfaces.target_traits`, where the contract is declared).
+    The embedding API's :class:`~ragleaklab_core.TargetSession` is built on it; this one is the
+    runner's own (named apart, so that one name is one class).
     """
-    return _traits(target).accepts_principal
-
-
-def _traits(target: Any) -> TargetTraits:
-    """A loaded target's traits (read at load), else the traits of the object given."""
-    if isinstance(target, LoadedPlugin):
-        return target.target_traits
-    return target_traits(target)
-
-
-def principal_support(target: Any) -> bool | None:
-    """Whether *target* can ask as a principal, as far as the runner can know before the run:
-    ``False`` when its method takes no ``principal`` keyword (:func:`accepts_principal`) or it
-    declares ``carries_principal = False`` (support that depends on its options, such as the
-    http target without ``{principal}`` in a template); ``True`` when it declares
-    ``carries_principal = True``; ``None`` when only the target can judge, per case."""
-    return _traits(target).principal_support
-
-
-def why_no_principal(target: Any) -> str:
-    """Why *target* cannot ask as a principal, in the words of its declaration."""
-    if accepts_principal(target):
-        return "as configured, it sends no principal to the system"
-    return "its answer/aanswer takes no 'principal' keyword"
-
-
-def first_principal_case(pack: LoadedPlugin, settings: RunSettings) -> str | None:
-    """The test id of the first case of *pack* the *settings* select that asks as a principal,
-    or None (one read of the cases, stopping there)."""
-    for case in pack.obj.cases():
-        if case.principal is not None and settings.selects(case.tags):
-            return case.test_id
-    return None
-
-
-def principal_reason(pack: str, case: str, target: str, why: str) -> str:
-    """The words of a pack not tested because its cases ask as a principal (what, why, the
-    fixes): one sentence for the check before the run and the one after ingest."""
-    return (
-        f"its cases ask as a principal (the first: {case!r}) and target {target!r} cannot ask "
-        f"as one ({why}); nothing was asked: use a target that passes the principal to the "
-        f"system (docs/targets.md, asking as a principal), or leave the pack out with "
-        f"--exclude {pack}"
-    )
-
-
-class TargetSession:
-    """One pack's target: ingest, answer (async, threaded or plain), reset and close."""
 
     def __init__(
         self,
@@ -349,7 +310,7 @@ class TargetSession:
             self.obj.ingest(documents)
 
     def tell_run(self, documents: Sequence[Document]) -> None:
-        """For a session that answers what another process planted (a Ray worker when the
+        """For a pack target that answers what another process planted (a Ray worker when the
         driver ingests): tell the target the run, so the planted documents are its own."""
         if plants_into(self.obj, self.traits) is not None and self.traits.planted_ids:
             self.obj.planted_ids(documents, run=run_key(self.run_id, self.pack))
@@ -538,7 +499,7 @@ def bad_result(result: Any) -> str | None:
     return None
 
 
-def score_case(
+def record_case(
     pack: str,
     case: Case,
     epoch: int,
@@ -548,7 +509,8 @@ def score_case(
     elapsed: float,
 ) -> CaseRecord:
     """The record of one ask: the response scored by every metric (a metric that raises makes
-    the record errored, naming it)."""
+    the record errored, naming it). Not the embedding API's ``score_case``, which scores with
+    one metric and returns its result."""
     scored: dict[str, dict[str, Any]] = {}
     repaired: tuple[str, ...] = ()
     if response is not None:
@@ -597,7 +559,7 @@ def score_case(
 
 async def answer_asks(
     pack: str,
-    session: TargetSession,
+    session: PackTarget,
     metrics: Sequence[LoadedPlugin],
     settings: RunSettings,
     asks: AsyncIterator[Ask],
@@ -642,7 +604,7 @@ async def answer_asks(
 
 async def _answer(
     pack: str,
-    session: TargetSession,
+    session: PackTarget,
     metrics: Sequence[LoadedPlugin],
     ask: Ask,
     limiter: RateLimiter,
@@ -664,7 +626,7 @@ async def _answer(
             if isinstance(exc, RecordedError) and exc.not_asked:  # not asked when recorded
                 error = not_asked(session.plugin, exc.reason)
                 elapsed = time.perf_counter() - start
-                return score_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
+                return record_case(pack, ask.case, ask.epoch, None, error, metrics, elapsed)
             error = plugin_error(TARGETS, session.plugin, exc)
             log.warning(
                 "case.errored",
@@ -681,7 +643,7 @@ async def _answer(
         else:
             streak.answered()
     elapsed = time.perf_counter() - start
-    return score_case(pack, ask.case, ask.epoch, response, error, metrics, elapsed)
+    return record_case(pack, ask.case, ask.epoch, response, error, metrics, elapsed)
 
 
 class LocalExecutor:
@@ -694,7 +656,7 @@ class LocalExecutor:
 
     async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
         pack = work.spec.pack
-        session = TargetSession(
+        session = PackTarget(
             work.target,
             work.settings,
             work.recorder,
@@ -712,7 +674,7 @@ class LocalExecutor:
                 problems.append(stop)
                 log.error("pack.ingest_failed", pack=pack, reason=describe(exc))
             if stop is None:
-                stop = _principal_stop(work)
+                stop = work.stop_once_built(target_traits(session.obj).principal_support)
                 if stop is not None:
                     problems.append(stop)
             unreachable = await answer_asks(
@@ -724,20 +686,6 @@ class LocalExecutor:
         finally:
             problems.extend(await session.close())
         return Execution(problems=tuple(problems), stopped=stop)
-
-
-def _principal_stop(work: PackWork) -> str | None:
-    """Why the pack is not tested when its target, built now, turns out unable to ask its cases
-    as a principal (a factory's app that takes no ``principal``): nothing is asked, rather than
-    every such case erroring. None when it can, or when no selected case asks as one."""
-    target = work.target
-    # Read again, not from the traits cached when the plugin was loaded (the app is built now).
-    if not work.recheck_principal or target_traits(target.obj).principal_support is not False:
-        return None
-    case = first_principal_case(work.pack, work.settings)
-    if case is None:
-        return None
-    return principal_reason(work.spec.pack, case, target.name, why_no_principal(target))
 
 
 def evolve_resumed(record: CaseRecord) -> CaseRecord:
@@ -752,22 +700,17 @@ __all__ = [
     "Execution",
     "Executor",
     "LocalExecutor",
+    "PackTarget",
     "PackWork",
-    "PrincipalUnsupported",
     "RateLimiter",
     "Streak",
-    "TargetSession",
     "WorkerSpec",
-    "accepts_principal",
     "answer_asks",
     "bad_result",
     "describe",
-    "first_principal_case",
     "is_transport_failure",
     "not_asked",
     "plants_into",
     "plugin_error",
-    "principal_reason",
-    "score_case",
-    "why_no_principal",
+    "record_case",
 ]

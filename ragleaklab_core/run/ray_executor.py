@@ -53,10 +53,10 @@ from ragleaklab_core.run.executor import (
     Ask,
     Emit,
     Execution,
+    PackTarget,
     PackWork,
     RateLimiter,
     Streak,
-    TargetSession,
     WorkerSpec,
     answer_asks,
     describe,
@@ -212,18 +212,20 @@ class RayWorker:
         self._ingest = ingest
         self._captured = _Captured() if record else None
         self._loop = asyncio.new_event_loop()
-        self._session: TargetSession | None = None
+        self._session: PackTarget | None = None
         self._metrics: tuple[Any, ...] = ()
         self._limiter = RateLimiter(spec.settings.rate_limit)
         self._streak = Streak(spec.settings.max_consecutive_failures)
 
-    def setup(self) -> tuple[str, str | None]:
+    def setup(self) -> tuple[str, str | bool | None]:
         """Load the pack, its metrics and the target, and ingest (``"process"`` scope).
 
         Returns:
-            ``("ok", None)``, ``("ingest", reason)`` when the ingest failed, or
-            ``("build", message)`` when the pack or a plugin cannot be loaded here (not
-            installed on this node, say).
+            ``("ok", support)``: ready, with what the target, built (and ingested), says of
+            principals (``principal_support``: a python factory's app exists only now; the
+            driver decides what follows, by the runner's rule); ``("ingest", reason)`` when
+            the ingest failed, or ``("build", message)`` when the pack or a plugin cannot be
+            loaded here (not installed on this node, say).
         """
         from ragleaklab_core.run.recording import Replay
         from ragleaklab_core.run.runner import load_metric, load_pack
@@ -245,7 +247,7 @@ class RayWorker:
                 )
         except Exception as exc:
             return "build", str(exc) or describe(exc)
-        self._session = TargetSession(
+        self._session = PackTarget(
             target,
             spec.settings,
             cast("Recorder", self._captured),
@@ -260,7 +262,7 @@ class RayWorker:
             except Exception as exc:
                 log.error("pack.ingest_failed", pack=spec.pack, reason=describe(exc))
                 return "ingest", f"ingest failed: {describe(exc)}"
-        return "ok", None
+        return "ok", target_traits(self._session.obj).principal_support
 
     def answer(
         self, asks: Sequence[Ask]
@@ -310,7 +312,7 @@ class RayWorker:
             self._loop.close()
 
 
-async def _close_only(session: TargetSession) -> list[str]:
+async def _close_only(session: PackTarget) -> list[str]:
     try:
         if session.traits.aclose:
             await session.obj.aclose()
@@ -412,7 +414,7 @@ class RayExecutor:
         stop: str | None = None
         scope = ingest_scope(work.target)
         driver = (
-            TargetSession(
+            PackTarget(
                 work.target, work.settings, ledger=work.ledger, pack=pack, run_id=work.spec.run_id
             )
             if scope == "system"
@@ -427,14 +429,19 @@ class RayExecutor:
                     stop = f"ingest failed: {describe(exc)}"
                     problems.append(stop)
                     log.error("pack.ingest_failed", pack=pack, reason=describe(exc))
+                else:
+                    stop = work.stop_once_built(target_traits(driver.obj).principal_support)
+                    if stop is not None:
+                        problems.append(stop)
             if stop is None:
                 pool = _Pool(self, work, ingest=driver is None)
                 stop = await pool.run(asks, emit)
                 if stop is not None:
                     problems.append(stop)
             if stop is not None:
-                # What the pack did not ask, as the local executor records it.
-                session = TargetSession(work.target, work.settings)
+                # What the pack did not ask, as the local executor records it (in the recording
+                # too: a replay must find every case the run selected).
+                session = PackTarget(work.target, work.settings, work.recorder)
                 await answer_asks(pack, session, work.metrics, work.settings, asks, emit, stop)
         finally:
             if pool is not None:
@@ -582,7 +589,10 @@ class _Pool:
                             "[run.ray], docs/scaling.md)"
                         )
                     if status == "ingest" and stop is None:
-                        stop = detail
+                        stop = cast("str", detail)
+                    elif status == "ok" and stop is None:
+                        # Decided before this worker is sent anything: no ask has been.
+                        stop = self.work.stop_once_built(cast("bool | None", detail))
                     slot.ready = True
                     continue
                 slot.busy -= 1
@@ -620,7 +630,7 @@ class _Pool:
 
     async def _not_asked(self, batch: list[Ask], emit: Emit, reason: str) -> None:
         work = self.work
-        session = TargetSession(work.target, work.settings, work.recorder)
+        session = PackTarget(work.target, work.settings, work.recorder)
         await answer_asks(
             work.spec.pack, session, work.metrics, work.settings, _each(batch), emit, reason
         )

@@ -36,16 +36,12 @@ from ragleaklab_core.run.executor import (
     Executor,
     LocalExecutor,
     PackWork,
-    PrincipalUnsupported,
     WorkerSpec,
     describe,
-    first_principal_case,
     is_transport_failure,
-    principal_reason,
-    principal_support,
-    why_no_principal,
 )
 from ragleaklab_core.run.planted import PlantLedger, new_run_id
+from ragleaklab_core.run.principal import principal_support, refuse_principals
 from ragleaklab_core.run.recording import metric_options as requested_options
 from ragleaklab_core.run.records import CaseRecord, CaseResult, RunSettings, case_selected
 from ragleaklab_core.run.sink import PackSink, reduce_case
@@ -299,8 +295,9 @@ async def arun_pack(
         )
         if not checked:
             refuse_principals(pack, settings, target)
-    # A target that knows only once built (a python factory) is checked after its ingest.
-    recheck = replay is None and principal_support(target) is None
+    # A target that knows only once built (a python factory's app) is judged then, by the same
+    # rule, before any case: the executor only reports what its built target says.
+    once_built = replay is None and principal_support(target) is None
     lower: set[str] = set()
     for m in metrics:
         lower.update(m.metric_traits.lower_is_worse)
@@ -325,7 +322,7 @@ async def arun_pack(
         replay=None if replay is None else replay.directory.as_posix(),
         run_id=ledger.run_id if ledger is not None else new_run_id(),
     )
-    work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger, recheck)
+    work = PackWork(pack, documents, target, metrics, settings, spec, recorder, ledger, once_built)
     if recorder is not None:
         recorder.start_pack(info.name)
     execution = await chosen.execute(
@@ -484,36 +481,6 @@ def select_cases(
     return chosen
 
 
-def principal_problem(
-    pack: LoadedPlugin, settings: RunSettings, target: LoadedPlugin
-) -> str | None:
-    """Why *pack* cannot be tested on *target*, known before anything is ingested or asked: its
-    selected cases ask as a principal and the target cannot carry one. None otherwise.
-
-    One read of the cases, and only for such a target (a target that takes ``principal``, or
-    that judges per case, costs nothing). A case with a principal is never asked anonymously:
-    its answer would not be the one the case is about.
-    """
-    if principal_support(target) is not False:
-        return None
-    case = first_principal_case(pack, settings)
-    if case is None:
-        return None
-    return principal_reason(pack_info(pack.obj).name, case, target.name, why_no_principal(target))
-
-
-def refuse_principals(pack: LoadedPlugin, settings: RunSettings, target: LoadedPlugin) -> None:
-    """Refuse (:class:`PrincipalUnsupported`, exit 3) what :func:`principal_problem` finds: for
-    a caller running one pack, which has no other pack to report beside it.
-
-    Erroring those cases one by one would still run the rest, and with ``run.tolerate_errors``
-    a cross-tenant pack could pass having asked none of its cross-tenant cases.
-    """
-    problem = principal_problem(pack, settings, target)
-    if problem is not None:
-        raise PrincipalUnsupported(f"pack {pack_info(pack.obj).name!r}: {problem}")
-
-
 def _check_selection(cases: Iterable[Case], settings: RunSettings, pack: str) -> None:
     if not any(settings.selects(c.tags) for c in cases):  # stops at the first match
         raise _nothing_selected(pack, settings)
@@ -547,14 +514,10 @@ __all__ = [
     "check_metric",
     "count_asks",
     "describe",
-    "first_principal_case",
     "is_transport_failure",
     "load_metric",
     "load_pack",
-    "principal_problem",
-    "principal_reason",
     "reduce_case",
-    "refuse_principals",
     "run_pack",
     "select_cases",
     "untested_run",

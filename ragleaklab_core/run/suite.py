@@ -43,6 +43,7 @@ from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.names import check_config_names, check_stored_names
 from ragleaklab_core.run.planted import PlantLedger
+from ragleaklab_core.run.principal import principal_problem
 from ragleaklab_core.run.recording import Recorder, Replay, metric_options
 from ragleaklab_core.run.runner import (
     CaseRecord,
@@ -50,7 +51,6 @@ from ragleaklab_core.run.runner import (
     check_metric,
     count_asks,
     load_pack,
-    principal_problem,
     run_pack,
     select_cases,
     survey_cases,

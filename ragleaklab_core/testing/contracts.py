@@ -223,10 +223,10 @@ def _scored(
     """*response* to *case* scored as a run scores it, the result checked; *text*, when given,
     is the hostile text the response holds (named in a failure). The result is the metric's
     own from a second scoring (*again*), else as the run recorded it."""
-    from ragleaklab_core.run.executor import score_case
+    from ragleaklab_core.run.executor import record_case
 
     given = "" if text is None else f" given the text {text[:200]!r}"
-    record = score_case("contract", case, 0, response, None, (loaded,), 0.0)
+    record = record_case("contract", case, 0, response, None, (loaded,), 0.0)
     if record.error is not None:
         _fail(
             f"{who} fails on case {case.test_id!r}{given} as a run would record it: "
@@ -459,7 +459,7 @@ def assert_target_contract(
 
     .. versionadded:: 0.1
     """
-    from ragleaklab_core.run.executor import TargetSession
+    from ragleaklab_core.run.executor import PackTarget
     from ragleaklab_core.run.runner import RunSettings
 
     loaded = _plugin(TARGETS, target, options)
@@ -468,7 +468,7 @@ def assert_target_contract(
     asked = list(queries)
     if not asked:
         raise ValueError("give at least one query")
-    session = TargetSession(loaded, RunSettings())
+    session = PackTarget(loaded, RunSettings())
 
     async def converse() -> list[Response]:
         await session.ingest(docs)

@@ -162,7 +162,7 @@ def test_pack_cases_select_by_tag_and_labels_are_the_pack_s():
 
 
 def test_read_config_applies_target_arguments_as_ragleaklab_run_does(tmp_path):
-    from ragleaklab_core.config import read_config as read_with
+    from ragleaklab_core.config import read_config_with_overrides as read_with
     from ragleaklab_core.session import RunRequest
 
     path = tmp_path / "ragleaklab.toml"

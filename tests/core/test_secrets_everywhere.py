@@ -34,7 +34,7 @@ from ragleaklab_core._redact import (
     redact_text,
     register_secrets,
 )
-from ragleaklab_core.run.executor import score_case
+from ragleaklab_core.run.executor import record_case
 from ragleaklab_core.run.records import CaseRecord, mask_record
 from ragleaklab_core.values import Case, MetricResult, Response, RetrievedDocument
 from tests.support.cli import rlk
@@ -231,7 +231,7 @@ def test_a_record_is_scored_on_the_real_answer_and_written_masked_with_its_field
         retrieved=(RetrievedDocument("d1", text=f"doc {_Probe.secret}"),),
         metadata={"debug": quote(_Probe.secret, safe="")},
     )
-    record = score_case("p", Case("c1", "what is the key?"), 0, response, None, [probe], 0.0)
+    record = record_case("p", Case("c1", "what is the key?"), 0, response, None, [probe], 0.0)
     assert record.metrics["probe"]["values"] == {"saw": 1.0}  # the metric saw the secret
     assert record.answer == "the key is ***"
     assert record.metrics["probe"]["evidence"] == {"quote": "the key is ***"}
@@ -246,7 +246,7 @@ def test_a_record_is_scored_on_the_real_answer_and_written_masked_with_its_field
 def test_a_record_masked_already_is_masked_again_for_a_secret_learnt_since():
     # A Ray worker masks with its secrets, the driver with its own: both hold.
     register_secrets(["worker-secret-1"])
-    record = score_case(
+    record = record_case(
         "p", Case("c1", "q"), 0, Response(answer="a worker-secret-1 b driver-secret-2"), None, [], 0
     )
     assert record.masked == ("answer",) and record.answer == "a *** b driver-secret-2"
@@ -277,7 +277,7 @@ def test_the_journal_and_the_records_spool_get_the_masked_line_even_from_an_unma
 
 def test_a_record_without_a_secret_is_written_as_before():
     register_secrets(["not-in-this-answer"])
-    record = score_case("p", Case("c1", "q"), 0, Response(answer="fine"), None, [], 0.0)
+    record = record_case("p", Case("c1", "q"), 0, Response(answer="fine"), None, [], 0.0)
     assert record.masked == () and "masked" not in record.to_dict()
 
 

@@ -13,7 +13,8 @@ from ragleaklab_plugins.targets.http import HttpTarget
 
 from ragleaklab_core import Case, Document
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
-from ragleaklab_core.run.executor import TargetSession, principal_support
+from ragleaklab_core.run.executor import PackTarget
+from ragleaklab_core.run.principal import principal_support
 from ragleaklab_core.run.records import RunSettings
 
 NESTED = {"answer_path": "data.answer", "doc_ids_path": "data.sources[*].id"}
@@ -21,7 +22,7 @@ DOCS = [Document("refund", "Refunds take ten business days after approval.")]
 
 
 def _asked(target: HttpTarget, case: Case):
-    session = TargetSession(LoadedPlugin(TARGETS, "http", "x:y", "x 1", target, {}), RunSettings())
+    session = PackTarget(LoadedPlugin(TARGETS, "http", "x:y", "x 1", target, {}), RunSettings())
 
     async def go():
         try:

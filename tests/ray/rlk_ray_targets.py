@@ -46,3 +46,29 @@ class BrokenIngest:
 
     def answer(self, query: str) -> Response:
         return Response(answer="never asked")
+
+
+class Anonymous:
+    """The reference target behind an ``answer(query)`` that takes no principal: given to the
+    python target as a class (a factory), whether it can ask as a principal is known only once
+    it is built."""
+
+    def __init__(self) -> None:
+        self.inner = ReferenceTarget()
+
+    def ingest(self, documents: Iterable[Document]) -> None:
+        self.inner.ingest(documents)
+
+    def answer(self, query: str) -> Response:
+        return self.inner.answer(query)
+
+    def reset(self) -> None:
+        self.inner.close()
+        self.inner = ReferenceTarget()  # what the pack's ingest planted is gone with it
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+#: The same app built once, in the module: known before the run to take no principal.
+ANONYMOUS = Anonymous()

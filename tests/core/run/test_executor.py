@@ -18,8 +18,8 @@ from ragleaklab_core.run.executor import (
     Emit,
     Execution,
     LocalExecutor,
+    PackTarget,
     PackWork,
-    TargetSession,
     answer_asks,
 )
 from ragleaklab_core.run.records import RunSettings
@@ -44,7 +44,7 @@ class Shuffling:
         return self.batch
 
     async def execute(self, work: PackWork, asks: AsyncIterator[Ask], emit: Emit) -> Execution:
-        session = TargetSession(work.target, work.settings)
+        session = PackTarget(work.target, work.settings)
         await session.ingest(work.documents)
         pending: list[Ask] = []
         async for ask in asks:

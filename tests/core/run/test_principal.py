@@ -16,12 +16,10 @@ from ragleaklab_core import Case, Response
 from ragleaklab_core._discovery import TARGETS, LoadedPlugin
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.packs.manifest import load_manifest
-from ragleaklab_core.run.executor import (
-    Ask,
+from ragleaklab_core.run.executor import Ask, PackTarget, answer_asks
+from ragleaklab_core.run.principal import (
     PrincipalUnsupported,
-    TargetSession,
     accepts_principal,
-    answer_asks,
     principal_support,
 )
 from ragleaklab_core.run.recording import Recorder, Replay
@@ -65,12 +63,12 @@ class Forwarding(Legacy):
         return Response("forwarded")
 
 
-def _session(obj, name="acme") -> TargetSession:
+def _session(obj, name="acme") -> PackTarget:
     plugin = LoadedPlugin(TARGETS, name, "acme:T", "acme 1.0", obj, {})
-    return TargetSession(plugin, RunSettings())
+    return PackTarget(plugin, RunSettings())
 
 
-def _ask(session: TargetSession, case: Case) -> Response:
+def _ask(session: PackTarget, case: Case) -> Response:
     return asyncio.run(session.answer(case, 0))
 
 
@@ -216,7 +214,7 @@ def _recorded(tmp_path: Path, case: Case) -> Replay:
 
 def _replayed(replay: Replay, case: Case) -> Response:
     target = replay.target_for("p")
-    session = TargetSession(target, RunSettings())
+    session = PackTarget(target, RunSettings())
     return asyncio.run(session.answer(case, 0))
 
 

@@ -1,6 +1,7 @@
 """The Ray executor's options and its worker, without a Ray cluster (tests/ray has those):
 ``[run.ray]`` validation, the flags, the missing extra, an unreachable address, and
-:class:`RayWorker` answering exactly as the local executor does."""
+:class:`RayWorker` answering exactly as the local executor does, and reporting what its
+built target says of principals for the runner's rule to decide."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
+from ragleaklab_core._discovery import TARGETS, load_plugin
 from ragleaklab_core.errors import ExecutorUnavailable
-from ragleaklab_core.run.executor import Ask, LocalExecutor, WorkerSpec
+from ragleaklab_core.run.executor import Ask, LocalExecutor, PackWork, WorkerSpec
+from ragleaklab_core.run.principal import principal_support
 from ragleaklab_core.run.ray_executor import RayOptions, RayWorker, check_reachable, ingest_scope
 from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from tests.support.cli import rlk
@@ -162,3 +166,47 @@ def test_a_worker_whose_ingest_fails_says_so_and_one_that_cannot_load_the_pack_t
     assert status == "ingest" and "ingest failed" in (detail or "")
     assert "the index is read-only" in (detail or "")
     worker.close()
+
+
+ANONYMOUS_APP = (
+    "from ragleaklab_plugins.targets.reference import ReferenceTarget\n"
+    "class Anonymous:\n"
+    "    def __init__(self):\n"
+    "        self.inner = ReferenceTarget()\n"
+    "    def ingest(self, documents):\n"
+    "        self.inner.ingest(documents)\n"
+    "    def answer(self, query):\n"
+    "        return self.inner.answer(query)\n"
+)
+
+
+def test_a_worker_reports_what_its_built_target_says_and_the_runner_s_rule_decides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A class given to the python target is a factory: its app, and whether that app takes a
+    # principal, exist only once it is built (on the worker, at ingest).
+    (tmp_path / "rlk_anonymous_app.py").write_text(ANONYMOUS_APP, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    options = {"callable": "rlk_anonymous_app:Anonymous"}
+    settings = RunSettings(tags=("smoke",))
+    spec = WorkerSpec("cross-tenant", "python", options, {}, settings)
+    target = load_plugin(TARGETS, "python", options)
+    assert principal_support(target) is None  # not known when it is loaded
+    worker = RayWorker(spec, ingest=True, record=False, log_level=None)
+    assert worker.setup() == ("ok", False)
+    assert worker.close() == []
+
+    pack = load_pack("cross-tenant")
+    work = PackWork(pack, (), target, (), settings, spec, principal_once_built=True)
+    reason = work.stop_once_built(False)
+    assert reason is not None
+    assert reason.startswith("its cases ask as a principal (the first: 'ct-")
+    assert "target 'python' cannot ask as one" in reason
+    assert "--exclude cross-tenant" in reason
+    # A built target that can carry one, or judges per case, is asked.
+    assert work.stop_once_built(True) is None and work.stop_once_built(None) is None
+    # Nothing to judge: the runner knew when it was loaded (the plan decided), or no selected
+    # case asks as a principal.
+    assert attrs.evolve(work, principal_once_built=False).stop_once_built(False) is None
+    other = attrs.evolve(work, pack=load_pack("relevance-hijack"))
+    assert other.stop_once_built(False) is None
