@@ -168,6 +168,8 @@ def _indented(value: Any, level: int, one_line_items: bool = False) -> Iterator[
 def _word(cls: type[Verdict] | type[Outcome]) -> Callable[[Any, Any], Any]:
     # Registered by name: the config's hook for str would otherwise take these str subclasses.
     def hook(value: Any, _: Any) -> Any:
+        if isinstance(value, cls):  # a document this process built, not read back yet
+            return value
         if type(value) is not str:
             raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
         try:
@@ -183,7 +185,9 @@ _converter.register_structure_hook(Verdict, _word(Verdict))
 _converter.register_structure_hook(Outcome, _word(Outcome))
 
 
-def _ids_in(value: Any, _: Any) -> tuple[str, ...]:
+def _ids_in(value: Any, _: Any) -> Sequence[str]:
+    if isinstance(value, Walked):  # this process's own run, streamed: kept streamed
+        return value
     return tuple(_converter.structure(value, tuple[str, ...]))
 
 
@@ -234,8 +238,11 @@ class _Cases(Walked[CaseOutcome]):
     """A pack's ``case_results`` read back: each case decoded as it is walked (the whole list
     was checked once, by :func:`decode`)."""
 
-    def __init__(self, items: Sequence[Any]) -> None:
+    def __init__(self, items: Sequence[Any], *, streamed: bool = False) -> None:
         self._items = items
+        #: Whether these are this process's own run's cases, streamed from disk as walked:
+        #: built with the pack's counts, which a reader may then trust to stop early.
+        self.streamed = streamed
 
     def __iter__(self) -> Iterator[CaseOutcome]:
         return (_converter.structure(case, CaseOutcome) for case in self._items)
@@ -262,6 +269,10 @@ class _Cases(Walked[CaseOutcome]):
 
 
 def _cases_in(value: Any, _: Any) -> _Cases:
+    if isinstance(value, Walked):
+        # This process's own run, streamed from disk and encoded from typed cases: walking
+        # it to check would read every case once more, for nothing.
+        return _Cases(value, streamed=True)
     if not isinstance(value, list | tuple):
         raise TypeError(f"expected a list, got {type(value).__name__}")
     cases = _Cases(value)
