@@ -270,12 +270,13 @@ def calibrate(
         report = attrs.evolve(report, warnings=(*report.warnings, *judge_errors, *overridden))
     r = report.result
     if scores is None:  # a pack run on a target: say which system the threshold was fitted on
+        from ragleaklab_core.outcome import System
         from ragleaklab_core.reporting.wording import system_line
         from ragleaklab_core.run.report import tested_system
 
         config_name = None if config_path is None else config_path.as_posix()
         system = tested_system(report.inputs.get("target"), config_name)
-        click.echo(system_line({"system": system}))
+        click.echo(system_line(System(**system)))
     # Everything that can refuse is decided before any output exists: on exit 2 nothing is
     # written (no report, no plot, no thresholds file).
     prepared = None
