@@ -315,11 +315,12 @@ def _warned(report: CalibrationReport, *warnings: str) -> CalibrationReport:
 
 def _system_lines(report: CalibrationReport, config_path: Path | None) -> list[str]:
     """The line that names the system a pack was run on (as a run's renderings open)."""
+    from ragleaklab_core.outcome import System
     from ragleaklab_core.reporting.wording import system_line
     from ragleaklab_core.run.report import tested_system
 
     config = None if config_path is None else config_path.as_posix()
-    line = system_line({"system": tested_system(report.inputs.get("target"), config)})
+    line = system_line(System(**tested_system(report.inputs.get("target"), config)))
     return [] if line is None else [line]
 
 

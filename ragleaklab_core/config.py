@@ -46,8 +46,6 @@ DEFAULT_CONFIG_FILE = "ragleaklab.toml"
 
 T = TypeVar("T")
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
-
 
 def _exact(type_: type, *, also: tuple[type, ...] = ()) -> Callable[[object, type], object]:
     def hook(value: object, _: type) -> object:
@@ -75,7 +73,7 @@ def _is_homogeneous_sequence(type_: Any) -> bool:
     return origin is tuple and len(args) == 2 and args[1] is Ellipsis
 
 
-def _sequence_hook(type_: Any) -> Callable[[Any, Any], Any]:
+def _sequence_hook(converter: cattrs.Converter, type_: Any) -> Callable[[Any, Any], Any]:
     # cattrs' own list/tuple hooks accept any iterable, so "private" would become
     # ('p', 'r', ...); a TOML string where a list belongs is a mistake to report.
     origin = typing.get_origin(type_)
@@ -88,7 +86,7 @@ def _sequence_hook(type_: Any) -> Callable[[Any, Any], Any]:
         items, errors = [], []
         for index, item in enumerate(value):
             try:
-                items.append(_converter.structure(item, item_type))
+                items.append(converter.structure(item, item_type))
             except Exception as exc:
                 exc.__notes__ = [
                     *getattr(exc, "__notes__", []),
@@ -104,18 +102,13 @@ def _sequence_hook(type_: Any) -> Callable[[Any, Any], Any]:
     return hook
 
 
-_converter.register_structure_hook_factory(_is_homogeneous_sequence, _sequence_hook)
-_converter.register_structure_hook(bool, _exact(bool))
-_converter.register_structure_hook(int, _exact(int))
-_converter.register_structure_hook(str, _exact(str))
-_converter.register_structure_hook(float, _finite_float)
-
-
 class _FieldValueError(ValueError):
     """An attrs validator's complaint, re-raised at the field it is about."""
 
 
-def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
+def _validator_errors(
+    converter: cattrs.Converter, cls: type, data: Mapping[str, Any]
+) -> list[Exception]:
     """Run every field validator of *cls* on the structured *data*; one error per bad field.
 
     attrs stops at the first failing validator and cattrs reports it at the class's path; this
@@ -128,7 +121,7 @@ def _validator_errors(cls: type, data: Mapping[str, Any]) -> list[Exception]:
             continue
         key = a.alias or a.name
         if key in data:
-            value = _converter.structure(data[key], a.type)
+            value = converter.structure(data[key], a.type)
             values[a.name] = a.converter(value) if callable(a.converter) else value
         elif isinstance(a.default, attrs.Factory) and not a.default.takes_self:  # type: ignore[arg-type]
             values[a.name] = a.default.factory()
@@ -170,8 +163,8 @@ def _closest_choice(exc: Exception) -> str:
     return did_you_mean(value, choices)
 
 
-def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:
-    base: Callable[[Any, type], Any] = _converter.gen_structure_attrs_fromdict(cls)
+def _attrs_hook_factory(converter: cattrs.Converter, cls: type) -> Callable[[Any, type], Any]:
+    base: Callable[[Any, type], Any] = converter.gen_structure_attrs_fromdict(cls)
 
     def hook(data: Any, _: type) -> Any:
         if not isinstance(data, Mapping):
@@ -185,7 +178,7 @@ def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:
             if with_notes or not without:
                 raise
             try:
-                errors = _validator_errors(cls, data)
+                errors = _validator_errors(converter, cls, data)
             except Exception:
                 raise exc from None
             if not errors:
@@ -195,7 +188,26 @@ def _attrs_hook_factory(cls: type) -> Callable[[Any, type], Any]:
     return hook
 
 
-_converter.register_structure_hook_factory(attrs.has, _attrs_hook_factory)
+def strict_converter() -> cattrs.Converter:
+    """A converter that structures as the config's does: unknown keys refused (with "did you
+    mean"), no type coerced, every problem reported at its ``$.path`` (:func:`problems_of`).
+    Configs and plugin options use one; ``report.json`` is read back with another
+    (:mod:`ragleaklab_core.outcome.codec`), which registers its own hooks on it."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook_factory(
+        _is_homogeneous_sequence, lambda type_: _sequence_hook(converter, type_)
+    )
+    converter.register_structure_hook(bool, _exact(bool))
+    converter.register_structure_hook(int, _exact(int))
+    converter.register_structure_hook(str, _exact(str))
+    converter.register_structure_hook(float, _finite_float)
+    converter.register_structure_hook_factory(
+        attrs.has, lambda cls: _attrs_hook_factory(converter, cls)
+    )
+    return converter
+
+
+_converter = strict_converter()
 
 
 def _format(exc: BaseException, type_: type | None) -> str:
@@ -232,13 +244,22 @@ def structure(data: Any, cls: type[T], *, source: str, path: str = "$") -> T:
     """Structure *data* into *cls* with the strict converter, or raise :class:`ConfigError`."""
     try:
         return _converter.structure(data, cls)
-    except (ClassValidationError, IterableValidationError, TypeError, ValueError) as exc:
-        # cattrs wraps everything __init__ raises; an error that is not about the data (a
-        # plugin's own bug) goes back to the caller as itself, not as a bad configuration.
-        bug = next((e for e in _leaves(exc) if not isinstance(e, _DATA_ERRORS)), None)
-        if bug is not None:
-            raise bug from None
-        raise ConfigError(source, _problems(exc, path)) from exc
+    except STRUCTURE_ERRORS as exc:
+        raise ConfigError(source, problems_of(exc, path)) from exc
+
+
+#: What structuring with a :func:`strict_converter` raises, bad data or not.
+STRUCTURE_ERRORS = (ClassValidationError, IterableValidationError, TypeError, ValueError)
+
+
+def problems_of(exc: Exception, path: str = "$") -> list[str]:
+    """What is wrong with the data that *exc* (one of :data:`STRUCTURE_ERRORS`) was raised
+    for, one ``"why @ $.path"`` each. cattrs wraps everything ``__init__`` raises; an error that
+    is not about the data (a plugin's own bug) is raised again as itself, not as bad data."""
+    bug = next((e for e in _leaves(exc) if not isinstance(e, _DATA_ERRORS)), None)
+    if bug is not None:
+        raise bug from None
+    return _problems(exc, path)
 
 
 # What structuring raises for bad data (KeyError: a required field is missing; AttributeError: a

@@ -1,5 +1,6 @@
-"""The words of the verdict and the counts behind them, with no other part of the core: what
-a pack, a run and a case end as, their exit codes, and how many failing cases an allowance
+"""The rules behind the words of the verdict: what a pack, a run and a case end as (the words
+themselves, :class:`Verdict` and :class:`Outcome`, are the outcome's,
+:mod:`ragleaklab_core.outcome.words`, re-exported here), and how many failing cases an allowance
 lets pass. :mod:`ragleaklab_core.gate` decides with them and re-exports them; the comparison of
 runs (:mod:`ragleaklab_core.gate.comparison`) checks a report against them, so the two share
 one reading without importing each other.
@@ -7,58 +8,12 @@ one reading without importing each other.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from ragleaklab_core.errors import RagleaklabError, RunInterrupted
-
-#: Exit codes besides a verdict's own (:attr:`Verdict.exit_code`): bad input or usage (every
-#: :class:`~ragleaklab_core.errors.RagleaklabError` carries its own), and an interrupted run.
-EXIT_BAD_INPUT = RagleaklabError.exit_code
-EXIT_INTERRUPTED = RunInterrupted.exit_code
-
-
-class Verdict(enum.StrEnum):
-    """What a pack, a run or a comparison ends as (see the module docstring).
-
-    A :class:`~enum.StrEnum`: a member equals, formats and serialises as the word
-    ``report.json`` writes, so documents written before it read the same."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-
-    @property
-    def exit_code(self) -> int:
-        return _EXIT[self]
-
-    @property
-    def word(self) -> str:
-        """How a reader sees it: ``PASS``, ``FAIL``, ``ERROR``."""
-        return self.value.upper()
-
-    @classmethod
-    def read(cls, value: object) -> Verdict:
-        """The verdict a report wrote as *value*; anything else is ``ERROR`` (never a pass)."""
-        try:
-            return cls(str(value))
-        except ValueError:
-            return cls.ERROR
-
-
-_EXIT = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 3}
-
-
-class Outcome(enum.StrEnum):
-    """What one case ends as in a pack's ``case_results``."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    ERROR = "error"
-    UNSCORABLE = "unscorable"
+from ragleaklab_core.outcome.words import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Outcome, Verdict
 
 
 def case_outcome(*, errored: bool, failing: bool, unscorable: bool) -> Outcome:

@@ -1,10 +1,11 @@
-"""The per-case list every rendering reads (``packs[].case_results`` of ``report.json``), and
-the check that a report holds what a rendering needs of it.
+"""What every rendering reads: the finished run as its outcome (:func:`outcome_of`), decoded
+once from ``report.json`` by the outcome's codec, after the check that the report holds the
+per-case list (``packs[].case_results``) the renderings show.
 
-A report written by an older ragleaklab lacks the list, or fields of it; rendering it anyway
-would raise a ``KeyError`` half-way or, worse, show a run with no failing case. The check names
-the first missing place as a ``$.path`` instead, so ``ragleaklab report`` exits 2 saying which
-file and why.
+A report written by an older ragleaklab lacks the list, or fields of it; the check names the
+first missing place as a ``$.path`` and says so, and the codec refuses anything else that does
+not parse, so ``ragleaklab report`` exits 2 saying which file and why, never renders a run with
+no failing case.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.outcome import RunOutcome
+from ragleaklab_core.outcome.codec import decode
+from ragleaklab_core.reporting.model import RunReport
 
 #: What the JUnit and SARIF renderings read of each case.
 OUTCOME_FIELDS = ("test_id", "outcome", "values", "failing", "error", "unscorable", "evidence")
@@ -47,4 +51,29 @@ def require_case_results(report: Mapping[str, Any], fields: Iterable[str]) -> No
                 )
 
 
-__all__ = ["DETAIL_FIELDS", "OUTCOME_FIELDS", "require_case_results"]
+def outcome_of(
+    report: RunOutcome | RunReport | Mapping[str, Any], fields: Iterable[str] = OUTCOME_FIELDS
+) -> RunOutcome:
+    """*report* as the outcome the renderings read: a :class:`RunOutcome` is kept; a parsed
+    ``report.json`` (or a :class:`RunReport`'s ``document``) is checked for its per-case list
+    and the *fields* of its cases the rendering shows (so a report an older ragleaklab wrote is
+    named as such), then decoded by the outcome's codec.
+
+    Raises:
+        InputError: the report lacks its per-case list or a field of it (an older ragleaklab
+            wrote it), or does not parse; by its ``$.path``.
+    """
+    if isinstance(report, RunOutcome):
+        return report
+    document = report.document if isinstance(report, RunReport) else report
+    require_case_results(document, fields)
+    # No file named here: the command that read the report names it.
+    return decode(document, source="")
+
+
+__all__ = [
+    "DETAIL_FIELDS",
+    "OUTCOME_FIELDS",
+    "outcome_of",
+    "require_case_results",
+]

@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import textwrap
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragleaklab_core.gate import MIN_SCORED_SHARE
+from ragleaklab_core.outcome import (
+    Allowances,
+    CorrectedFailRate,
+    PackOutcome,
+    RunOutcome,
+    ValueOutcome,
+)
 from ragleaklab_core.reporting import wording as w
-from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
-from ragleaklab_core.stats.aggregation import rate_interval
+from ragleaklab_core.reporting.cases import DETAIL_FIELDS, outcome_of
+from ragleaklab_core.reporting.model import RunReport
+from ragleaklab_core.stats.aggregation import RateInterval, rate_interval
 
 #: The width lines are kept under (a terminal or CI log is not assumed to be wider).
 WIDTH = 100
@@ -67,97 +74,99 @@ def _wrapped(head: str, text: Any, indent: str = "      ") -> list[str]:
     ) or [head.rstrip()]
 
 
-def render(report: RunReport | Mapping[str, Any]) -> str:
-    """The summary of *report* (a parsed ``report.json``), newline-terminated: a block per
-    pack, what a baseline changed (for a run compared with one), then the verdict.
+def render(report: RunOutcome | RunReport | Mapping[str, Any]) -> str:
+    """The summary of *report* (the outcome, or a parsed ``report.json``), newline-terminated:
+    a block per pack, what a baseline changed (for a run compared with one), then the verdict.
 
     Raises:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
-            wrote it).
+            wrote it), or does not parse.
     """
-    model = run_report(report)
-    doc = model.document
-    require_case_results(doc, DETAIL_FIELDS)
+    outcome = outcome_of(report, DETAIL_FIELDS)
     lines: list[str] = []
-    system = w.system_line(doc)
+    system = w.system_line(outcome.system)
     if system is not None:
         lines += _wrapped("", system, indent="    ")
-    for pack in model.packs:
+    for pack in outcome.packs:
         lines += _pack(pack)
-    for warning in model.warnings:
+    for warning in outcome.warnings:
         lines += _wrapped("warning: ", warning, indent="    ")
-    for i, said in enumerate(w.gate_lines(doc)):
+    for i, said in enumerate(w.gate_lines(outcome)):
         lines += _wrapped("baseline: " if i == 0 else "    ", said, indent="      ")
-    allowed = _allowances(doc)
+    allowed = _allowances(outcome)
     if allowed:
         lines += _wrapped("allowances: ", allowed, indent="    ")
-    lines.append(_verdict(model))
+    lines.append(_verdict(outcome))
     return "\n".join(lines) + "\n"
 
 
-def _allowances(doc: Mapping[str, Any]) -> str | None:
+def _allowances(report: RunOutcome) -> str | None:
     """Every allowance in force, with where it was set, PASS included: a maximum failing rate
     and tolerated errors change what passes, so a reader sees them beside the verdict. One
     phrase when every pack has the same, else one per pack (None for a report written before
     allowances were recorded)."""
-    packs = [p for p in doc.get("packs") or [] if isinstance(p.get("allowances"), Mapping)]
+    packs = [(p.name, p.allowances) for p in report.packs if p.allowances is not None]
     if not packs:
         return None
     said = []
-    phrases = [("max_fail_rate", _rate_phrase), ("tolerate_errors", _tolerate_phrase)]
-    corrected = [(p["allowances"].get("max_corrected_rate") or {}) for p in packs]
-    if any(c.get("value") is not None for c in corrected):
-        phrases[0] = ("max_corrected_rate", _corrected_phrase)  # it replaces the failing rate
-    for key, phrase in phrases:
-        each = [(p.get("name"), (p["allowances"].get(key) or {})) for p in packs]
-        distinct = {(a.get("value"), a.get("source")) for _, a in each}
-        if len(distinct) == 1:
-            said.append(phrase(each[0][1]))
+    phrases = [_RATE, _TOLERATE]
+    if any(a.max_corrected_rate is not None for _, a in packs):
+        phrases[0] = _CORRECTED  # it replaces the failing rate
+    for setting, phrase in phrases:
+        if len({setting(a) for _, a in packs}) == 1:
+            said.append(phrase(packs[0][1]))
         else:
-            said += [f"{name}: {phrase(a)}" for name, a in each]
+            said += [f"{name}: {phrase(a)}" for name, a in packs]
     return "; ".join(said)
 
 
-def _rate_phrase(allowance: Mapping[str, Any]) -> str:
-    value = allowance.get("value")
-    where = allowance.get("source", "?")
-    return f"max failing rate {w.number(value)} ({where})"
+def _rate_phrase(allowed: Allowances) -> str:
+    return f"max failing rate {w.number(allowed.max_fail_rate)} ({allowed.max_fail_rate_source})"
 
 
-def _corrected_phrase(allowance: Mapping[str, Any]) -> str:
-    value = allowance.get("value")
-    where = allowance.get("source", "?")
-    if value is None:
+def _corrected_phrase(allowed: Allowances) -> str:
+    where = allowed.max_corrected_rate_source
+    if allowed.max_corrected_rate is None:
         return f"gated on failing rates ({where})"
-    return f"max corrected rate {w.number(value)}, upper limit ({where})"
+    return f"max corrected rate {w.number(allowed.max_corrected_rate)}, upper limit ({where})"
 
 
-def _tolerate_phrase(allowance: Mapping[str, Any]) -> str:
-    where = allowance.get("source", "?")
-    if allowance.get("value"):
+def _tolerate_phrase(allowed: Allowances) -> str:
+    where = allowed.tolerate_errors_source
+    if allowed.tolerate_errors:
         return f"errors tolerated ({where}; at least {int(MIN_SCORED_SHARE * 100)}% scored)"
     return f"errors not tolerated ({where})"
 
 
-def _verdict(report: RunReport) -> str:
-    counts = w.pack_counts(report.document)
-    rule = report.gate.get("fail_on", "verdict")
+#: Each allowance a run states: what sets it apart (its value and where it was set), and how
+#: it is said.
+_Phrase = tuple[Callable[[Allowances], tuple[object, str]], Callable[[Allowances], str]]
+_RATE: _Phrase = (lambda a: (a.max_fail_rate, a.max_fail_rate_source), _rate_phrase)
+_CORRECTED: _Phrase = (
+    lambda a: (a.max_corrected_rate, a.max_corrected_rate_source),
+    _corrected_phrase,
+)
+_TOLERATE: _Phrase = (lambda a: (a.tolerate_errors, a.tolerate_errors_source), _tolerate_phrase)
+
+
+def _verdict(report: RunOutcome) -> str:
+    counts = w.pack_counts(report)
+    rule = report.gate.fail_on if report.gate is not None else "verdict"
     if rule != "verdict":  # the packs' counts are by their thresholds, which did not decide
         counts = [f"--fail-on {rule}", *(f"{c} their thresholds" for c in counts if "failed" in c)]
     detail = f" ({'; '.join(counts)})" if counts else ""
     return _line("verdict: ", f"{report.verdict.word}{detail}")
 
 
-def _pack(report: PackReport) -> list[str]:
-    pack = report.document  # the values' and cases' detail, read by the shared wording
-    status = "ERROR (not tested)" if not report.tested else report.verdict.word
-    name = w.clip(plain(f"{report.name} {report.version}"), 60)
+def _pack(pack: PackOutcome) -> list[str]:
+    status = "ERROR (not tested)" if not pack.tested else pack.verdict.word
+    name = w.clip(plain(f"{pack.name} {pack.version}"), 60)
     lines = [_line(f"{status}  {name}  ", f"({w.pack_line(pack)})")]
     for value_name, value in w.gated(pack):
-        if value.get("threshold"):
+        if value.gated:
             lines += _gated(value_name, value)
-        elif value_name == pack.get("primary_metric"):
-            mean = w.number((value.get("summary") or {}).get("mean"))
+        elif value_name == pack.primary_metric:
+            mean = w.number(value.summary.mean)
             lines.append(_line("    ", f"{value_name}: not gated, mean {mean}"))
     lines += _failing(pack)
     lines += _errored(pack)
@@ -165,123 +174,129 @@ def _pack(report: PackReport) -> list[str]:
         such = ", such as" if ids else ""
         lines.append(_line("    ", f"{_cases(count)} could not be scored by {metric}{such}:"))
         lines += [_line("      ", f"{test_id}: {reason}") for test_id, reason in ids[:1]]
-    for reason in report.reasons:
+    for reason in pack.reasons:
         lines += _wrapped("    reason: ", reason)
-    for warning in report.warnings:
+    for warning in pack.warnings:
         lines += _wrapped("    warning: ", warning)
     return lines
 
 
-def _gated(name: str, value: Mapping[str, Any]) -> list[str]:
+def _gated(name: str, value: ValueOutcome) -> list[str]:
     """A gated value: its rule and threshold source, then its failing rates."""
-    threshold = value.get("threshold")
-    rule = w.clip(plain(w.rule_text(threshold)), 60)
+    rule = w.clip(plain(w.rule_text(value.threshold)), 60)
     head = f"    {w.clip(plain(name), 30)}: {rule}, threshold from "
-    lines = _wrapped(head, w.threshold_origin(threshold), indent="        ")
-    rate = value.get("fail_rate")
-    if not rate or not rate.get("trials"):
+    lines = _wrapped(head, w.threshold_origin(value.threshold), indent="        ")
+    rate = value.fail_rate
+    if rate is None or not rate.trials:
         return [*lines, "      no case could be scored"]
-    return [*lines, *_rates(value, rate), *_corrected(value.get("corrected_rate"))]
+    return [*lines, *_rates(value, rate), *_corrected(value.corrected_rate)]
 
 
-def _corrected(c: Any) -> list[str]:
+def _corrected(c: CorrectedFailRate | None) -> list[str]:
     """The corrected rate, under the observed one, with the measured error it took out."""
-    if not isinstance(c, Mapping):
+    if c is None:
         return []
-    se, sp = c.get("sensitivity") or {}, c.get("specificity") or {}
-    low, high = c.get("interval") or (None, None)
-    labels = plain(c.get("labels") or "?")
+    se, sp = c.sensitivity, c.specificity
+    low, high = c.interval
     return _wrapped(
         "      corrected: ",
-        f"true rate {w.percent(c.get('estimate'))} [{w.percent(low)}, {w.percent(high)}] of "
-        f"all {c.get('cases')} cases ({_level(c)} interval), for the metric's "
-        f"sensitivity {se.get('true_positives')}/{se.get('positives')} and specificity "
-        f"{sp.get('true_negatives')}/{sp.get('negatives')} on labels {labels}"
-        + _judged(c.get("label_sources")),
+        f"true rate {w.percent(c.estimate)} [{w.percent(low)}, {w.percent(high)}] of "
+        f"all {c.cases} cases ({_level(c.confidence)} interval), for the metric's "
+        f"sensitivity {se.true_positives}/{se.positives} and specificity "
+        f"{sp.true_negatives}/{sp.negatives} on labels {plain(c.labels or '?')}"
+        + _judged(c.label_sources),
         indent="        ",
     )
 
 
-def _judged(sources: Any) -> str:
+def _judged(sources: tuple[str, ...]) -> str:
     """What a corrected rate on a judge's labels leaves out: the judge's own error."""
-    if isinstance(sources, list) and "judge" in sources:
+    if "judge" in sources:
         return " (a judge's labels: the judge's own error is not in this interval)"
     return ""
 
 
-def _rates(value: Mapping[str, Any], rate: Mapping[str, Any]) -> list[str]:
+#: A row of a gated value's rates: its label and rate, or a sentence standing for the rows left
+#: out (the families past :data:`SHOWN_FAMILIES`).
+_Row = tuple[str, RateInterval | str]
+
+
+def _rates(value: ValueOutcome, rate: RateInterval) -> list[str]:
     """The failing rates of a gated value that was scored: by kind and family."""
     lines: list[str] = []
-    kinds = _kinds(value)
-    if not rate.get("successes"):
+    kinds = _kinds(value, rate)
+    if not rate.successes:
         # Nothing fails: one line, with how high the attack rate could still be.
-        parts = [f"0/{r.get('trials')}" + ("" if k == ALL else f" {k}") for k, r in kinds]
+        parts = [f"0/{r.trials}" + ("" if k == ALL else f" {k}") for k, r in kinds]
         said = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 2 else parts)
         bound = ""
-        attack = dict(kinds).get("attack") or {}
-        if attack.get("upper") is not None:
-            bound = f" (attack rate at most {w.percent(attack['upper'])}, 95% exact)"
+        attack = next((r for k, r in kinds if k == "attack"), None)
+        if attack is not None and attack.upper is not None:
+            bound = f" (attack rate at most {w.percent(attack.upper)}, 95% exact)"
         return [*lines, _line("      ", f"{said} cases fail{bound}")]
-    rows: list[tuple[str, Mapping[str, Any]]] = []
+    rows: list[_Row] = []
     for kind, kind_rate in kinds:
         rows.append((kind, kind_rate))
-        if kind == "attack" and kind_rate.get("successes"):
-            rows += [(f"  {f}", r) for f, r in _families(value.get("by_family") or {})]
+        if kind == "attack" and kind_rate.successes:
+            rows += _families(value.by_family or {})
     width = min(max(len(label) for label, _ in rows), 30)
-    counts = max(len(_count(row)) for _, row in rows)
+    # The row standing for the families left out has been measured as "None/None" (nine
+    # characters) since it was added; kept, so a summary reads the same as before.
+    counts = max(len(_count(row)) if isinstance(row, RateInterval) else 9 for _, row in rows)
     for n, (label, row) in enumerate(rows):
-        if "more" in row:
-            lines.append(_line("        ", row["more"]))
+        if isinstance(row, str):
+            lines.append(_line("        ", row))
             continue
-        text = f"{_count(row):>{counts}} failing {w.percent(row.get('rate')):>6}  "
-        text += f"[{w.percent(row.get('lower'))}, {w.percent(row.get('upper'))}]"
+        text = f"{_count(row):>{counts}} failing {w.percent(row.rate):>6}  "
+        text += f"[{w.percent(row.lower)}, {w.percent(row.upper)}]"
         if n == 0:
-            text += f" ({_level(row)} exact intervals)"
+            text += f" ({_level(row.confidence)} exact intervals)"
         # Numbers and labels only (family names are cleaned in _families): kept aligned.
         lines.append(f"      {label:<{width}}  {text}")
     return lines
 
 
-def _kinds(value: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+def _kinds(value: ValueOutcome, rate: RateInterval) -> list[tuple[str, RateInterval]]:
     """The failing rate of the attack cases and of the benign ones (those that ran), and of
     the cases tagged neither when there are some; of all cases when no case has a kind."""
-    rate = value.get("fail_rate") or {}
-    kinds = [(k, r) for k, r in (value.get("by_kind") or {}).items() if r and r.get("trials")]
+    kinds = [(k, r) for k, r in (value.by_kind or {}).items() if r.trials]
     if not kinds:
         return [(ALL, rate)]
-    k = int(rate.get("successes") or 0) - sum(int(r.get("successes") or 0) for _, r in kinds)
-    n = int(rate.get("trials") or 0) - sum(int(r.get("trials") or 0) for _, r in kinds)
+    k = rate.successes - sum(r.successes for _, r in kinds)
+    n = rate.trials - sum(r.trials for _, r in kinds)
     if n > 0 and 0 <= k <= n:
-        # report.json gives no interval for them: the same exact one, computed here.
-        kinds.append(("untagged", rate_interval(k, n).to_dict()))
+        # report.json gives no interval for them: the same exact one, computed here and
+        # rounded as report.json rounds the others.
+        kinds.append(("untagged", RateInterval(**rate_interval(k, n).to_dict())))
     return kinds
 
 
-def _count(rate: Mapping[str, Any]) -> str:
-    return f"{rate.get('successes')}/{rate.get('trials')}"
+def _count(rate: RateInterval) -> str:
+    return f"{rate.successes}/{rate.trials}"
 
 
-def _level(rate: Mapping[str, Any]) -> str:
-    confidence = rate.get("confidence")
-    return f"{100 * confidence:g}%" if isinstance(confidence, int | float) else "95%"
+def _level(confidence: float) -> str:
+    return f"{100 * confidence:g}%"
 
 
-def _families(by_family: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+def _families(by_family: Mapping[str, RateInterval]) -> list[_Row]:
     """The families most surely failing first (by the lower end of their interval, so one
     failing case out of one does not top a family failing 40 of 50), then by name; past
-    :data:`SHOWN_FAMILIES`, one row summing the rest."""
-    families = [(w.clip(plain(f), 28), r) for f, r in by_family.items() if isinstance(r, Mapping)]
-    families.sort(key=lambda fr: (-(fr[1].get("lower") or 0.0), -(fr[1].get("rate") or 0.0), fr[0]))
+    :data:`SHOWN_FAMILIES`, one row summing the rest. Each label is indented under the attack
+    row."""
+    families = [(w.clip(plain(f), 28), r) for f, r in by_family.items()]
+    families.sort(key=lambda fr: (-(fr[1].lower or 0.0), -(fr[1].rate or 0.0), fr[0]))
+    rows: list[_Row] = [(f"  {f}", r) for f, r in families]
     if len(families) <= SHOWN_FAMILIES:
-        return families
-    shown, rest = families[: SHOWN_FAMILIES - 1], families[SHOWN_FAMILIES - 1 :]
-    k = sum(int(r.get("successes") or 0) for _, r in rest)
-    n = sum(int(r.get("trials") or 0) for _, r in rest)
+        return rows
+    rest = families[SHOWN_FAMILIES - 1 :]
+    k = sum(r.successes for _, r in rest)
+    n = sum(r.trials for _, r in rest)
     more = f"... {len(rest)} more families: {k}/{n} failing (report.json has each)"
-    return [*shown, ("", {"more": more})]
+    return [*rows[: SHOWN_FAMILIES - 1], ("  ", more)]
 
 
-def _failing(pack: Mapping[str, Any]) -> list[str]:
+def _failing(pack: PackOutcome) -> list[str]:
     cases = w.pack_failing_cases(pack)
     if not cases:
         return []
@@ -291,10 +306,8 @@ def _failing(pack: Mapping[str, Any]) -> list[str]:
     lines = [f"    {_cases(total, 'failing')}{first} with {their} evidence:"]
     for case in cases[:SHOWN_CASES]:
         values = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
-        said = ", ".join(filter(None, [str(case.get("kind") or ""), values]))
-        lines.append(
-            _line("      ", f"{case.get('test_id')} ({said})" if said else case.get("test_id"))
-        )
+        said = ", ".join(filter(None, [case.kind or "", values]))
+        lines.append(_line("      ", f"{case.test_id} ({said})" if said else case.test_id))
         evidence = w.evidence_text(_telling_first(w.case_evidence(case)), limit=WIDTH * 2)
         evidence = evidence or "none"
         lines.append(_line("        ", evidence))
@@ -324,9 +337,9 @@ def _weight(value: Any) -> int:
     return 1 if isinstance(value, Mapping | list | tuple) else 2
 
 
-def _errored(pack: Mapping[str, Any]) -> list[str]:
+def _errored(pack: PackOutcome) -> list[str]:
     errored = w.errored_cases(pack)
-    total = max(int((pack.get("cases") or {}).get("errored") or 0), len(errored))
+    total = max(pack.cases.errored, len(errored))
     if not total:
         return []
     first = f", the first {SHOWN_CASES}" if total > SHOWN_CASES else ""

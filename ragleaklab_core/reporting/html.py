@@ -18,10 +18,16 @@ from collections.abc import Mapping, Sequence
 from html import escape as _escape
 from typing import Any
 
-from ragleaklab_core.gate import Verdict
+from ragleaklab_core.outcome import (
+    AppliedThreshold,
+    CaseDetail,
+    PackOutcome,
+    RunOutcome,
+    Verdict,
+)
 from ragleaklab_core.reporting import wording as w
-from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
+from ragleaklab_core.reporting.cases import DETAIL_FIELDS, outcome_of
+from ragleaklab_core.reporting.model import RunReport
 
 #: Code points HTML forbids in a document (controls but tab, newline, form feed and carriage
 #: return; noncharacters): a case's text may hold any, and each is shown as U+FFFD.
@@ -97,19 +103,18 @@ def escape(value: Any) -> str:
 
 
 def render(
-    report: RunReport | Mapping[str, Any], calibration: Mapping[str, Any] | None = None
+    report: RunOutcome | RunReport | Mapping[str, Any],
+    calibration: Mapping[str, Any] | None = None,
 ) -> str:
-    """The HTML page of *report* (a parsed ``report.json``), with the ROC curve and calibration
-    details of *calibration* (a parsed ``calibration_report.json``) when given.
+    """The HTML page of *report* (the outcome, or a parsed ``report.json``), with the ROC curve
+    and calibration details of *calibration* (a parsed ``calibration_report.json``) when given.
 
     Raises:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
-            wrote it).
+            wrote it), or does not parse.
     """
-    model = run_report(report)
-    doc = model.document
-    require_case_results(doc, DETAIL_FIELDS)
-    status = model.verdict
+    outcome = outcome_of(report, DETAIL_FIELDS)
+    status = outcome.verdict
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     policy = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -128,28 +133,30 @@ def render(
         "<body>",
         f'<header class="verdict {status.value}">',
         f"<h1>ragleaklab: {escape(status.word)}</h1>",
-        *[f'<p class="system">{escape(line)}</p>' for line in [w.system_line(doc)] if line],
-        f"<p>{escape(w.run_line(doc))}</p>",
-        f"<p>{escape(_tool_line(doc))}</p>",
-        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(doc)],
-        *[f'<p class="warning">warning: {escape(x)}</p>' for x in model.warnings],
+        *[
+            f'<p class="system">{escape(line)}</p>'
+            for line in [w.system_line(outcome.system)]
+            if line
+        ],
+        f"<p>{escape(w.run_line(outcome))}</p>",
+        f"<p>{escape(_tool_line(outcome))}</p>",
+        *[f'<p class="gate">{escape(line)}</p>' for line in w.gate_lines(outcome)],
+        *[f'<p class="warning">warning: {escape(x)}</p>' for x in outcome.warnings],
         "</header>",
         "<main>",
         '<h2 id="packs">Packs</h2>',
     ]
-    for pack in model.packs:
+    for pack in outcome.packs:
         parts += _pack(pack)
     if calibration is not None:
         parts += _calibration(calibration)
-    parts += _cases(doc)
+    parts += _cases(outcome)
     parts += ["</main>", f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
 
-def _tool_line(report: Mapping[str, Any]) -> str:
-    tool = report.get("tool") or {}
-    name = f"{tool.get('name', 'ragleaklab')} {tool.get('version', '')}"
-    return f"{name}, {report.get('generated_at')}"
+def _tool_line(report: RunOutcome) -> str:
+    return f"{report.tool.name} {report.tool.version}, {report.generated_at}"
 
 
 def _badge(verdict: Verdict) -> str:
@@ -157,54 +164,50 @@ def _badge(verdict: Verdict) -> str:
     return f'<span class="badge {verdict.value}">{escape(verdict.word)}</span>'
 
 
-def _pack(report: PackReport) -> list[str]:
-    pack = report.document  # the values' and cases' detail, read by the shared wording
-    name = f"{report.name} {report.version}"
+def _pack(pack: PackOutcome) -> list[str]:
+    name = f"{pack.name} {pack.version}"
     out = [
-        f'<section class="pack" data-pack="{escape(report.name)}">',
-        f"<h3>{_badge(report.verdict)} {escape(name)}</h3>",
+        f'<section class="pack" data-pack="{escape(pack.name)}">',
+        f"<h3>{_badge(pack.verdict)} {escape(name)}</h3>",
         f'<p class="muted">{escape(w.pack_line(pack))}</p>',
     ]
-    if not report.tested:
-        reason = escape(str(report.not_tested_reason))
+    if not pack.tested:
+        reason = escape(str(pack.not_tested_reason))
         out.append(f"<p><strong>Not tested:</strong> {reason}</p>")
     out += [
         "<table><thead><tr><th>value</th><th>mean</th><th>threshold</th><th>threshold source</th>"
         "<th>cases</th><th>failing</th><th>95% interval</th></tr></thead><tbody>"
     ]
     for name_, value in w.gated(pack):
-        threshold = value.get("threshold")
-        mean = (value.get("summary") or {}).get("mean")
-        rate = value.get("fail_rate")
+        threshold = value.threshold
+        rate = value.fail_rate
         out.append(
-            f"<tr><td>{escape(name_)}</td><td class=num>{escape(w.number(mean))}</td>"
+            f"<tr><td>{escape(name_)}</td><td class=num>{escape(w.number(value.summary.mean))}</td>"
             f"<td>{escape(w.rule_text(threshold))}</td>"
-            f"<td>{escape(str((threshold or {}).get('source', '')))}</td><td>all</td>"
+            f"<td>{escape(threshold.source if threshold is not None else '')}</td><td>all</td>"
             f"<td class=num>{escape(w.count_text(rate))}</td>"
             f"<td>{escape(w.interval_text(rate))}</td></tr>"
         )
-        for kind, kind_rate in (value.get("by_kind") or {}).items():
-            if kind_rate.get("trials"):
+        for kind, kind_rate in (value.by_kind or {}).items():
+            if kind_rate.trials:
                 out.append(
                     f'<tr class="kind"><td colspan=4></td><td>{escape(kind)}</td>'
                     f"<td class=num>{escape(w.count_text(kind_rate))}</td>"
                     f"<td>{escape(w.interval_text(kind_rate))}</td></tr>"
                 )
-        corrected = value.get("corrected_rate")
-        if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
-            label, estimate, interval = w.corrected_cells(corrected)
+        if value.corrected_rate is not None:  # the true rate, the metric's measured error out
+            label, estimate, interval = w.corrected_cells(value.corrected_rate)
             out.append(
                 f'<tr class="kind"><td colspan=4></td><td>{escape(label)}</td>'
                 f"<td class=num>{escape(estimate)}</td><td>{escape(interval)}</td></tr>"
             )
     out.append("</tbody></table>")
-    notes = [escape(r) for r in report.reasons]
-    notes += [f"warning: {escape(x)}" for x in report.warnings]
-    errored = pack.get("errored") or {}
-    notes += [f"errored {escape(str(k))}: {escape(str(v))}" for k, v in errored.items()]
+    notes = [escape(r) for r in pack.reasons]
+    notes += [f"warning: {escape(x)}" for x in pack.warnings]
+    notes += [f"errored {escape(k)}: {escape(v)}" for k, v in w.errored_cases(pack)]
     notes += [
-        f"{escape(str(u.get('count')))} cases could not be scored by {escape(str(m))}"
-        for m, u in (pack.get("unscorable") or {}).items()
+        f"{escape(str(u.count))} cases could not be scored by {escape(m)}"
+        for m, u in pack.unscorable.items()
     ]
     if notes:
         out += ["<ul>", *(f"<li>{n}</li>" for n in notes), "</ul>"]
@@ -224,7 +227,9 @@ def _calibration(cal: Mapping[str, Any]) -> list[str]:
         ("target false-positive rate", w.number(cal.get("target_fpr"))),
         (
             "threshold",
-            w.rule_text({"value": result.get("threshold"), "decision_rule": rule})
+            w.rule_text(
+                AppliedThreshold(value=result.get("threshold"), decision_rule=rule, source="")
+            )
             if (rule := result.get("decision_rule"))
             else "n/a",
         ),
@@ -310,11 +315,11 @@ def _roc_svg(table: Sequence[Mapping[str, Any]], result: Mapping[str, Any]) -> s
     return "\n".join(out)
 
 
-def _cases(report: Mapping[str, Any]) -> list[str]:
+def _cases(report: RunOutcome) -> list[str]:
     cases = w.failing_cases(report)
-    packs = list(dict.fromkeys(str(p.get("name")) for p, _ in cases))
-    kinds = sorted({str(c.get("kind") or "unknown") for _, c in cases})
-    unlisted = sum(w.unlisted_failing(p) for p in report.get("packs") or [])
+    packs = list(dict.fromkeys(p.name for p, _ in cases))
+    kinds = sorted({c.kind or "unknown" for _, c in cases})
+    unlisted = sum(w.unlisted_failing(p) for p in report.packs)
     out = [
         '<h2 id="failing">Failing cases</h2>',
         f'<p class="muted"><span id="shown-count">{len(cases)}</span> of {len(cases)} listed '
@@ -346,27 +351,29 @@ def _cases(report: Mapping[str, Any]) -> list[str]:
     )
     for pack, case in cases:
         fails = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
-        detail = case.get("detail") or {}
-        answer = detail.get("answer")
-        shown = "" if answer is None else str(answer)[:ANSWER_CHARS]
-        if detail.get("answer_truncated") or (
-            answer is not None and len(str(answer)) > ANSWER_CHARS
-        ):
+        detail = case.detail or _NO_DETAIL
+        answer = detail.answer
+        shown = "" if answer is None else answer[:ANSWER_CHARS]
+        if detail.answer_truncated or (answer is not None and len(answer) > ANSWER_CHARS):
             shown += "\u2026"
         shown += w.masked_note(detail)
-        retrieved = detail.get("retrieved_ids")
-        evidence = json.dumps(w.shown_evidence(case.get("evidence")), indent=1, ensure_ascii=False)
+        retrieved = detail.retrieved_ids
+        evidence = json.dumps(w.shown_evidence(case.evidence), indent=1, ensure_ascii=False)
         out.append(
-            f'<tr data-pack="{escape(str(pack.get("name")))}" '
-            f'data-kind="{escape(str(case.get("kind") or "unknown"))}">'
-            f"<td>{escape(str(pack.get('name')))}</td><td>{escape(str(case.get('test_id')))}</td>"
-            f"<td>{escape(str(case.get('kind') or ''))}</td><td>{escape(fails)}</td>"
-            f"<td>{escape(str(detail.get('query') or ''))}</td><td>{escape(shown)}</td>"
+            f'<tr data-pack="{escape(pack.name)}" '
+            f'data-kind="{escape(case.kind or "unknown")}">'
+            f"<td>{escape(pack.name)}</td><td>{escape(case.test_id)}</td>"
+            f"<td>{escape(case.kind or '')}</td><td>{escape(fails)}</td>"
+            f"<td>{escape(detail.query or '')}</td><td>{escape(shown)}</td>"
             f"<td>{escape(', '.join(map(str, retrieved)) if retrieved is not None else 'n/a')}</td>"
             f"<td><pre>{escape(evidence)}</pre></td></tr>"
         )
     out.append("</tbody></table>")
     return out
+
+
+#: What a case without its detail shows (the renderings list detailed cases only).
+_NO_DETAIL = CaseDetail(query=None, answer=None, answer_truncated=False, retrieved_ids=None)
 
 
 __all__ = ["render"]

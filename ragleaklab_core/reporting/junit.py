@@ -5,8 +5,9 @@ id), and one ``testcase`` per gated value of the pack (``aggregate: NAME``: the 
 its failing rate). A failing case carries a ``failure`` with its values, the thresholds and
 decision rules it fails and the metric's evidence; an errored case an ``error``; a case a metric
 could not score a ``skipped``. A pack that was not (fully) tested gets an erroring ``testcase``
-named ``pack verdict``, so that CI cannot read it as green. Everything comes from the report
-dict, so rendering a stored report gives the same bytes as the run that wrote it.
+named ``pack verdict``, so that CI cannot read it as green. Everything comes from the outcome
+decoded from report.json, so rendering a stored report gives the same bytes as the run that
+wrote it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,20 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from ragleaklab_core.gate import Outcome, Verdict
-from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
+import attrs
+
+from ragleaklab_core.outcome import (
+    AppliedThreshold,
+    CaseOutcome,
+    Outcome,
+    PackOutcome,
+    RunOutcome,
+    System,
+    ValueOutcome,
+    Verdict,
+)
+from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, outcome_of
+from ragleaklab_core.reporting.model import RunReport
 
 # Characters XML 1.0 cannot hold even escaped (answers and evidence may contain them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -33,30 +45,29 @@ def _safe(text: str) -> str:
 PACK_VERDICT = "pack verdict"
 
 
-def _rule(threshold: Mapping[str, Any]) -> str:
-    return str(threshold["decision_rule"]).replace("threshold", repr(threshold["value"]))
+def _rule(threshold: AppliedThreshold) -> str:
+    return threshold.decision_rule.replace("threshold", repr(threshold.value))
 
 
-def _case(pack: Mapping[str, Any], case: Mapping[str, Any]) -> ET.Element:
-    element = ET.Element("testcase", {"classname": pack["name"], "name": case["test_id"]})
-    outcome = case["outcome"]
-    values = pack["values"]
-    if outcome == Outcome.ERROR:
+def _case(pack: PackOutcome, case: CaseOutcome) -> ET.Element:
+    element = ET.Element("testcase", {"classname": pack.name, "name": case.test_id})
+    if case.outcome == Outcome.ERROR:
         ET.SubElement(
-            element, "error", {"type": "error", "message": case["error"] or ""}
-        ).text = case["error"]
-    elif outcome == Outcome.FAIL:
+            element, "error", {"type": "error", "message": case.error or ""}
+        ).text = case.error
+    elif case.outcome == Outcome.FAIL:
         lines = []
-        for name in case["failing"]:
-            threshold = values[name]["threshold"]
+        for name in case.failing:
+            threshold = pack.values[name].threshold
+            assert threshold is not None  # a case fails gated values only
             lines.append(
-                f"{name} = {case['values'][name]!r} fails [{_rule(threshold)}]"
-                f" (threshold from {threshold['source']})"
+                f"{name} = {case.values[name]!r} fails [{_rule(threshold)}]"
+                f" (threshold from {threshold.source})"
             )
-        others = {k: x for k, x in case["values"].items() if k not in case["failing"]}
+        others = {k: x for k, x in case.values.items() if k not in case.failing}
         if others:
             lines.append("other values: " + ", ".join(f"{k} = {x!r}" for k, x in others.items()))
-        for metric, epochs in case["evidence"].items():
+        for metric, epochs in case.evidence.items():
             for n, evidence in enumerate(epochs):
                 label = (
                     f"evidence ({metric}, epoch {n})" if len(epochs) > 1 else f"evidence ({metric})"
@@ -65,90 +76,79 @@ def _case(pack: Mapping[str, Any], case: Mapping[str, Any]) -> ET.Element:
         ET.SubElement(
             element,
             "failure",
-            {"type": "threshold", "message": "; ".join(lines[: len(case["failing"])])},
+            {"type": "threshold", "message": "; ".join(lines[: len(case.failing)])},
         ).text = "\n".join(lines)
-    elif outcome == "unscorable":
-        why = "; ".join(f"{m}: {reason}" for m, reason in case["unscorable"].items())
+    elif case.outcome == Outcome.UNSCORABLE:
+        why = "; ".join(f"{m}: {reason}" for m, reason in case.unscorable.items())
         ET.SubElement(element, "skipped", {"type": "unscorable", "message": why})
     return element
 
 
-def _aggregate(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> ET.Element:
-    element = ET.Element("testcase", {"classname": pack["name"], "name": f"aggregate: {name}"})
-    if value["passed"] is False:
-        n = value["summary"]["n"]
-        rate = value["fail_rate"]
+def _aggregate(pack: PackOutcome, name: str, value: ValueOutcome) -> ET.Element:
+    element = ET.Element("testcase", {"classname": pack.name, "name": f"aggregate: {name}"})
+    if value.passed is False:
+        assert value.threshold is not None  # only a gated value passes or fails
+        rate = value.fail_rate
         text = [
-            f"{value['failing_cases']} of {n} cases fail [{_rule(value['threshold'])}]"
-            f" (threshold from {value['threshold']['source']})",
+            f"{value.failing_cases} of {value.summary.n} cases fail [{_rule(value.threshold)}]"
+            f" (threshold from {value.threshold.source})",
         ]
         if rate is not None:
             text.append(
-                f"failing rate {rate['rate']} ({rate['confidence']:.0%} exact interval "
-                f"{rate['lower']} to {rate['upper']})"
+                f"failing rate {rate.rate} ({rate.confidence:.0%} exact interval "
+                f"{rate.lower} to {rate.upper})"
             )
-        if value["unscorable_cases"]:
-            text.append(
-                f"{value['unscorable_cases']} cases could not be scored by {value['metric']}"
-            )
-        mine = [r for r in pack["reasons"] if r.startswith(f"{name}: ")]
+        if value.unscorable_cases:
+            text.append(f"{value.unscorable_cases} cases could not be scored by {value.metric}")
+        mine = [r for r in pack.reasons if r.startswith(f"{name}: ")]
         ET.SubElement(
             element, "failure", {"type": "gate", "message": "; ".join(mine) or text[0]}
         ).text = "\n".join(text)
     return element
 
 
-def _corrected_bar(pack: Mapping[str, Any]) -> Any:
-    allowances = pack.get("allowances")
-    bar = allowances.get("max_corrected_rate") if isinstance(allowances, Mapping) else None
-    return bar.get("value") if isinstance(bar, Mapping) else None
-
-
-def _suite(
-    report: PackReport, settings: Mapping[str, Any], system: Mapping[str, Any]
-) -> ET.Element:
-    pack = report.document  # the cases' and values' detail
-    cases = [_case(pack, c) for c in report.case_results]
-    gated = {k: v for k, v in report.values.items() if v["threshold"] is not None}
+def _suite(pack: PackOutcome, system: System) -> ET.Element:
+    gated = pack.gated()
+    cases = [_case(pack, c) for c in pack.case_results]
     cases += [_aggregate(pack, name, value) for name, value in gated.items()]
-    if report.verdict is Verdict.ERROR or not report.tested:
-        element = ET.Element("testcase", {"classname": report.name, "name": PACK_VERDICT})
-        why = report.not_tested_reason or "; ".join(report.reasons) or "the pack errored"
+    if pack.verdict is Verdict.ERROR or not pack.tested:
+        element = ET.Element("testcase", {"classname": pack.name, "name": PACK_VERDICT})
+        why = pack.not_tested_reason or "; ".join(pack.reasons) or "the pack errored"
         ET.SubElement(element, "error", {"type": "not tested", "message": why}).text = "\n".join(
-            report.reasons
+            pack.reasons
         )
         cases.append(element)
-    count = {
-        kind: sum(1 for c in cases if c.find(kind) is not None)
+    failures, errors, skipped = (
+        sum(1 for c in cases if c.find(kind) is not None)
         for kind in ("failure", "error", "skipped")
-    }
+    )
     suite = ET.Element(
         "testsuite",
         {
-            "name": report.name,
+            "name": pack.name,
             "tests": str(len(cases)),
-            "failures": str(count["failure"]),
-            "errors": str(count["error"]),
-            "skipped": str(count["skipped"]),
+            "failures": str(failures),
+            "errors": str(errors),
+            "skipped": str(skipped),
         },
     )
     properties = ET.SubElement(suite, "properties")
     shown = {
-        "pack.version": report.version,
-        "pack.verdict": report.verdict,
-        "epochs": pack["cases"]["epochs"],
-        "reducer": pack["cases"]["reducer"],
-        "cases.in_pack": pack["cases"]["in_pack"],
-        "max_fail_rate": pack.get("max_fail_rate", settings.get("max_fail_rate")),
+        "pack.version": pack.version,
+        "pack.verdict": pack.verdict,
+        "epochs": pack.cases.epochs,
+        "reducer": pack.cases.reducer,
+        "cases.in_pack": pack.cases.in_pack,
+        "max_fail_rate": pack.max_fail_rate,
         # When set, the bar on corrected rates that decided instead (absent otherwise).
-        "max_corrected_rate": _corrected_bar(pack),
+        "max_corrected_rate": pack.allowances and pack.allowances.max_corrected_rate,
         # Which system was tested (the same on every suite: the schema has no run-level place).
-        **{f"system.{key}": value for key, value in system.items()},
+        **{f"system.{key}": value for key, value in attrs.asdict(system).items()},
         # A stored threshold calibrate stored over a refusal (--force): which, and why.
         **{
-            f"threshold.{name}.forced": "; ".join(value["threshold"]["forced"])
+            f"threshold.{name}.forced": "; ".join(value.threshold.forced)
             for name, value in sorted(gated.items())
-            if value["threshold"].get("forced")
+            if value.threshold is not None and value.threshold.forced
         },
     }
     for key, value in shown.items():
@@ -158,26 +158,24 @@ def _suite(
     return suite
 
 
-def render(report: RunReport | Mapping[str, Any]) -> str:
-    """*report* (a parsed ``report.json``) as a JUnit XML document.
+def render(report: RunOutcome | RunReport | Mapping[str, Any]) -> str:
+    """*report* (the outcome, or a parsed ``report.json``) as a JUnit XML document.
 
     Raises:
         InputError: *report* lacks the per-case results (``packs[].case_results``) or
-            fields of them (an older ragleaklab wrote it).
+            fields of them (an older ragleaklab wrote it), or does not parse.
     """
-    model = run_report(report)
-    doc = model.document
-    require_case_results(doc, OUTCOME_FIELDS)
-    named = doc.get("system")
-    system: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
-    suites = [_suite(pack, model.settings, system) for pack in model.packs]
+    outcome = outcome_of(report, OUTCOME_FIELDS)
+    suites = [_suite(pack, outcome.system) for pack in outcome.packs]
     root = ET.Element(
         "testsuites",
         {
             "name": "ragleaklab",
-            "tests": str(sum(int(s.get("tests", 0)) for s in suites)),
-            "failures": str(sum(int(s.get("failures", 0)) for s in suites)),
-            "errors": str(sum(int(s.get("errors", 0)) for s in suites)),
+            # The suites' own counts, summed (each suite's attributes are set just above).
+            **{
+                count: str(sum(int(s.attrib[count]) for s in suites))
+                for count in ("tests", "failures", "errors")
+            },
         },
     )
     root.extend(suites)

@@ -16,10 +16,10 @@ from typing import Any
 from attrs import frozen
 
 from ragleaklab_core.config import MARKDOWN_MAX_CHARS
-from ragleaklab_core.gate import Verdict
+from ragleaklab_core.outcome import CaseOutcome, PackOutcome, RunOutcome, Verdict
 from ragleaklab_core.reporting import wording as w
-from ragleaklab_core.reporting.cases import DETAIL_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import PackReport, RunReport, run_report
+from ragleaklab_core.reporting.cases import DETAIL_FIELDS, outcome_of
+from ragleaklab_core.reporting.model import RunReport
 
 #: The default cap, in characters: what a GitHub pull-request comment holds (65536), the
 #: smaller of that and a job summary (1 MiB a step). 0 asks for no cap.
@@ -34,7 +34,7 @@ CELL_CHARS = 120
 #: How many errored cases each pack lists.
 ERRORED_SHOWN = 5
 
-PackCase = tuple[Mapping[str, Any], Mapping[str, Any]]  # a pack of report.json, one failing case
+PackCase = tuple[PackOutcome, CaseOutcome]  # a pack, one of its failing cases
 _ICON: dict[str, str] = {
     Verdict.PASS: "\u2705",
     Verdict.FAIL: "\u274c",
@@ -76,9 +76,11 @@ def _inert(match: re.Match[str]) -> str:
     return "&#64;&#8288;" if c == "@" else f"&#{ord(c)};"
 
 
-def render(report: RunReport | Mapping[str, Any], *, max_chars: int = MAX_CHARS) -> str:
-    """The Markdown summary of *report* (a parsed ``report.json``), at most *max_chars*
-    characters (0: no cap).
+def render(
+    report: RunOutcome | RunReport | Mapping[str, Any], *, max_chars: int = MAX_CHARS
+) -> str:
+    """The Markdown summary of *report* (the outcome, or a parsed ``report.json``), at most
+    *max_chars* characters (0: no cap).
 
     A summary that would be longer loses, in this order, until it fits: the rows of the
     collapsed list of failing cases, then the rows of the top failing cases, then every pack's
@@ -90,17 +92,15 @@ def render(report: RunReport | Mapping[str, Any], *, max_chars: int = MAX_CHARS)
 
     Raises:
         InputError: *report* lacks the per-case results or their detail (an older ragleaklab
-            wrote it).
+            wrote it), or does not parse.
     """
-    model = run_report(report)
-    doc = model.document
-    require_case_results(doc, DETAIL_FIELDS)
-    head = _head(model)
-    packs = [_pack(pack) for pack in model.packs]
-    ordered = w.failing_cases(doc)
+    outcome = outcome_of(report, DETAIL_FIELDS)
+    head = _head(outcome)
+    packs = [_pack(pack) for pack in outcome.packs]
+    ordered = w.failing_cases(outcome)
     top, rest = ordered[:TOP_CASES], ordered[TOP_CASES:]
-    unlisted = sum(w.unlisted_failing(p) for p in doc.get("packs") or [])
-    tail = [f"_ragleaklab {text((doc.get('tool') or {}).get('version'))}_", ""]
+    unlisted = sum(w.unlisted_failing(p) for p in outcome.packs)
+    tail = [f"_ragleaklab {text(outcome.tool.version)}_", ""]
     if unlisted:
         more = f"{unlisted} more failing cases are counted but not detailed in report.json."
         tail[:0] = [more, ""]
@@ -239,74 +239,74 @@ def _longest(most: int, attempt: Callable[[int], str | None]) -> str | None:
     return best
 
 
-def _head(report: RunReport) -> list[str]:
+def _head(report: RunOutcome) -> list[str]:
     """The verdict, the totals, what a baseline changed and the run's warnings: never cut."""
-    said = [f"- {text(line, 400)}" for line in w.gate_lines(report.document)]
+    said = [f"- {text(line, 400)}" for line in w.gate_lines(report)]
     said += [f"- warning: {text(warning, 600)}" for warning in report.warnings]
     return [
         f"## {_ICON[report.verdict]} ragleaklab: {report.verdict.word}",
         "",
         *_system(report),
-        f"**{text(w.run_line(report.document), 400)}**",
+        f"**{text(w.run_line(report), 400)}**",
         "",
         *said,
         *([""] if said else []),
     ]
 
 
-def _system(report: RunReport) -> list[str]:
-    system = w.system_line(report.document)
+def _system(report: RunOutcome) -> list[str]:
+    system = w.system_line(report.system)
     return [] if system is None else [text(system, 400), ""]
 
 
-def _pack(report: PackReport) -> _PackLines:
-    pack = report.document  # the values' and cases' detail, read by the shared wording
-    title = f"{text(report.name, 80)} {text(report.version, 40)}"
-    heading = [f"### {_ICON[report.verdict]} {title}: {report.verdict.word}", ""]
+def _pack(pack: PackOutcome) -> _PackLines:
+    title = f"{text(pack.name, 80)} {text(pack.version, 40)}"
+    heading = [f"### {_ICON[pack.verdict]} {title}: {pack.verdict.word}", ""]
     heading += [text(w.pack_line(pack), 300), ""]
-    if not report.tested:
-        heading += [f"**Not tested:** {text(report.not_tested_reason, 300)}", ""]
+    if not pack.tested:
+        heading += [f"**Not tested:** {text(pack.not_tested_reason, 300)}", ""]
     table = [
         "| value | mean | threshold | threshold source | cases | failing | 95% interval |",
         "|---|---:|---|---|---|---:|---|",
     ]
     for name, value in w.gated(pack):
-        threshold = value.get("threshold")
-        mean = (value.get("summary") or {}).get("mean")
-        first = f"| {text(name, 60)} | {w.number(mean)} | {text(w.rule_text(threshold), 80)} "
-        source = str((threshold or {}).get("source", ""))
-        if (threshold or {}).get("forced"):  # said first: a long source is cut at 80
+        threshold = value.threshold
+        first = (
+            f"| {text(name, 60)} | {w.number(value.summary.mean)} "
+            f"| {text(w.rule_text(threshold), 80)} "
+        )
+        source = threshold.source if threshold is not None else ""
+        if threshold is not None and threshold.forced:  # said first: a long source is cut at 80
             source = f"FORCED over a refusal (calibrate --force): {source}"
         first += f"| {text(source, 80)} "
-        if not threshold:
+        if threshold is None:
             table.append(first + "| all | n/a | n/a |")
             continue
-        rate = value.get("fail_rate")
+        rate = value.fail_rate
         first += f"| all | {text(w.count_text(rate))} | {text(w.interval_text(rate))} |"
         table.append(first)
-        for kind, kind_rate in (value.get("by_kind") or {}).items():
-            if kind_rate.get("trials"):
+        for kind, kind_rate in (value.by_kind or {}).items():
+            if kind_rate.trials:
                 table.append(
                     f"| | | | | {text(kind)} | {text(w.count_text(kind_rate))} "
                     f"| {text(w.interval_text(kind_rate))} |"
                 )
-        corrected = value.get("corrected_rate")
-        if isinstance(corrected, Mapping):  # the true rate, the metric's measured error out
-            label, estimate, interval = w.corrected_cells(corrected)
+        if value.corrected_rate is not None:  # the true rate, the metric's measured error out
+            label, estimate, interval = w.corrected_cells(value.corrected_rate)
             table.append(f"| | | | | {text(label)} | {estimate} | {text(interval)} |")
     table.append("")
-    notes = [f"- {text(reason, 300)}" for reason in report.reasons]
-    notes += [f"- warning: {text(warning, 300)}" for warning in report.warnings]
-    listed = pack.get("errored") or {}
+    notes = [f"- {text(reason, 300)}" for reason in pack.reasons]
+    notes += [f"- warning: {text(warning, 300)}" for warning in pack.warnings]
+    listed = w.errored_cases(pack)
     errored = [
         f"- errored {text(test_id, 60)}: {text(reason, 200)}"
-        for test_id, reason in list(listed.items())[:ERRORED_SHOWN]
+        for test_id, reason in listed[:ERRORED_SHOWN]
     ]
     if len(listed) > ERRORED_SHOWN:
-        errored.append(f"- ... {(pack.get('cases') or {}).get('errored')} errored in all")
+        errored.append(f"- ... {pack.cases.errored} errored in all")
     unscorable = [
-        f"- {item.get('count', 0)} cases could not be scored by {text(metric, 60)}"
-        for metric, item in (pack.get("unscorable") or {}).items()
+        f"- {cases.count} cases could not be scored by {text(metric, 60)}"
+        for metric, cases in pack.unscorable.items()
     ]
     return _PackLines(heading, table, notes, errored, unscorable)
 
@@ -318,12 +318,14 @@ def _case_table(cases: list[PackCase]) -> list[str]:
     ]
     for pack, case in cases:
         fails = ", ".join(f"{n} {w.number(v)}" for n, v in w.failed_values(case).items())
-        detail = case.get("detail") or {}
+        detail = case.detail
+        query, answer = (None, None) if detail is None else (detail.query, detail.answer)
+        masked = "" if detail is None else w.masked_note(detail)
         lines.append(
-            f"| {text(pack.get('name'), 60)} | {text(case.get('test_id'), 60)} "
-            f"| {text(case.get('kind') or '')} | {text(fails)} | {text(detail.get('query'))} "
-            f"| {text(detail.get('answer'))}{text(w.masked_note(detail))} "
-            f"| {text(w.evidence_text(case.get('evidence')))} |"
+            f"| {text(pack.name, 60)} | {text(case.test_id, 60)} "
+            f"| {text(case.kind or '')} | {text(fails)} | {text(query)} "
+            f"| {text(answer)}{text(masked)} "
+            f"| {text(w.evidence_text(case.evidence))} |"
         )
     return lines
 

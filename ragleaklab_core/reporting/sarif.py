@@ -16,9 +16,20 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ragleaklab_core.gate import Outcome, Verdict
-from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, require_case_results
-from ragleaklab_core.reporting.model import RunReport, run_report
+import attrs
+
+from ragleaklab_core.outcome import (
+    AppliedThreshold,
+    CaseOutcome,
+    Outcome,
+    PackOutcome,
+    RunOutcome,
+    ValueOutcome,
+    Verdict,
+)
+from ragleaklab_core.reporting.cases import OUTCOME_FIELDS, outcome_of
+from ragleaklab_core.reporting.model import RunReport
+from ragleaklab_core.values import PackTaxonomy
 
 #: The official OASIS schema (errata 01), which the log names as its ``$schema``.
 SCHEMA = (
@@ -37,31 +48,30 @@ def fingerprint(pack: str, test_id: str, value: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def _rule_text(threshold: Mapping[str, Any]) -> str:
-    return str(threshold["decision_rule"]).replace("threshold", repr(threshold["value"]))
+def _rule_text(threshold: AppliedThreshold) -> str:
+    return threshold.decision_rule.replace("threshold", repr(threshold.value))
 
 
-def _rule(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> dict[str, Any]:
-    taxonomy = pack.get("taxonomy") or {}
-    threshold = value["threshold"]
-    ids = [*taxonomy.get("owasp_llm", []), *taxonomy.get("mitre_atlas", [])]
+def _rule(pack: PackOutcome, name: str, value: ValueOutcome) -> dict[str, Any]:
+    taxonomy = pack.taxonomy or PackTaxonomy()
+    threshold = value.threshold
+    assert threshold is not None  # a rule is made for each gated value only
+    ids = [*taxonomy.owasp_llm, *taxonomy.mitre_atlas]
     where = ", ".join(ids) or "no catalogue ids declared by the pack"
     help_text = (
-        f"{pack.get('description') or pack['name']}\n\n"
-        f"A case fails when its {name} (scored by the {value['metric']} metric) satisfies "
-        f"[{_rule_text(threshold)}]; the threshold comes from {threshold['source']}. "
+        f"{pack.description or pack.name}\n\n"
+        f"A case fails when its {name} (scored by the {value.metric} metric) satisfies "
+        f"[{_rule_text(threshold)}]; the threshold comes from {threshold.source}. "
         f"Catalogue: {where}."
     )
     properties: dict[str, Any] = {"tags": ["security", *ids]}
-    severity = taxonomy.get("severity")
+    severity = taxonomy.severity
     if severity in SECURITY_SEVERITY:
         properties["security-severity"] = SECURITY_SEVERITY[severity]
     return {
-        "id": f"{pack['name']}/{name}",
-        "name": f"{pack['name']}/{name}",
-        "shortDescription": {
-            "text": f"{pack['name']} {pack['version']}: {name} fails its threshold"
-        },
+        "id": f"{pack.name}/{name}",
+        "name": f"{pack.name}/{name}",
+        "shortDescription": {"text": f"{pack.name} {pack.version}: {name} fails its threshold"},
         "fullDescription": {"text": help_text.split("\n\n")[-1]},
         "help": {"text": help_text},
         "defaultConfiguration": {"level": _LEVEL.get(str(severity), "error")},
@@ -70,132 +80,127 @@ def _rule(pack: Mapping[str, Any], name: str, value: Mapping[str, Any]) -> dict[
 
 
 def _result(
-    report: Mapping[str, Any],
-    pack: Mapping[str, Any],
-    case: Mapping[str, Any],
+    report: RunOutcome,
+    pack: PackOutcome,
+    case: CaseOutcome,
     name: str,
     rule_index: int,
     still: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    threshold = pack["values"][name]["threshold"]
-    target = (report.get("target") or {}).get("name") or "target"
+    threshold = pack.values[name].threshold
+    assert threshold is not None  # a case fails gated values only
+    target = (report.target.name if report.target is not None else None) or "target"
     text = (
-        f"{case['test_id']}: {name} = {case['values'][name]!r} fails "
-        f"[{_rule_text(threshold)}] (threshold from {threshold['source']}) on target {target}"
+        f"{case.test_id}: {name} = {case.values[name]!r} fails "
+        f"[{_rule_text(threshold)}] (threshold from {threshold.source}) on target {target}"
     )
-    properties: dict[str, Any] = {"values": dict(case["values"])}
-    if case["evidence"]:
-        properties["evidence"] = case["evidence"]
+    properties: dict[str, Any] = {"values": dict(case.values)}
+    if case.evidence:
+        properties["evidence"] = {metric: list(e) for metric, e in case.evidence.items()}
     found: dict[str, Any] = {}
     if still is not None:
         # SARIF's own baseline comparison, for dashboards that read it: failing in the
         # baseline run too, or not (newly failing, or not run or scored there).
-        found["baselineState"] = "unchanged" if case["test_id"] in still else "new"
+        found["baselineState"] = "unchanged" if case.test_id in still else "new"
     return {
         **found,
-        "ruleId": f"{pack['name']}/{name}",
+        "ruleId": f"{pack.name}/{name}",
         "ruleIndex": rule_index,
         "message": {"text": text},
         "locations": [
             {
                 "logicalLocations": [
                     {
-                        "name": case["test_id"],
-                        "fullyQualifiedName": f"{target}/{pack['name']}/{case['test_id']}",
+                        "name": case.test_id,
+                        "fullyQualifiedName": f"{target}/{pack.name}/{case.test_id}",
                         "kind": "test",
                     }
                 ]
             }
         ],
-        "partialFingerprints": {FINGERPRINT: fingerprint(pack["name"], case["test_id"], name)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(pack.name, case.test_id, name)},
         "properties": properties,
     }
 
 
-def _notifications(pack: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _notifications(pack: PackOutcome) -> list[dict[str, Any]]:
     out = [
         {
             "level": "error",
-            "message": {"text": f"{pack['name']} {case['test_id']} errored: {case['error']}"},
+            "message": {"text": f"{pack.name} {case.test_id} errored: {case.error}"},
             "descriptor": {"id": "case-error"},
         }
-        for case in pack["case_results"]
-        if case["outcome"] == Outcome.ERROR
+        for case in pack.case_results
+        if case.outcome == Outcome.ERROR
     ]
-    if Verdict.read(pack["verdict"]) is Verdict.ERROR or not pack["tested"]:
-        why = pack["not_tested_reason"] or "; ".join(pack["reasons"]) or "the pack errored"
+    if pack.verdict is Verdict.ERROR or not pack.tested:
+        why = pack.not_tested_reason or "; ".join(pack.reasons) or "the pack errored"
         out.append(
             {
                 "level": "error",
-                "message": {"text": f"{pack['name']} was not (fully) tested: {why}"},
+                "message": {"text": f"{pack.name} was not (fully) tested: {why}"},
                 "descriptor": {"id": "pack-not-tested"},
             }
         )
     return out
 
 
-def _still_failing(report: Mapping[str, Any]) -> dict[tuple[str, str], frozenset[str]] | None:
+def _still_failing(report: RunOutcome) -> dict[tuple[str, str], frozenset[str]] | None:
     """(pack, value) -> the cases failing in the baseline run too, for a run compared with one
     (``run --baseline``); None otherwise. A value the diff did not compare has no entry: its
     failing cases were not in the baseline, so they are new."""
-    gate = report.get("gate")
-    baseline = gate.get("baseline") if isinstance(gate, Mapping) else None
-    if not isinstance(baseline, Mapping):
+    if report.gate is None or report.gate.baseline is None:
         return None
-    values = (baseline.get("diff") or {}).get("values") or []
+    # The comparison as ``ragleaklab diff --json`` prints it (held as the comparison wrote it).
+    values = report.gate.baseline.diff.get("values") or []
     return {(v["pack"], v["value"]): frozenset(v.get("still_failing") or []) for v in values}
 
 
-def render(report: RunReport | Mapping[str, Any]) -> str:
-    """*report* (a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
+def render(report: RunOutcome | RunReport | Mapping[str, Any]) -> str:
+    """*report* (the outcome, or a parsed ``report.json``) as a SARIF 2.1.0 log (JSON text).
 
     Raises:
         InputError: *report* lacks the per-case results (``packs[].case_results``) or
-            fields of them (an older ragleaklab wrote it).
+            fields of them (an older ragleaklab wrote it), or does not parse.
     """
-    model = run_report(report)
-    doc = model.document
-    require_case_results(doc, OUTCOME_FIELDS)
-    compared = _still_failing(doc)
+    outcome = outcome_of(report, OUTCOME_FIELDS)
+    compared = _still_failing(outcome)
     rules: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
-    for packed in model.packs:
-        pack = packed.document  # the rules' and results' detail
+    for pack in outcome.packs:
         index = {}
-        for name, value in packed.values.items():
-            if value["threshold"] is not None:
+        for name, value in pack.values.items():
+            if value.gated:
                 index[name] = len(rules)
                 rules.append(_rule(pack, name, value))
-        for case in packed.case_results:
-            for name in case["failing"]:
-                still = None if compared is None else compared.get((packed.name, name), frozenset())
-                results.append(_result(doc, pack, case, name, index[name], still))
+        for case in pack.case_results:
+            for name in case.failing:
+                still = None if compared is None else compared.get((pack.name, name), frozenset())
+                results.append(_result(outcome, pack, case, name, index[name], still))
         notifications += _notifications(pack)
-    tool = doc.get("tool") or {}
     run: dict[str, Any] = {
         "tool": {
             "driver": {
-                "name": tool.get("name", "ragleaklab"),
-                "version": str(tool.get("version", "")),
+                "name": outcome.tool.name,
+                "version": outcome.tool.version,
                 "rules": rules,
             }
         },
         "invocations": [
             {
-                "executionSuccessful": doc.get("exit_code") in (0, 1),
+                "executionSuccessful": outcome.exit_code in (0, 1),
                 "toolExecutionNotifications": notifications,
+                "exitCode": outcome.exit_code,
             }
         ],
         "results": results,
         "properties": {
-            "verdict": model.verdict.value,
-            "generated_at": doc.get("generated_at"),
-            **({"system": doc["system"]} if isinstance(doc.get("system"), Mapping) else {}),
+            "verdict": outcome.verdict.value,
+            "generated_at": outcome.generated_at,
+            "system": attrs.asdict(outcome.system),
         },
     }
-    if isinstance(doc.get("exit_code"), int):
-        run["invocations"][0]["exitCode"] = doc["exit_code"]
     log = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 

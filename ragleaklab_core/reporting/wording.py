@@ -1,10 +1,11 @@
-"""Plain-text wording of a report.json's parts, shared by the console, Markdown and HTML
+"""Plain-text wording of a finished run's parts, shared by the console, Markdown and HTML
 renderings.
 
-Every function takes pieces of the parsed ``report.json`` dict and returns unescaped text: each
-rendering escapes it for its own syntax. The per-case lists of a pack (its failing, errored and
-unscorable cases) are read only through the accessors at the end of this module, so a change of
-their layout in report.json changes those few functions and no rendering.
+Every function takes parts of the outcome (:class:`~ragleaklab_core.outcome.RunOutcome`, its
+:class:`~ragleaklab_core.outcome.PackOutcome` s, their values, rates and cases) and returns
+unescaped text: each rendering escapes it for its own syntax. The per-case lists of a pack (its
+failing, errored and unscorable cases) are read only through the accessors at the end of this
+module, so a change of how a pack holds its cases changes those few functions and no rendering.
 """
 
 from __future__ import annotations
@@ -14,7 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragleaklab_core.config import DEFAULT_TARGET
-from ragleaklab_core.gate import Outcome, Verdict
+from ragleaklab_core.outcome import (
+    AppliedThreshold,
+    CaseDetail,
+    CaseOutcome,
+    CorrectedFailRate,
+    Outcome,
+    PackOutcome,
+    RunOutcome,
+    System,
+    ValueOutcome,
+    Verdict,
+)
+from ragleaklab_core.stats.aggregation import RateInterval
 from ragleaklab_core.values import is_pack_default
 
 #: The verdicts of a run or a pack, as a reader sees them.
@@ -38,21 +51,19 @@ def percent(value: Any) -> str:
     return "n/a" if not isinstance(value, int | float) else f"{100 * value:.1f}%"
 
 
-def rule_text(threshold: Mapping[str, Any] | None) -> str:
+def rule_text(threshold: AppliedThreshold | None) -> str:
     """``score >= 0.7059 -> FAIL`` (the decision rule with the threshold filled in)."""
-    if not threshold:
+    if threshold is None:
         return "not gated"
-    rule = str(threshold.get("decision_rule", "?"))
-    value = threshold.get("value")
-    shown = "none (flags nothing)" if value is None else number(value, 6)
-    return rule.replace("threshold", shown)
+    shown = "none (flags nothing)" if threshold.value is None else number(threshold.value, 6)
+    return threshold.decision_rule.replace("threshold", shown)
 
 
-def threshold_origin(threshold: Mapping[str, Any] | None) -> str:
+def threshold_origin(threshold: AppliedThreshold | None) -> str:
     """Where a gated value's threshold came from, in words: ``the pack's default``, ``the
     config file``, or the thresholds file with the fitter and date of the calibration that
     wrote it (as ``calibrate --write-thresholds`` recorded them)."""
-    source = str((threshold or {}).get("source") or "?")
+    source = (threshold.source if threshold is not None else "") or "?"
     if is_pack_default(source):
         return "the pack's default"
     if source == "config":
@@ -60,111 +71,104 @@ def threshold_origin(threshold: Mapping[str, Any] | None) -> str:
     return source
 
 
-def count_text(rate: Mapping[str, Any] | None) -> str:
-    """``242/700 (34.6%)`` from a ``fail_rate`` dict."""
-    if not rate:
+def count_text(rate: RateInterval | None) -> str:
+    """``242/700 (34.6%)`` from a failing rate."""
+    if rate is None:
         return "n/a"
-    return f"{rate.get('successes')}/{rate.get('trials')} ({percent(rate.get('rate'))})"
+    return f"{rate.successes}/{rate.trials} ({percent(rate.rate)})"
 
 
-def corrected_cells(corrected: Mapping[str, Any]) -> tuple[str, str, str]:
-    """``("all, corrected", "12.0%", "4.1%-22.3% (95%, corrected)")``: a ``corrected_rate``
-    dict as the row the Markdown and HTML tables give it under the failing rates."""
-    low, high = corrected.get("interval") or (None, None)
-    confidence = corrected.get("confidence")
-    level = f"{100 * confidence:g}%, " if isinstance(confidence, int | float) else ""
+def corrected_cells(corrected: CorrectedFailRate) -> tuple[str, str, str]:
+    """``("all, corrected", "12.0%", "4.1%-22.3% (95%, corrected)")``: a corrected rate as the
+    row the Markdown and HTML tables give it under the failing rates."""
+    low, high = corrected.interval
     return (
         "all, corrected",
-        percent(corrected.get("estimate")),
-        f"{percent(low)}-{percent(high)} ({level}corrected)",
+        percent(corrected.estimate),
+        f"{percent(low)}-{percent(high)} ({100 * corrected.confidence:g}%, corrected)",
     )
 
 
-def interval_text(rate: Mapping[str, Any] | None) -> str:
-    """``31.0%-38.3% (95% exact)``: the Clopper-Pearson interval of a ``fail_rate`` dict."""
-    if not rate or rate.get("lower") is None:
+def interval_text(rate: RateInterval | None) -> str:
+    """``31.0%-38.3% (95% exact)``: the Clopper-Pearson interval of a failing rate."""
+    if rate is None or rate.lower is None:
         return "n/a"
-    confidence = rate.get("confidence")
-    level = f"{100 * confidence:g}% " if isinstance(confidence, int | float) else ""
-    return f"{percent(rate['lower'])}-{percent(rate['upper'])} ({level}exact)"
+    return f"{percent(rate.lower)}-{percent(rate.upper)} ({100 * rate.confidence:g}% exact)"
 
 
-def pack_line(pack: Mapping[str, Any]) -> str:
+def pack_line(pack: PackOutcome) -> str:
     """``700 cases, 0 errored, 3 epochs reduced by max`` for a pack."""
-    cases = pack.get("cases") or {}
-    parts = [f"{cases.get('run', '?')} cases", f"{cases.get('errored', 0)} errored"]
-    epochs = cases.get("epochs", 1)
-    if isinstance(epochs, int) and epochs > 1:
-        parts.append(f"{epochs} epochs reduced by {cases.get('reducer')}")
-    if cases.get("tags"):
-        parts.append("tags " + ", ".join(map(str, cases["tags"])))
-    if cases.get("exclude_tags"):
-        parts.append("excluding tags " + ", ".join(map(str, cases["exclude_tags"])))
+    cases = pack.cases
+    parts = [f"{cases.run} cases", f"{cases.errored} errored"]
+    if cases.epochs > 1:
+        parts.append(f"{cases.epochs} epochs reduced by {cases.reducer}")
+    if cases.tags:
+        parts.append("tags " + ", ".join(cases.tags))
+    if cases.exclude_tags:
+        parts.append("excluding tags " + ", ".join(cases.exclude_tags))
     return ", ".join(parts)
 
 
-def pack_counts(report: Mapping[str, Any]) -> list[str]:
+def pack_counts(report: RunOutcome) -> list[str]:
     """``["3 of 4 packs failed", "1 of 4 packs not tested or errored"]``, the parts that apply."""
-    totals = report.get("totals") or {}
-    packs = totals.get("packs", 0)
+    totals = report.totals
     parts = []
-    if totals.get("failed"):
-        parts.append(f"{totals['failed']} of {packs} packs failed")
-    if totals.get("packs_errored"):
-        parts.append(f"{totals['packs_errored']} of {packs} packs not tested or errored")
+    if totals.failed:
+        parts.append(f"{totals.failed} of {totals.packs} packs failed")
+    if totals.packs_errored:
+        parts.append(f"{totals.packs_errored} of {totals.packs} packs not tested or errored")
     return parts
 
 
-def system_line(report: Mapping[str, Any]) -> str | None:
+def system_line(system: System) -> str | None:
     """``tested: python (callable app:answer, python@a31895bf96bb), config ragleaklab.toml``:
-    which system the run tested and the config file it read, first in every rendering (a
-    passing run of the embedded reference RAG must not read as a pass of the user's app). None
-    for a report written before it was recorded."""
-    system = report.get("system")
-    if not isinstance(system, Mapping) or not system.get("target"):
+    which system a run tested (or a calibration was fitted on) and the config file it read,
+    first in every rendering (a passing run of the embedded reference RAG must not read as a
+    pass of the user's app). None when no target was named."""
+    if not system.target:
         return None
-    name = str(system["target"])
-    said = [str(x) for x in (system.get("where"), system.get("identity")) if x]
-    if name == DEFAULT_TARGET:  # what runs when no target is configured: say so plainly
+    said = [x for x in (system.where, system.identity) if x]
+    if system.target == DEFAULT_TARGET:  # what runs when no target is configured: say so plainly
         said.insert(0, "the embedded reference RAG")
-    config = system.get("config")
     return (
-        f"tested: {name}"
+        f"tested: {system.target}"
         + (f" ({', '.join(said)})" if said else "")
-        + (f", config {config}" if config else ", no config file")
+        + (f", config {system.config}" if system.config else ", no config file")
     )
 
 
-def run_line(report: Mapping[str, Any]) -> str:
+def run_line(report: RunOutcome) -> str:
     """``4 of 4 packs failed; 2595 cases, 0 errored; target reference``."""
-    totals = report.get("totals") or {}
-    packs = totals.get("packs", 0)
+    totals = report.totals
     parts = pack_counts(report)
     if not parts:
-        parts.append(f"{totals.get('passed', 0)} of {packs} packs passed")
-    parts.append(f"{totals.get('cases', 0)} cases, {totals.get('errored', 0)} errored")
-    target = report.get("target") or {}
-    if target.get("name"):
-        parts.append(f"target {target['name']} ({target.get('provider')})")
+        parts.append(f"{totals.passed} of {totals.packs} packs passed")
+    parts.append(f"{totals.cases} cases, {totals.errored} errored")
+    if report.target is not None and report.target.name:
+        parts.append(f"target {report.target.name} ({report.target.provider})")
     return "; ".join(parts)
 
 
-def gate_lines(report: Mapping[str, Any]) -> list[str]:
+def gate_lines(report: RunOutcome) -> list[str]:
     """What a baseline changed, for a run compared with one (``run --baseline``): the rule that
     decided, why, and each gated value's failing rate in both runs; empty otherwise."""
-    gate = report.get("gate")
-    if not isinstance(gate, Mapping) or not isinstance(gate.get("baseline"), Mapping):
+    gate = report.gate
+    if gate is None or gate.baseline is None:
         return []
-    baseline = gate["baseline"]
-    rule = str(gate.get("fail_on", "verdict"))
+    baseline = gate.baseline
     lines = [
-        f"compared with baseline {baseline.get('path')} (one-sided level "
-        f"{baseline.get('level')}); --fail-on {rule}: {verdict_word(str(report.get('verdict')))}"
-        f" (by its thresholds alone: {verdict_word(str(gate.get('thresholds_verdict')))})"
+        f"compared with baseline {baseline.path} (one-sided level {baseline.level}); "
+        f"--fail-on {gate.fail_on}: {verdict_word(report.verdict)}"
+        f" (by its thresholds alone: {verdict_word(gate.thresholds_verdict)})"
     ]
-    lines += [str(reason) for reason in gate.get("reasons") or []]
-    diff = baseline.get("diff") if isinstance(baseline.get("diff"), Mapping) else {}
-    lines += [f"target changed from the baseline: {x}" for x in diff.get("target_changes") or []]
+    return [*lines, *gate.reasons, *comparison_lines(baseline.diff)]
+
+
+def comparison_lines(diff: Mapping[str, Any]) -> list[str]:
+    """The comparison with a baseline (``gate.baseline.diff``, what ``ragleaklab diff --json``
+    prints, which the outcome holds as the comparison wrote it), one line per change and per
+    gated value compared."""
+    lines = [f"target changed from the baseline: {x}" for x in diff.get("target_changes") or []]
     if diff.get("differences"):
         lines.append("compared with --force-baseline although: " + "; ".join(diff["differences"]))
     for value in diff.get("values") or []:
@@ -201,7 +205,7 @@ def shown_evidence(evidence: Mapping[str, Any] | None) -> dict[str, Any]:
     """A case's evidence (metric -> its evidence in each epoch) as a reader takes it in: a
     metric scored in one epoch shows that epoch's evidence, one scored in several the list."""
     return {
-        metric: epochs[0] if isinstance(epochs, list) and len(epochs) == 1 else epochs
+        metric: epochs[0] if isinstance(epochs, list | tuple) and len(epochs) == 1 else epochs
         for metric, epochs in (evidence or {}).items()
     }
 
@@ -212,13 +216,11 @@ def clip(text: Any, limit: int) -> str:
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "\u2026"
 
 
-def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+def failing_cases(report: RunOutcome) -> list[tuple[PackOutcome, CaseOutcome]]:
     """Every listed failing case as (pack, case), the most telling first: taken in turn from
     each pack (so every failing pack shows among the first), then in each pack's order
     (:func:`pack_failing_cases`)."""
-    queues = [
-        [(pack, case) for case in pack_failing_cases(pack)] for pack in report.get("packs") or []
-    ]
+    queues = [[(pack, case) for case in pack_failing_cases(pack)] for pack in report.packs]
     ordered = []
     while any(queues):
         for queue in queues:
@@ -227,106 +229,94 @@ def failing_cases(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Ma
     return ordered
 
 
-def gated(pack: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, Any]]]:
+def gated(pack: PackOutcome) -> Sequence[tuple[str, ValueOutcome]]:
     """The pack's values, gated ones first (then the primary metric, then the rest), by name."""
-    values = pack.get("values") or {}
-    primary = pack.get("primary_metric")
 
-    def order(item: tuple[str, Any]) -> tuple[int, str]:
+    def order(item: tuple[str, ValueOutcome]) -> tuple[int, str]:
         name, value = item
-        return (0 if value.get("threshold") else 1 if name == primary else 2, name)
+        return (0 if value.gated else 1 if name == pack.primary_metric else 2, name)
 
-    return sorted(values.items(), key=order)
-
-
-# -- a pack's cases: the only readers of report.json's per-case lists ----------------------------
+    return sorted(pack.values.items(), key=order)
 
 
-def pack_failing_cases(pack: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The failing cases *pack* details (``case_results`` with a ``detail``), the most telling
-    first: attack cases before benign ones, then by the highest value failed, then by id. Each
-    has ``test_id``, ``kind``, ``tags``, ``detail`` (query, answer...); read its values with
-    :func:`failed_values` and its evidence with :func:`case_evidence`."""
-    counts: Mapping[str, Any] = pack["cases"] if isinstance(pack.get("cases"), Mapping) else {}
-    results = pack.get("case_results") or []
+# -- a pack's cases: the only readers of its per-case list ---------------------------------------
+
+
+def pack_failing_cases(pack: PackOutcome) -> list[CaseOutcome]:
+    """The failing cases *pack* details (cases with a ``detail``), the most telling first:
+    attack cases before benign ones, then by the highest value failed, then by id. Read a
+    case's values with :func:`failed_values` and its evidence with :func:`case_evidence`."""
     # The in-process run's own list (streamed from disk, its counts exact) is read no further
     # than its last detailed case: a million cases need not all be read. A file is read whole.
-    detailed = None if isinstance(results, list) else counts.get("detailed")
+    detailed = pack.cases.detailed if getattr(pack.case_results, "streamed", False) else None
     listed, seen = [], 0
-    for case in results:
-        if case.get("detail"):
+    for case in pack.case_results:
+        if case.detail is not None:
             seen += 1
-            if case.get("outcome") == Outcome.FAIL:
+            if case.outcome == Outcome.FAIL:
                 listed.append(case)
-            if isinstance(detailed, int) and seen >= detailed:
+            if detailed is not None and seen >= detailed:
                 break
     return sorted(listed, key=_rank)
 
 
-def _rank(case: Mapping[str, Any]) -> tuple[int, float, str]:
+def _rank(case: CaseOutcome) -> tuple[int, float, str]:
     values = [v for v in failed_values(case).values() if isinstance(v, int | float)]
-    return (0 if case.get("kind") == "attack" else 1, -max(values, default=0.0), case["test_id"])
+    return (0 if case.kind == "attack" else 1, -max(values, default=0.0), case.test_id)
 
 
-def failed_values(case: Mapping[str, Any]) -> dict[str, Any]:
+def failed_values(case: CaseOutcome) -> dict[str, float]:
     """The gated values a failing *case* fails, with its value of each, by name."""
-    values = case.get("values") or {}
-    return {n: values[n] for n in case.get("failing") or [] if n in values}
+    return {n: case.values[n] for n in case.failing if n in case.values}
 
 
-def case_evidence(case: Mapping[str, Any]) -> dict[str, Any]:
+def case_evidence(case: CaseOutcome) -> dict[str, Any]:
     """Each metric's evidence for *case*, by metric (of its first epoch that has one)."""
-    out = {}
-    for metric, data in (case.get("evidence") or {}).items():
-        if isinstance(data, list):  # one per epoch; None for an epoch that errored
-            data = next((epoch for epoch in data if epoch is not None), {})
-        out[str(metric)] = data
-    return out
+    return {
+        metric: next((epoch for epoch in epochs if epoch is not None), {})
+        for metric, epochs in case.evidence.items()
+    }
 
 
-def failing_count(pack: Mapping[str, Any]) -> int:
+def failing_count(pack: PackOutcome) -> int:
     """How many cases of *pack* fail a gated value (each counted once)."""
-    counts: Mapping[str, Any] = pack["cases"] if isinstance(pack.get("cases"), Mapping) else {}
-    if isinstance(counts.get("failing"), int):
-        return int(counts["failing"])
-    results = pack.get("case_results") or []
-    return sum(1 for case in results if isinstance(case, Mapping) and case.get("failing"))
+    if pack.cases.failing is not None:
+        return pack.cases.failing
+    return sum(1 for case in pack.case_results if case.failing)
 
 
-def unlisted_failing(pack: Mapping[str, Any]) -> int:
+def unlisted_failing(pack: PackOutcome) -> int:
     """How many failing cases of *pack* report.json holds without their detail (those past
     the first 500 failing or errored cases by id)."""
-    return sum(1 for c in pack["case_results"] if c["outcome"] == Outcome.FAIL and not c["detail"])
+    return sum(1 for c in pack.case_results if c.outcome == Outcome.FAIL and c.detail is None)
 
 
-def errored_cases(pack: Mapping[str, Any]) -> list[tuple[str, str]]:
+def errored_cases(pack: PackOutcome) -> list[tuple[str, str]]:
     """``(test_id, reason)`` of the errored cases *pack* lists (the first 50, by id); its
     ``cases.errored`` counts them all."""
-    return [(str(k), str(v)) for k, v in (pack.get("errored") or {}).items()]
+    return list(pack.errored.items())
 
 
-def unscorable_cases(pack: Mapping[str, Any]) -> list[tuple[str, int, list[tuple[str, str]]]]:
+def unscorable_cases(pack: PackOutcome) -> list[tuple[str, int, list[tuple[str, str]]]]:
     """``(metric, count, [(test_id, reason)...])`` for each metric that could not score some
     of *pack*'s cases (the ids are the first 50)."""
-    out = []
-    for metric, data in (pack.get("unscorable") or {}).items():
-        data = data if isinstance(data, Mapping) else {}
-        ids = [(str(k), str(v)) for k, v in (data.get("ids") or {}).items()]
-        out.append((str(metric), int(data.get("count") or len(ids)), ids))
-    return out
+    return [
+        (metric, cases.count or len(cases.ids), list(cases.ids.items()))
+        for metric, cases in pack.unscorable.items()
+    ]
 
 
-def masked_note(detail: Mapping[str, Any]) -> str:
+def masked_note(detail: CaseDetail) -> str:
     """What a rendering adds after a case's answer when ragleaklab masked a secret of the run's
     configuration in it (``detail.masked``) or replaced text that was not Unicode
     (``detail.repaired``): the text shown is not exactly what the system said."""
     notes = []
-    if masked := detail.get("masked"):
-        notes.append(f" [a configured secret was masked as *** in: {', '.join(map(str, masked))}]")
-    if repaired := detail.get("repaired"):
+    if detail.masked:
+        notes.append(f" [a configured secret was masked as *** in: {', '.join(detail.masked)}]")
+    if detail.repaired:
         notes.append(
             " [a lone surrogate (not Unicode) was replaced by U+FFFD in: "
-            f"{', '.join(map(str, repaired))}]"
+            f"{', '.join(detail.repaired)}]"
         )
     return "".join(notes)
 
@@ -334,6 +324,7 @@ def masked_note(detail: Mapping[str, Any]) -> str:
 __all__ = [
     "case_evidence",
     "clip",
+    "comparison_lines",
     "count_text",
     "errored_cases",
     "evidence_text",

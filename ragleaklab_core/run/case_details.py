@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragleaklab_core.gate import Outcome, case_outcome
+from ragleaklab_core.outcome import CaseDetail, CaseOutcome
 from ragleaklab_core.run.case_kinds import DETAILED, FAMILY, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseRecord
 from ragleaklab_core.run.spool import Spool
@@ -40,7 +41,7 @@ def outcome_of(result: CaseResult, failing: Sequence[str]) -> Outcome:
     )
 
 
-def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:
+def case_results(verdict: PackVerdict) -> Sequence[CaseOutcome]:
     """Every case run, in the pack's order: its kind and tags, outcome, epoch-reduced values,
     the gated values it fails, why it errored or could not be scored; and for the first
     :data:`DETAILED` failing or errored cases, its ``detail`` (query, answer excerpt, retrieved
@@ -57,26 +58,26 @@ def case_results(verdict: PackVerdict) -> Sequence[dict[str, Any]]:
     for records in epochs.values():
         records.sort(key=lambda r: r.epoch)
 
-    def produce() -> Iterator[dict[str, Any]]:
+    def produce() -> Iterator[CaseOutcome]:
         for r in verdict.run.results:
             failing = sorted(
                 name for name, t in gated if name in r.values and t.fails(r.values[name])
             )
             tags = list(r.tags)
             records = epochs.get(r.test_id, [])
-            yield {
-                "test_id": r.test_id,
-                "kind": kind_of(tags),
-                "tags": tags,
-                "outcome": outcome_of(r, failing),
+            yield CaseOutcome(
+                test_id=r.test_id,
+                kind=kind_of(tags),
+                tags=tuple(tags),
+                outcome=outcome_of(r, failing),
                 # Unrounded: a value rounded below its threshold would seem to pass it.
-                "values": {k: float(x) for k, x in sorted(r.values.items())},
-                "failing": failing,
-                "error": r.error,
-                "unscorable": dict(sorted(r.unscorable.items())),
-                "detail": _detail(records) if r.test_id in detailed else None,
-                "evidence": _evidence(records) if r.test_id in detailed else {},
-            }
+                values={k: float(x) for k, x in sorted(r.values.items())},
+                failing=tuple(failing),
+                error=r.error,
+                unscorable=dict(sorted(r.unscorable.items())),
+                detail=_detail(records) if r.test_id in detailed else None,
+                evidence=_evidence(records) if r.test_id in detailed else {},
+            )
 
     return Streamed(len(verdict.run.results), produce)
 
@@ -108,7 +109,7 @@ def detail_counts(verdict: PackVerdict) -> dict[str, int]:
     return {"detailed": shown, "not_detailed": verdict.n_triaged - shown}
 
 
-def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
+def _detail(records: Sequence[CaseRecord]) -> CaseDetail:
     """The case's query and, from the first epoch the target answered (an errored case may
     have none), the answer excerpt and the retrieved ids in rank order; ``masked`` when a
     secret was masked in any epoch's record (:func:`~ragleaklab_core.run.records.mask_record`);
@@ -119,29 +120,29 @@ def _detail(records: Sequence[CaseRecord]) -> dict[str, Any]:
     retrieved = None if answered is None else answered.retrieved
     masked = sorted({m for r in records for m in r.masked})
     repaired = sorted({m for r in records for m in r.repaired})
-    return {
-        "query": records[0].query if records else None,
-        "answer": None if answer is None else answer[:ANSWER_CHARS],
-        "answer_truncated": answer is not None and len(answer) > ANSWER_CHARS,
-        "retrieved_ids": None
+    return CaseDetail(
+        query=records[0].query if records else None,
+        answer=None if answer is None else answer[:ANSWER_CHARS],
+        answer_truncated=answer is not None and len(answer) > ANSWER_CHARS,
+        retrieved_ids=None
         if retrieved is None
-        else [str(d["doc_id"]) for d in retrieved[:RETRIEVED_IDS]],
+        else tuple(str(d["doc_id"]) for d in retrieved[:RETRIEVED_IDS]),
         # Which fields had a secret of the run's configuration replaced by *** (only then).
-        **({"masked": masked} if masked else {}),
+        masked=tuple(masked),
         # Which fields held text that was not Unicode (a lone surrogate, shown as U+FFFD).
-        **({"repaired": repaired} if repaired else {}),
-    }
+        repaired=tuple(repaired),
+    )
 
 
-def _evidence(records: Sequence[CaseRecord]) -> dict[str, list[Any]]:
+def _evidence(records: Sequence[CaseRecord]) -> dict[str, tuple[Any, ...]]:
     """Metric -> its bounded evidence in each epoch, in epoch order; null for an epoch that
     errored before the metric scored it (only an errored case has one)."""
     metrics = sorted({m for r in records for m in r.metrics})
     return {
-        m: [
+        m: tuple(
             _bounded(r.metrics[m].get("evidence") or {}) if m in r.metrics else None
             for r in records
-        ]
+        )
         for m in metrics
     }
 

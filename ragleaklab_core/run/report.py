@@ -1,5 +1,7 @@
-"""``report.json`` and ``runs.jsonl`` (the summary ``ragleaklab run`` prints is report.json's
-text rendering, ``ragleaklab_core.reporting.console``).
+"""The finished run as its outcome (:func:`build_outcome`, a
+:class:`~ragleaklab_core.outcome.RunOutcome` from the packs' evaluations), ``report.json`` (its
+encoding, :mod:`ragleaklab_core.outcome.codec`) and ``runs.jsonl`` (the summary ``ragleaklab
+run`` prints is report.json's text rendering, ``ragleaklab_core.reporting.console``).
 
 ``report.json`` is deterministic: the same inputs give byte-identical files whatever the hash
 seed (keys and ids are sorted, floats rounded, ``generated_at`` honours ``SOURCE_DATE_EPOCH``).
@@ -17,65 +19,118 @@ from typing import Any
 from ragleaklab_core._version import __version__
 from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.calibration.report import _generated_at
-from ragleaklab_core.gate import Verdict
+from ragleaklab_core.gate import Verdict, run_verdict
+from ragleaklab_core.outcome import (
+    AppliedThreshold,
+    CaseCounts,
+    PackOutcome,
+    PluginRef,
+    RunOutcome,
+    System,
+    Tool,
+    Totals,
+    UnscorableCases,
+    ValueOutcome,
+    WiringCounts,
+)
+from ragleaklab_core.outcome.codec import ONE_LINE_ITEMS, chunks, dumps, encode
 from ragleaklab_core.run.case_details import case_results, detail_counts
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
-from ragleaklab_core.run.verdict import PackVerdict, run_status, run_warnings
+from ragleaklab_core.run.verdict import LISTED, PackVerdict, ValueVerdict, run_warnings
 
 
-def _pack_dict(v: PackVerdict) -> dict[str, Any]:
+def _plugin(provenance: Mapping[str, Any]) -> PluginRef:
+    return PluginRef(
+        group=provenance["group"],
+        name=provenance["name"],
+        provider=provenance["provider"],
+        target=provenance["target"],
+        options=provenance["options"],
+    )
+
+
+def _value_outcome(value: ValueVerdict) -> ValueOutcome:
+    t = value.threshold
+    return ValueOutcome(
+        metric=value.metric,
+        lower_is_worse=value.lower_is_worse,
+        summary=value.summary,
+        threshold=None
+        if t is None
+        else AppliedThreshold(
+            value=t.value, decision_rule=t.decision_rule, source=t.source, forced=tuple(t.forced)
+        ),
+        failing_cases=value.n_failing,
+        failing_ids=value.listed_failing,
+        failing_ids_truncated=value.n_failing > LISTED,
+        all_failing_ids=value.failing_ids,
+        unscored_ids=value.unscored_ids,
+        fail_rate=value.fail_rate,
+        unscorable_cases=value.n_unscorable,
+        passed=value.passed,
+        corrected_rate=value.corrected_rate,
+        by_kind=value.by_kind,
+        by_family=value.by_family,
+    )
+
+
+def _pack_outcome(v: PackVerdict) -> PackOutcome:
     run = v.run
     info = run.info
-    return {
-        "name": info.name,
-        "version": info.version,
-        "pack_type": info.pack_type,
-        "primary_metric": info.primary_metric,
-        "plugin": run.pack.provenance(),
-        "metrics": [m.provenance() for m in run.metrics],
-        "cases": {
-            "in_pack": run.n_cases_in_pack,
-            "run": len(run.results),
-            "errored": len(v.errored_ids),
-            "failing": v.n_failing_cases,
+    wiring = run.wiring
+    return PackOutcome(
+        name=info.name,
+        version=info.version,
+        pack_type=info.pack_type,
+        primary_metric=info.primary_metric,
+        plugin=_plugin(run.pack.provenance()),
+        metrics=tuple(_plugin(m.provenance()) for m in run.metrics),
+        cases=CaseCounts(
+            in_pack=run.n_cases_in_pack,
+            run=len(run.results),
+            errored=len(v.errored_ids),
+            failing=v.n_failing_cases,
             # Case epochs answered again because the worker answering them was lost (Ray).
-            "retried": run.retried,
+            retried=run.retried,
             **detail_counts(v),
-            "epochs": run.settings.epochs,
-            "reducer": run.settings.reducer,
-            "tags": list(run.settings.tags),
-            # Absent when none: reports of runs without exclusions read as before.
-            **(
-                {"exclude_tags": list(run.settings.exclude_tags)}
-                if run.settings.exclude_tags
-                else {}
-            ),
-            "ids": run.ids,
-        },
-        "verdict": v.status,
-        "verdict_without_thresholds": v.status_without_thresholds,
-        "max_fail_rate": v.max_fail_rate,
-        "allowances": v.allowances.to_dict(),
-        "tested": v.tested,
-        "not_tested_reason": v.not_tested,
-        "reasons": list(v.reasons),
-        "warnings": list(v.warnings),
-        "defaults_fitted_on": v.defaults_fitted_on,
-        "wiring": None if run.wiring is None else run.wiring.to_dict(),
-        "values": {
-            value.name: {**value.to_dict(), "by_kind": value.by_kind, "by_family": value.by_family}
-            for value in v.values
-        },
-        "errored": dict(v.listed_errors),
-        "unscorable": {
-            metric: {"count": len(ids), "ids": dict(v.listed_unscorable.get(metric, {}))}
+            epochs=run.settings.epochs,
+            reducer=run.settings.reducer,
+            tags=tuple(run.settings.tags),
+            # Written only when some tag was excluded: reports of runs without read as before.
+            exclude_tags=tuple(run.settings.exclude_tags),
+            ids=run.ids,
+        ),
+        verdict=v.status,
+        verdict_without_thresholds=v.status_without_thresholds,
+        max_fail_rate=v.max_fail_rate,
+        allowances=v.allowances,
+        tested=v.tested,
+        not_tested_reason=v.not_tested,
+        reasons=tuple(v.reasons),
+        warnings=tuple(v.warnings),
+        defaults_fitted_on=v.defaults_fitted_on,
+        wiring=None
+        if wiring is None
+        else WiringCounts(
+            corpus_documents=wiring.corpus,
+            answered=wiring.answered,
+            answered_with_retrieval=wiring.with_retrieval,
+            retrieved_ids=wiring.retrieved,
+            unknown_ids=wiring.unknown,
+            unknown_id_examples=tuple(wiring.unknown_examples),
+            reached=wiring.reached,
+        ),
+        values={value.name: _value_outcome(value) for value in v.values},
+        errored=dict(v.listed_errors),
+        unscorable={
+            metric: UnscorableCases(count=len(ids), ids=dict(v.listed_unscorable.get(metric, {})))
             for metric, ids in v.unscorable.items()
         },
-        "description": info.description,
-        "taxonomy": None if info.taxonomy is None else info.taxonomy.to_dict(),
-        "case_results": case_results(v),
-    }
+        description=info.description,
+        taxonomy=info.taxonomy,
+        case_results=case_results(v),
+    )
 
 
 #: The option that says which system a target plugin talks to, in the order looked for: what
@@ -102,6 +157,40 @@ def tested_system(target: Mapping[str, Any] | None, config: str | None) -> dict[
     }
 
 
+def build_outcome(
+    verdicts: Sequence[PackVerdict],
+    *,
+    settings: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    config: str | None = None,
+) -> RunOutcome:
+    """The finished run, before its gate: the run's verdict by its packs' thresholds
+    (:func:`ragleaklab_core.gate.run_verdict`), which :func:`ragleaklab_core.gate.decide`
+    confirms or changes (*config*: the config file the run read, as given)."""
+    target = verdicts[0].run.target.provenance() if verdicts else None
+    return RunOutcome(
+        tool=Tool(name="ragleaklab", version=__version__),
+        system=System(**tested_system(target, config)),
+        generated_at=_generated_at(),
+        verdict=run_verdict(v.status for v in verdicts),
+        settings=dict(settings),
+        target=None if target is None else _plugin(target),
+        inputs=dict(inputs),
+        totals=Totals(
+            packs=len(verdicts),
+            passed=sum(v.status is Verdict.PASS for v in verdicts),
+            failed=sum(v.status is Verdict.FAIL for v in verdicts),
+            packs_errored=sum(v.status is Verdict.ERROR for v in verdicts),
+            packs_not_tested=sum(not v.tested for v in verdicts),
+            cases=sum(len(v.run.results) for v in verdicts),
+            errored=sum(len(v.errored_ids) for v in verdicts),
+        ),
+        # Said once for the run (every pack it concerns named), not once per pack.
+        warnings=tuple(run_warnings(verdicts)),
+        packs=tuple(_pack_outcome(v) for v in verdicts),
+    )
+
+
 def build_report(
     verdicts: Sequence[PackVerdict],
     *,
@@ -109,77 +198,8 @@ def build_report(
     inputs: Mapping[str, Any],
     config: str | None = None,
 ) -> dict[str, Any]:
-    """The ``report.json`` document (*config*: the config file the run read, as given)."""
-    status, exit_code = run_status(verdicts)
-    target = verdicts[0].run.target.provenance() if verdicts else None
-    return {
-        "tool": {"name": "ragleaklab", "version": __version__},
-        "system": tested_system(target, config),
-        "generated_at": _generated_at(),
-        "verdict": status,
-        "exit_code": exit_code,
-        "settings": dict(settings),
-        "target": target,
-        "inputs": dict(inputs),
-        "totals": {
-            "packs": len(verdicts),
-            "passed": sum(v.status is Verdict.PASS for v in verdicts),
-            "failed": sum(v.status is Verdict.FAIL for v in verdicts),
-            "packs_errored": sum(v.status is Verdict.ERROR for v in verdicts),
-            "packs_not_tested": sum(not v.tested for v in verdicts),
-            "cases": sum(len(v.run.results) for v in verdicts),
-            "errored": sum(len(v.errored_ids) for v in verdicts),
-        },
-        # Said once for the run (every pack it concerns named), not once per pack.
-        "warnings": run_warnings(verdicts),
-        "packs": [_pack_dict(v) for v in verdicts],
-    }
-
-
-#: The lists written one item a line: a pack's cases, thousands of them, each a handful of keys
-#: (indented, they made up most of report.json).
-ONE_LINE_ITEMS = frozenset({"case_results"})
-
-
-def dumps(document: Mapping[str, Any]) -> str:
-    """JSON as ragleaklab writes it: indented by two spaces as ``json.dumps`` indents, except
-    that each item of a :data:`ONE_LINE_ITEMS` list is on one line; no NaN, newline at the end."""
-    return "".join(chunks(document))
-
-
-def chunks(document: Mapping[str, Any]) -> Iterator[str]:
-    """:func:`dumps`, as pieces of text produced as they are written: a report's streamed lists
-    (:class:`~ragleaklab_core.run.streamed.Streamed`) are walked once, never held."""
-    yield from _indented(document, 0)
-    yield "\n"
-
-
-def _indented(value: Any, level: int, one_line_items: bool = False) -> Iterator[str]:
-    is_list = isinstance(value, Sequence) and not isinstance(value, str | bytes)
-    if not isinstance(value, Mapping) and not is_list:
-        yield json.dumps(value, ensure_ascii=False, allow_nan=False)
-        return
-    if not value:
-        yield "{}" if isinstance(value, Mapping) else "[]"
-        return
-    pad = "  " * (level + 1)
-    end = "\n" + "  " * level
-    if isinstance(value, Mapping):
-        yield "{"
-        for n, (k, v) in enumerate(value.items()):
-            yield f"{',' if n else ''}\n{pad}{json.dumps(str(k), ensure_ascii=False)}: "
-            yield from _indented(v, level + 1, str(k) in ONE_LINE_ITEMS)
-        yield end + "}"
-        return
-    yield "["
-    for n, item in enumerate(value):
-        if one_line_items or isinstance(item, str):  # a case, or an id: one line each
-            text = json.dumps(item, ensure_ascii=False, allow_nan=False)
-            yield f"{',' if n else ''}\n{pad}{text}"
-        else:
-            yield f"{',' if n else ''}\n{pad}"
-            yield from _indented(item, level + 1)
-    yield end + "]"
+    """The ``report.json`` document of :func:`build_outcome` (before the gate is recorded)."""
+    return encode(build_outcome(verdicts, settings=settings, inputs=inputs, config=config))
 
 
 def plain(document: Any) -> Any:
@@ -215,6 +235,8 @@ def runs_lines(verdicts: Sequence[PackVerdict]) -> Iterator[str]:
 
 
 __all__ = [
+    "ONE_LINE_ITEMS",
+    "build_outcome",
     "build_report",
     "chunks",
     "dumps",

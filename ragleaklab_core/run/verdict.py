@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 from attrs import frozen
@@ -32,11 +32,12 @@ from ragleaklab_core.gate import (
     within_allowance,
     worst_case,
 )
+from ragleaklab_core.outcome.pack import Allowances, CorrectedFailRate, Sensitivity, Specificity
 from ragleaklab_core.run.case_kinds import DETAILED, KINDS, families_of, kind_of
 from ragleaklab_core.run.records import CaseResult
 from ragleaklab_core.run.runner import NOT_ASKED, PackRun
 from ragleaklab_core.run.streamed import Streamed, StreamedMapping
-from ragleaklab_core.stats.aggregation import rate_interval, summarize
+from ragleaklab_core.stats.aggregation import RateInterval, Summary, rate_interval, summarize
 from ragleaklab_core.values import Threshold
 
 if TYPE_CHECKING:
@@ -58,11 +59,11 @@ class ValueVerdict:
     name: str
     metric: str
     lower_is_worse: bool
-    summary: Mapping[str, Any]
+    summary: Summary
     threshold: Threshold | None
     n_failing: int
     failing_ids: Sequence[str]
-    fail_rate: Mapping[str, Any] | None
+    fail_rate: RateInterval | None
     n_unscorable: int
     passed: bool | None  # None when not gated
     # Cases run that have no value (errored, or their metric could not score them): with
@@ -71,70 +72,15 @@ class ValueVerdict:
     #: The first :data:`LISTED` failing ids (what the report lists without walking them all).
     listed_failing: tuple[str, ...] = ()
     #: The failing rate among attack and benign cases, and among attack cases by family.
-    by_kind: Mapping[str, Any] | None = None
-    by_family: Mapping[str, Any] | None = None
+    by_kind: Mapping[str, RateInterval] | None = None
+    by_family: Mapping[str, RateInterval] | None = None
     #: The rate at which the harm truly happened, corrected for the metric's measured error
     #: (:func:`corrected`), when the threshold carries it.
-    corrected_rate: Mapping[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        t = self.threshold
-        return {
-            "metric": self.metric,
-            "lower_is_worse": self.lower_is_worse,
-            "summary": dict(self.summary),
-            "threshold": None
-            if t is None
-            else {
-                "value": t.value,
-                "decision_rule": t.decision_rule,
-                "source": t.source,
-                # Refusals calibrate --force overrode when it stored the threshold.
-                **({"forced": list(t.forced)} if t.forced else {}),
-            },
-            "failing_cases": self.n_failing,
-            "failing_ids": list(self.listed_failing),
-            "failing_ids_truncated": self.n_failing > LISTED,
-            "all_failing_ids": self.failing_ids,
-            "unscored_ids": self.unscored_ids,
-            "fail_rate": None if self.fail_rate is None else dict(self.fail_rate),
-            "unscorable_cases": self.n_unscorable,
-            "passed": self.passed,
-            "corrected_rate": None if self.corrected_rate is None else dict(self.corrected_rate),
-        }
+    corrected_rate: CorrectedFailRate | None = None
 
 
-@frozen
-class Allowances:
-    """What a pack's gate allows, and where each allowance was set: the share of a gated
-    value's scored cases that may fail, and whether errored and unscorable cases are tolerated
-    (within :data:`~ragleaklab_core.gate.MIN_SCORED_SHARE`)."""
-
-    max_fail_rate: float = 0.0
-    max_fail_rate_source: str = "default"
-    tolerate_errors: bool = False
-    tolerate_errors_source: str = "default"
-    #: When set, gated values are decided on their corrected rates' upper limits instead.
-    max_corrected_rate: float | None = None
-    max_corrected_rate_source: str = "default"
-
-    def __attrs_post_init__(self) -> None:
-        if self.max_corrected_rate is not None and self.max_fail_rate:
-            raise ValueError("gate on max_fail_rate or on max_corrected_rate, not both")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "max_fail_rate": {"value": self.max_fail_rate, "source": self.max_fail_rate_source},
-            "tolerate_errors": {
-                "value": self.tolerate_errors,
-                "source": self.tolerate_errors_source,
-            },
-            "max_corrected_rate": {
-                "value": self.max_corrected_rate,
-                "source": self.max_corrected_rate_source,
-            },
-        }
-
+#: The defaults: no failing case allowed, errors not tolerated, no corrected-rate gate.
+NO_ALLOWANCE = Allowances()
 
 #: The verdicts, by their names before :class:`~ragleaklab_core.gate.Verdict` (kept for imports).
 PASS, FAIL, ERROR = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
@@ -170,7 +116,7 @@ class PackVerdict:
     warnings: tuple[str, ...] = ()
     defaults_fitted_on: str | None = None
     max_fail_rate: float = 0.0
-    allowances: Allowances = Allowances()
+    allowances: Allowances = NO_ALLOWANCE
     # The status had no gated value failed its threshold: what a run gated on a baseline
     # (--fail-on regression|new-failures) still fails on (errors, unscorable cases, not tested).
     status_without_thresholds: Verdict = Verdict.PASS
@@ -240,15 +186,15 @@ class _Column:
         missing = np.isnan(column)
         return column[~missing] if missing.any() else column  # no copy when every case has it
 
-    def by_kind(self) -> dict[str, Any] | None:
+    def by_kind(self) -> dict[str, RateInterval] | None:
         if self.threshold is None or not any(n for _, n in self.kinds.values()):
             return None
-        return {kind: rate_interval(k, n).to_dict() for kind, (k, n) in self.kinds.items()}
+        return {kind: rate_interval(k, n) for kind, (k, n) in self.kinds.items()}
 
-    def by_family(self) -> dict[str, Any] | None:
+    def by_family(self) -> dict[str, RateInterval] | None:
         if self.threshold is None or not self.families:
             return None
-        return {f: rate_interval(k, n).to_dict() for f, (k, n) in sorted(self.families.items())}
+        return {f: rate_interval(k, n) for f, (k, n) in sorted(self.families.items())}
 
     def ids(self, ids: Sequence[str], wanted: Callable[[float], bool], count: int) -> Streamed:
         column = self.values
@@ -259,7 +205,7 @@ def evaluate(
     run: PackRun,
     thresholds: Mapping[str, Threshold],
     *,
-    allowances: Allowances = Allowances(),
+    allowances: Allowances = NO_ALLOWANCE,
 ) -> PackVerdict:
     """Gate *run* on *thresholds* (value name -> threshold), in one pass over its results.
 
@@ -319,9 +265,9 @@ def evaluate(
         n_failing = column.n_failing
         fail_rate = None
         passed = None
-        correction: Mapping[str, Any] | None = None
+        correction: CorrectedFailRate | None = None
         if threshold is not None:
-            fail_rate = rate_interval(n_failing, n_scored).to_dict() if n_scored else None
+            fail_rate = rate_interval(n_failing, n_scored) if n_scored else None
             # Errors never lower a rate: a value passes only if it would still pass with every
             # case it has no value for counted as failing (gate.within_allowance). What it
             # measured alone is the finding (a failing threshold); the worst case only decides
@@ -353,8 +299,8 @@ def evaluate(
                     if not unscored
                     else corrected(column, n_failing, n_scored, here, 0)[0]
                 )
-                high = None if correction is None else correction["interval"][1]
-                measured_high = None if measured is None else measured["interval"][1]
+                high = None if correction is None else correction.high
+                measured_high = None if measured is None else measured.high
                 excess = measured_high is not None and above_corrected_bar(
                     measured_high, max_corrected_rate
                 )
@@ -415,7 +361,7 @@ def evaluate(
                 name=name,
                 metric=metric,
                 lower_is_worse=name in run.lower_is_worse,
-                summary=summarize(scored).to_dict(),
+                summary=summarize(scored),
                 threshold=threshold,
                 n_failing=n_failing,
                 failing_ids=column.ids(ids, _failing(fails), n_failing),
@@ -495,7 +441,7 @@ def evaluate(
 
 def corrected(
     column: _Column, failing: int, scored: int, here: str, unscored: int = 0
-) -> tuple[dict[str, Any] | None, str]:
+) -> tuple[CorrectedFailRate | None, str]:
     """A gated value's rate of cases where the harm truly happened, corrected for its
     threshold's measured error (:func:`ragleaklab_core.stats.corrected.corrected_rate`), as
     report.json writes it; or None and why there is none.
@@ -553,16 +499,24 @@ def corrected(
     )
     if rate.estimate is None:
         return None, str(rate.why_not)
-    return {
-        "failing": failing,
-        "cases": scored,
-        "observed": rate.observed,
-        "estimate": rate.estimate,
-        "interval": [rate.low, rate.high],
-        "confidence": rate.confidence,
-        **measured.to_dict(),
-        "counted_as_failing": unscored,
-    }, ""
+    return CorrectedFailRate(
+        failing=failing,
+        cases=scored,
+        observed=rate.observed,
+        estimate=rate.estimate,
+        interval=(rate.low, rate.high),
+        confidence=rate.confidence,
+        sensitivity=Sensitivity(
+            true_positives=measured.true_positives, positives=measured.positives
+        ),
+        specificity=Specificity(
+            true_negatives=measured.true_negatives, negatives=measured.negatives
+        ),
+        labels=measured.labels,
+        observed_on=tuple(measured.observed_on),
+        label_sources=tuple(measured.label_sources),
+        counted_as_failing=unscored,
+    ), ""
 
 
 def _unscored_words(column: _Column, unscored: int) -> str:
@@ -585,17 +539,17 @@ def _percent(rate: float) -> str:
     return f"{100 * rate:.1f}%"
 
 
-def corrected_text(c: Mapping[str, Any]) -> str:
+def corrected_text(c: CorrectedFailRate) -> str:
     """``"... the true rate is 12.0% (95% interval 4.1%-22.3%) of 40 cases"``: a corrected rate
     in words, as the reasons say it."""
-    low, high = c["interval"]
+    low, high = c.interval
     return (
         f"corrected for the metric's measured error, the true rate is "
-        f"{_percent(c['estimate'])} ({round(100 * c['confidence'])}% interval "
-        f"{_percent(low)}-{_percent(high)}) of {c['cases']} cases"
+        f"{_percent(c.estimate)} ({round(100 * c.confidence)}% interval "
+        f"{_percent(low)}-{_percent(high)}) of {c.cases} cases"
         + (
-            f" ({c['counted_as_failing']} of them unscored, counted as failing)"
-            if c.get("counted_as_failing")
+            f" ({c.counted_as_failing} of them unscored, counted as failing)"
+            if c.counted_as_failing
             else ""
         )
     )

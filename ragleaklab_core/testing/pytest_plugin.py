@@ -197,11 +197,11 @@ def _pack_lines(verdict: PackVerdict, limit: int) -> list[str]:
             continue
         t = value.threshold
         gate = f"[{t.decision_rule.replace('threshold', repr(t.value))}; threshold from {t.source}]"
-        n = value.summary["n"]
+        n = value.summary.n
         if n == 0:
             lines.append(f"  {value.name}: no case could be scored, so nothing was checked {gate}")
         else:
-            mean = value.summary["mean"]
+            mean = value.summary.mean
             lines.append(
                 f"  {value.name}: {value.n_failing} of {n} cases fail {gate}; mean {mean:.4g}"
             )

@@ -130,6 +130,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     ),
     frozenset({"inputs", "_moved", "stats"}),
     frozenset({"config"}),
+    frozenset({"outcome"}),
     frozenset({"_discovery"}),
     frozenset({"packs", "calibration"}),
     frozenset({"gate"}),

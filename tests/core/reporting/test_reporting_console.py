@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from ragleaklab_core.reporting import console, wording
+from ragleaklab_core.reporting.cases import outcome_of
+from tests.support.reports import completed
 from tests.support.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -167,10 +169,11 @@ def test_one_block_per_pack_in_report_order_then_the_verdict(runs):
     )
     blocks = pack_blocks(text)
     assert len(blocks) == len(report["packs"])
-    for pack, block in zip(report["packs"], blocks, strict=True):
+    packs = outcome_of(report).packs
+    for pack, typed, block in zip(report["packs"], packs, blocks, strict=True):
         status = wording.verdict_word(pack["verdict"])
         assert block[0] == (
-            f"{status}  {pack['name']} {pack['version']}  ({wording.pack_line(pack)})"
+            f"{status}  {pack['name']} {pack['version']}  ({wording.pack_line(typed)})"
         )
     failed = report["totals"]["failed"]
     n = len(list(PACKS.glob("*/pack.toml")))  # every built-in pack ran
@@ -258,13 +261,16 @@ def rate(k: int, n: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def one_value(fail_rate: dict[str, Any], by_kind: dict[str, Any] | None) -> dict[str, Any]:
+def one_value(
+    fail_rate: dict[str, Any], by_kind: dict[str, Any] | None, cases: list[Any] | None = None
+) -> dict[str, Any]:
     threshold = {"value": 1.0, "decision_rule": "score >= threshold -> FAIL", "source": "pack"}
     value = {"threshold": threshold, "fail_rate": fail_rate, "by_kind": by_kind}
     pack = {
-        "name": "p", "version": "1", "verdict": "fail", "values": {"v": value}, "case_results": []
+        "name": "p", "version": "1", "verdict": "fail", "values": {"v": value},
+        "case_results": cases or [],
     }  # fmt: skip
-    return {"verdict": "fail", "totals": {"packs": 1, "failed": 1}, "packs": [pack]}
+    return completed({"verdict": "fail", "totals": {"packs": 1, "failed": 1}, "packs": [pack]})
 
 
 def test_cases_tagged_neither_attack_nor_benign_have_a_row_of_their_own():
@@ -353,8 +359,9 @@ def test_by_family_is_a_brute_force_count_over_the_case_tags(runs, kind):
 def test_the_first_failing_cases_show_with_one_line_of_evidence(runs):
     report = runs["reports"]["several-failing"]
     text = console.render(report)
-    for pack, block in zip(report["packs"], pack_blocks(text), strict=True):
-        cases = wording.pack_failing_cases(pack)
+    packs = outcome_of(report).packs
+    for pack, typed, block in zip(report["packs"], packs, pack_blocks(text), strict=True):
+        cases = wording.pack_failing_cases(typed)
         if not cases:
             assert not any("failing cases" in line for line in block)
             continue
@@ -364,12 +371,12 @@ def test_the_first_failing_cases_show_with_one_line_of_evidence(runs):
         shown = cases[: console.SHOWN_CASES]
         for n, case in enumerate(shown):
             head, evidence = block[at + 1 + 2 * n], block[at + 2 + 2 * n]
-            assert head.startswith(f"      {case['test_id']} ({case['kind']}, ")
+            assert head.startswith(f"      {case.test_id} ({case.kind}, ")
             assert evidence.startswith("        ") and len(evidence) <= console.WIDTH
             first = next(iter(wording.case_evidence(case)))
             assert evidence.strip().startswith(f"{first}: ")
         # Attack cases first, then the highest value failed.
-        kinds = [c["kind"] for c in shown]
+        kinds = [c.kind for c in shown]
         assert kinds == sorted(kinds, key=lambda k: k != "attack")
 
 
@@ -460,7 +467,7 @@ def synthetic_report(text: str, *, prose: bool = True) -> dict[str, Any]:
         "unscorable": {text: {"count": 1, "ids": {text: text}}},
         "reasons": [text] if prose else [], "warnings": [text] if prose else [],
     }  # fmt: skip
-    return {"verdict": "fail", "totals": {"packs": 1, "failed": 1}, "packs": [pack]}
+    return completed({"verdict": "fail", "totals": {"packs": 1, "failed": 1}, "packs": [pack]})
 
 
 @settings(max_examples=200, deadline=None)
@@ -486,8 +493,7 @@ def test_a_case_s_evidence_line_puts_what_was_found_before_bare_numbers():
         "evidence": {"m": [{"k": 5, "found": [{"offset": 3, "text": "leak"}], "note": "y",
                             "empty": []}]},
     }  # fmt: skip
-    report = one_value(rate(1, 1), None)
-    report["packs"][0]["case_results"] = [case]
+    report = one_value(rate(1, 1), None, cases=[case])
     lines = console.render(report).splitlines()
     at = lines.index("      c1 (attack, v 1)")
     assert lines[at - 1] == "    1 failing case with its evidence:"

@@ -32,6 +32,7 @@ from ragleaklab_core.errors import ConfigError  # noqa: E402
 from ragleaklab_core.packs.manifest import load_manifest  # noqa: E402
 from ragleaklab_core.reporting import junit, sarif  # noqa: E402
 from ragleaklab_core.run.case_details import DETAILED  # noqa: E402
+from tests.support.reports import completed  # noqa: E402
 from tests.support.workspace import Workspace  # noqa: E402
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
@@ -318,7 +319,7 @@ def test_junit_counts_a_failing_pack_as_failures(reports):
 def test_junit_survives_any_error_message(message):
     """Any text a plugin raises with, control characters included, yields well-formed XML that
     keeps every character XML can hold."""
-    report = {
+    report = completed({
         "packs": [
             {
                 "name": "p",
@@ -342,7 +343,7 @@ def test_junit_survives_any_error_message(message):
                 ],
             }
         ]
-    }
+    })  # fmt: skip
     error = ET.fromstring(junit.render(report).encode("utf-8")).find("testsuite/testcase/error")
     assert error is not None
     expected = junit._safe(message).replace("\r\n", "\n").replace("\r", "\n")

@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.reporting import html as html_report
 from ragleaklab_core.reporting import markdown, wording
+from ragleaklab_core.reporting.cases import outcome_of
+from ragleaklab_core.stats.aggregation import RateInterval
+from tests.support.reports import completed
 from tests.support.workspace import Workspace
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the test dependency group")
@@ -165,7 +168,7 @@ def test_markdown_of_every_run_reads_as_github_shows_it(runs, kind):
     tree, _ = gfm(text)
     # One table per pack, then the top failing cases and the collapsed rest when there are any.
     found = tables(tree)
-    failing = wording.failing_cases(report)
+    failing = wording.failing_cases(outcome_of(report))
     expected = len(report["packs"]) + (failing != []) + (len(failing) > markdown.TOP_CASES)
     assert len(found) == expected
     for table in found:
@@ -196,7 +199,7 @@ def test_markdown_splits_attack_and_benign_cases_with_exact_intervals(runs):
                     continue
                 row = kinds[kind]
                 assert row[5].startswith(f"{rate['successes']}/{rate['trials']}")
-                assert row[6] == wording.interval_text(rate)
+                assert row[6] == wording.interval_text(RateInterval(**rate))
             total = value["fail_rate"]["trials"]
             assert sum(r["trials"] for r in value["by_kind"].values()) <= total
 
@@ -250,7 +253,7 @@ def test_any_case_text_stays_text_in_its_cell(query, answer, test_id):
         "values": {},
         "case_results": [case] * (markdown.TOP_CASES + 1),
     }
-    report = {"verdict": "fail", "packs": [pack], "totals": {}, "tool": {"version": "0"}}
+    report = completed({"verdict": "fail", "packs": [pack], "tool": {"version": "0"}})
     tree, _ = gfm(markdown.render(report))
     assert tree.find(".//a") is None and tree.find(".//img") is None
     assert tree.find(".//code") is None and tree.find(".//script") is None
@@ -360,7 +363,7 @@ def test_a_huge_report_fits_a_pull_request_comment_by_default(runs):
     text = markdown.render(report)
     assert markdown.MAX_CHARS - 2_000 < len(text) <= markdown.MAX_CHARS
     assert text.splitlines()[0] == "## \u274c ragleaklab: FAIL"
-    assert f"**{markdown.text(wording.run_line(report), 400)}**" in text
+    assert f"**{markdown.text(wording.run_line(outcome_of(report)), 400)}**" in text
     assert "this summary was cut to stay under 65536 characters" in text
     # Every pack keeps its table: only the case list past what fits was cut.
     assert text.count("| value | mean | threshold |") == len(report["packs"])
@@ -457,9 +460,9 @@ def test_html_of_every_run_is_one_valid_self_contained_page(runs, kind):
         for name, value in pack["values"].items():
             assert name in rows
             if value["fail_rate"]:
-                assert wording.count_text(value["fail_rate"]) in rows
+                assert wording.count_text(RateInterval(**value["fail_rate"])) in rows
     # Every failing case the report details is a row, with its query, answer and evidence.
-    listed = [(p["name"], c["test_id"]) for p, c in wording.failing_cases(report)]
+    listed = [(p.name, c.test_id) for p, c in wording.failing_cases(outcome_of(report))]
     body = tree.find(".//table[@id='cases']/tbody")
     shown = [] if body is None else [(tr.get("data-pack"), tr[1].text) for tr in body]
     assert sorted(shown) == sorted(listed)
@@ -489,7 +492,7 @@ def test_any_case_text_is_text_in_the_html(text):
         evidence={text: [{text: text}]},
     )  # fmt: skip
     pack = {"name": text, "version": text, "verdict": "fail", "values": {}}
-    report = {"verdict": "fail", "packs": [{**pack, "case_results": [case]}], "totals": {}}
+    report = completed({"verdict": "fail", "packs": [{**pack, "case_results": [case]}]})
     page = html_report.render(report)
     tree, collector = parse_html(page)
     assert_self_contained(page, collector)
@@ -531,7 +534,7 @@ def test_the_page_forbids_every_fetch_and_every_other_script():
     import base64
     import hashlib
 
-    page = html_report.render({"verdict": "pass", "packs": [], "totals": {}})
+    page = html_report.render(completed({"verdict": "pass", "packs": []}))
     tree, _ = parse_html(page)
     meta = tree.find(".//meta[@http-equiv='Content-Security-Policy']")
     policy = meta.get("content")
@@ -557,8 +560,10 @@ def test_failing_cases_past_the_detailed_ones_are_counted_exactly(runs):
     unlisted = len(failing) - 3
     errored = failing_case("errored", outcome="error", values={}, failing=[], error="boom")
     pack["case_results"].append({**errored, "detail": None, "evidence": {}})
-    assert wording.unlisted_failing(pack) == unlisted
-    listed = [c["test_id"] for p, c in wording.failing_cases(report) if p is pack]
+    outcome = outcome_of(report)
+    typed = outcome.pack(pack["name"])
+    assert typed is not None and wording.unlisted_failing(typed) == unlisted
+    listed = [c.test_id for p, c in wording.failing_cases(outcome) if p.name == pack["name"]]
     assert sorted(listed) == sorted(c["test_id"] for c in failing[:3])
     text = markdown.render(report)
     assert f"\n{unlisted} more failing cases are counted but not detailed in report.json." in text
@@ -579,12 +584,13 @@ def test_a_report_without_the_case_detail_is_refused_by_its_path(runs, render):
 
 def test_a_case_scored_in_several_epochs_shows_each_epochs_evidence(runs):
     report = runs["reports"]["epochs"]
-    (pack, case), *_ = wording.failing_cases(report)
-    assert pack["cases"]["epochs"] == 2
-    (metric, epochs), *_ = case["evidence"].items()
+    (pack, case), *_ = wording.failing_cases(outcome_of(report))
+    assert pack.cases.epochs == 2
+    (metric, epochs), *_ = case.evidence.items()
     assert len(epochs) == 2
-    assert wording.shown_evidence(case["evidence"])[metric] == epochs
+    assert wording.shown_evidence(case.evidence)[metric] == epochs
     row = parse_html(html_report.render(report))[0].find(".//table[@id='cases']/tbody/tr")
-    assert json.loads(row[7][0].text) == wording.shown_evidence(case["evidence"])
+    shown = json.loads(json.dumps(wording.shown_evidence(case.evidence)))
+    assert json.loads(row[7][0].text) == shown
     single = {metric: epochs[:1]}
     assert wording.shown_evidence(single) == {metric: epochs[0]}

@@ -4,7 +4,6 @@ before any file is written, a reporter's failure named."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from ragleaklab_core import REPORTERS, PackReport, RunReport, Verdict
 from ragleaklab_core.errors import InputError, PluginError, PluginRuntimeError
 from ragleaklab_core.reporting import outputs
+from tests.support.reports import completed
 
 PACK = {
     "name": "p",
@@ -129,8 +129,8 @@ def test_the_step_summary_is_the_reporter_that_declares_it(fake_reporters, tmp_p
     # appended, and a broken one that is never chosen does not stop the summary.
     target = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
-    report = json.loads(json.dumps(REPORT))
-    report["packs"][0]["case_results"] = []
+    # The markdown rendering reads the run through the outcome's codec: a whole report.
+    report = completed({**REPORT, "packs": [{**PACK, "values": {}, "case_results": []}]})
     chosen = [name for name, _ in outputs._declaring("step_summary")]
     assert chosen == ["markdown"]
     target.write_text("earlier\n", encoding="utf-8")

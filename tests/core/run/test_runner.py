@@ -176,8 +176,8 @@ def test_cases_fail_by_the_pack_threshold_and_everything_is_recorded(fake):
     value = verdict.value("leak_rate")
     assert value is not None and value.failing_ids == ("c1", "c3")
     assert value.threshold == Threshold(0.5, source="pack fake-pack 0.3.0")
-    assert value.summary["n"] == 5 and value.summary["mean"] == 0.4
-    assert value.fail_rate is not None and value.fail_rate["successes"] == 2
+    assert value.summary.n == 5 and value.summary.mean == 0.4
+    assert value.fail_rate is not None and value.fail_rate.successes == 2
     assert [r.test_id for r in verdict.run.records] == ["c1", "c2", "c3", "c4", "c5"]
     assert "leak_rate: 2 of 5 cases fail (score >= 0.5 -> FAIL)" in verdict.reasons
 
@@ -189,7 +189,7 @@ def test_a_raising_target_errors_the_case_and_fails_the_run(fake):
     assert "RuntimeError: target exploded" in verdict.errors["c9"]
     assert "ragleaklab.targets:echo" in verdict.errors["c9"]
     assert not verdict.passed  # no leak among the rest, but an error is not a pass
-    assert verdict.value("leak_rate").summary["n"] == 1  # type: ignore[union-attr]
+    assert verdict.value("leak_rate").summary.n == 1  # type: ignore[union-attr]
     # Tolerated, the error no longer fails the pack, but 1 scored case of 2 is under the bound
     # of tolerated errors (90% scored): not tested (tests/core/run/test_degenerate_systems.py).
     tolerant = run_suite(_config(run={"tolerate_errors": True}), packs=["fake-pack"])
