@@ -606,6 +606,8 @@ def _value_contradictions(
         return []
     found = []
     k, n = rate.successes, rate.trials
+    if not 0 <= k <= n or n < 1:
+        return [f"{at}.fail_rate: not a failing count out of at least one scored case"]
     failing, unscored = set(value.all_failing_ids), set(value.unscored_ids)
     if len(failing) != k:
         found.append(
