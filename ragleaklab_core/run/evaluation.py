@@ -1,11 +1,15 @@
-"""From per-case values to what the gate decides on: thresholds, failing cases, aggregates.
+"""Evaluation: the facts a pack's results hold, gathered for the gate to decide on
+(thresholds, failing cases, rates, aggregates). It was ``run/verdict.py`` until 0.4; the
+verdict is the gate's (:mod:`ragleaklab_core.gate`).
 
 A case fails a metric value when its epoch-reduced value satisfies the threshold's decision
-rule. This module counts, in one pass over a pack's results, what the verdict rule needs (is a
-gated value failing, were cases errored or unscorable, was the pack reached at all) and hands it
-to :func:`ragleaklab_core.gate.pack_verdict`, which alone decides (pass, fail, error: see
-:mod:`ragleaklab_core.gate`). The printed verdict, ``report.json`` and the exit code all come
-from the resulting :class:`PackVerdict`, so they cannot disagree.
+rule. This module counts, in one pass over a pack's results, what the verdict rules need (how
+many cases of a gated value fail, were cases errored or unscorable, was the pack reached at all)
+and hands them to the gate's functions, which alone decide:
+:func:`~ragleaklab_core.gate.value_passes` for a gated value,
+:func:`~ragleaklab_core.gate.pack_verdict` for the pack (pass, fail, error).
+The printed verdict, ``report.json`` and the exit code all come from the resulting
+:class:`PackVerdict`, so they cannot disagree.
 """
 
 from __future__ import annotations
