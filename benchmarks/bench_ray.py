@@ -75,9 +75,9 @@ def run(executor: Any, target: dict[str, Any], epochs: int) -> tuple[float, floa
     """Wall seconds, driver CPU seconds, steady records/s (first record to last: no start-up,
     no ingest) and the report of one run of the pack."""
     from ragleaklab_core.config import Config, unstructure
+    from ragleaklab_core.run.evaluation import evaluate
     from ragleaklab_core.run.report import build_report, dumps
     from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
-    from ragleaklab_core.run.verdict import evaluate
 
     pack = load_pack(PACK)
     settings = RunSettings(epochs=epochs, concurrency=1)

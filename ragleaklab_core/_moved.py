@@ -35,7 +35,7 @@ MOVED: dict[str, str] = {
     "recording": "run.recording",
     "wiring": "run.wiring",
     "journal": "run.journal",
-    "verdict": "run.verdict",
+    "verdict": "run.evaluation",
     "suite": "run.suite",
     "run_report": "run.report",
     "pack_calibration": "run.calibrate_pack",
@@ -44,6 +44,8 @@ MOVED: dict[str, str] = {
     "pytest_plugin": "testing.pytest_plugin",
     # 0.3: the gate left reporting (it decides; reporting only shows).
     "reporting.gate": "gate",
+    # 0.4: evaluation gathers the facts the gate decides on; the verdict is the gate's.
+    "run.verdict": "run.evaluation",
 }
 
 _PREFIX = "ragleaklab_core."

@@ -64,7 +64,9 @@ from ragleaklab_core.gate.comparison import (
     planned_differences,
     read_comparable,
 )
+from ragleaklab_core.outcome import RunOutcome
 from ragleaklab_core.reporting.console import render as render_summary
+from ragleaklab_core.reporting.model import RunReport
 from ragleaklab_core.reporting.outputs import check_reporters, github_annotations, rendered_files
 from ragleaklab_core.run.cleanup import PlantedLeft, before_planting
 from ragleaklab_core.run.executor import Executor
@@ -77,7 +79,7 @@ from ragleaklab_core.run.planted import (
     read_outstanding,
 )
 from ragleaklab_core.run.recording import Recorder, Replay
-from ragleaklab_core.run.report import build_report, chunks, plain, runs_lines
+from ragleaklab_core.run.report import build_outcome, chunks, encode, plain, runs_lines
 from ragleaklab_core.run.suite import (
     RunPlan,
     close_executor,
@@ -289,6 +291,8 @@ class RunResult:
     written: tuple[Path, ...]
     annotations: tuple[str, ...]
     markdown_max_chars: int = MARKDOWN_MAX_CHARS
+    #: The finished run as values (report.json is its encoding).
+    outcome: RunOutcome | None = None
 
     @property
     def passed(self) -> bool:
@@ -302,7 +306,7 @@ class _Prepared:
     config: Config
     plan: RunPlan
     out: Path
-    baseline: Mapping[str, Any] | None
+    baseline: RunOutcome | None
     journal: Journal
     executor: Executor
     recorder: Recorder | None
@@ -463,16 +467,15 @@ class RunSession:
                 progress.finish()
         # report.json as `ragleaklab report` reads it back: what the gate and every rendering
         # read. Its per-case lists are produced as they are walked, from the run's files.
-        document = plain(
-            build_report(
-                outcome.verdicts,
-                settings=outcome.settings,
-                inputs=outcome.inputs,
-                config=None if request.config_path is None else request.config_path.as_posix(),
-            )
+        finished = build_outcome(
+            outcome.verdicts,
+            settings=outcome.settings,
+            inputs=outcome.inputs,
+            config=None if request.config_path is None else request.config_path.as_posix(),
         )
-        gate = self._gate(document, prepared)
-        document = apply_gate(document, gate)
+        gate = self._gate(finished, prepared)
+        finished = apply_gate(finished, gate)
+        document = plain(encode(finished))
         out = prepared.out
         try:
             # All or nothing: every rendering is made, then every file is written to a
@@ -483,7 +486,9 @@ class RunSession:
                     (out / "runs.jsonl", runs_lines(outcome.verdicts)),
                     (out / "report.json", chunks(document)),
                     *rendered_files(
-                        document, request.renderings, options=_rendering_options(prepared.config)
+                        RunReport.of(finished, document),
+                        request.renderings,
+                        options=_rendering_options(prepared.config),
                     ),
                 ]
             )
@@ -500,13 +505,14 @@ class RunSession:
             written=(out / "report.json", out / "runs.jsonl", *request.renderings.values()),
             annotations=tuple(github_annotations(document)),
             markdown_max_chars=prepared.config.run.markdown_max_chars,
+            outcome=finished,
         )
 
-    def _gate(self, document: Mapping[str, Any], prepared: _Prepared) -> Gate:
+    def _gate(self, finished: RunOutcome, prepared: _Prepared) -> Gate:
         request = self.request
         try:
             return decide(
-                document,
+                finished,
                 fail_on=request.fail_on or "verdict",
                 baseline=prepared.baseline,
                 provenance=None if request.baseline is None else file_input(request.baseline),

@@ -69,6 +69,7 @@ from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from ragleaklab_core.config import allowance_problem
@@ -81,12 +82,13 @@ from ragleaklab_core.gate.verdicts import (
     above_corrected_bar,
     allowed_failures,
     case_outcome,
-    gated_on_baseline,
     pack_verdict,
     run_verdict,
+    value_passes,
     within_allowance,
     worst_case,
 )
+from ragleaklab_core.outcome import BaselineRecord, GateRecord, RunOutcome
 from ragleaklab_core.values import DECISION_RULES
 
 if TYPE_CHECKING:  # the diff needs scipy: imported when a baseline is compared, not by the CLI
@@ -240,15 +242,17 @@ def diff_verdict(diff: RunDiff) -> Verdict:
     return Verdict.ERROR if diff.untested else Verdict.PASS
 
 
-def annotation_level(pack: Mapping[str, Any], gate: Mapping[str, Any] | None) -> str | None:
-    """The GitHub annotation a pack of ``report.json`` gets: ``"error"`` for a pack that failed,
-    errored or was not tested, ``None`` for a tested pass. Under a baseline rule a pack failing
-    only its thresholds (as in the baseline) is a ``"warning"``: the run's gate decides, so the
-    annotations never contradict the job's outcome."""
-    if Verdict.read(pack.get("verdict")) is Verdict.PASS and pack.get("tested", True):
+def annotation_level(
+    verdict: Verdict, *, tested: bool, without_thresholds: Verdict, on_baseline: bool
+) -> str | None:
+    """The GitHub annotation a pack gets: ``"error"`` for a pack that failed, errored or was not
+    tested, ``None`` for a tested pass. Under a baseline rule (*on_baseline*) a pack failing
+    only its thresholds (its verdict *without_thresholds* passes, as in the baseline) is a
+    ``"warning"``: the run's gate decides, so the annotations never contradict the job's
+    outcome."""
+    if verdict is Verdict.PASS and tested:
         return None
-    only_thresholds = Verdict.read(pack.get("verdict_without_thresholds")) is Verdict.PASS
-    return "warning" if gated_on_baseline(gate) and only_thresholds else "error"
+    return "warning" if on_baseline and without_thresholds is Verdict.PASS else "error"
 
 
 #: The rules ``--fail-on`` accepts, the default first.
@@ -261,88 +265,98 @@ _NAMED = 5
 
 @frozen
 class Gate:
-    """What the run's exit code says, and why."""
+    """What the run's verdict is, and why; its exit code is the verdict's."""
 
     fail_on: str
     verdict: Verdict
-    exit_code: int
     thresholds_verdict: Verdict  # the run's verdict by its thresholds alone
     reasons: tuple[str, ...]
     diff: RunDiff | None = None
     baseline: Mapping[str, Any] | None = None  # {"path": ..., "sha256": ...}
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+    def record(self) -> GateRecord:
+        """The gate as ``report.json`` records it."""
         baseline = None
         if self.diff is not None:
-            baseline = {
-                **(self.baseline or {}),
-                "level": self.diff.level,
-                "forced": self.diff.forced,
-                "diff": self.diff.to_dict(),
-            }
-        return {
-            "fail_on": self.fail_on,
-            "thresholds_verdict": self.thresholds_verdict,
-            "reasons": list(self.reasons),
-            "baseline": baseline,
-        }
+            given = self.baseline or {}
+            baseline = BaselineRecord(
+                path=given.get("path"),
+                sha256=given.get("sha256"),
+                level=self.diff.level,
+                forced=self.diff.forced,
+                diff=self.diff.to_dict(),
+            )
+        return GateRecord(
+            fail_on=self.fail_on,
+            thresholds_verdict=self.thresholds_verdict,
+            reasons=self.reasons,
+            baseline=baseline,
+        )
 
 
 def decide(
-    report: Mapping[str, Any],
+    report: RunOutcome | Mapping[str, Any],
     *,
     fail_on: str = "verdict",
-    baseline: Mapping[str, Any] | None = None,
+    baseline: RunOutcome | Mapping[str, Any] | None = None,
     provenance: Mapping[str, Any] | None = None,
     level: float = DEFAULT_LEVEL,
     force: bool = False,
 ) -> Gate:
-    """The gate of run *report* (a ``report.json`` document) under rule *fail_on*.
+    """The gate of run *report* under rule *fail_on*: the run's verdict, decided once, by
+    :func:`run_verdict` from its packs' verdicts and (under a baseline rule) what the comparison
+    found worse and not measured again.
 
     Args:
-        baseline: The base run's parsed ``report.json``; required by the baseline rules.
+        report: The finished run (or its parsed ``report.json``, read by the outcome's codec).
+        baseline: The base run (likewise); required by the baseline rules.
         provenance: What the report says of the baseline file (its path and sha256).
         level: One-sided significance level of the regression test.
         force: Compare runs that measured different things (see :func:`compare`).
 
     Raises:
         InputError: The runs measured different things and *force* is False, or a report
-            lacks what a comparison reads (the message names its ``$.path``).
+            does not parse (the message names its ``$.path``).
         ValueError: *fail_on* is unknown, or a baseline rule has no baseline.
     """
     if fail_on not in FAIL_ON:
         raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     if fail_on != "verdict" and baseline is None:
         raise ValueError(f"--fail-on {fail_on} compares with a baseline: give one")
+    from ragleaklab_core.outcome.codec import decode
+
+    run = report if isinstance(report, RunOutcome) else decode(report, source="report")
     diff = None
     if baseline is not None:
         from ragleaklab_core.gate.comparison import compare
 
-        diff = compare(baseline, report, level=level, force=force)
-    own = Verdict.read(report["verdict"])
+        diff = compare(baseline, run, level=level, force=force)
+    own = run_verdict(p.verdict for p in run.packs)
     if fail_on == "verdict" or diff is None:
-        return Gate(fail_on, own, own.exit_code, own, (), diff, provenance)
-    worse = [*_baseline_reasons(report, diff, fail_on), *_unbased_reasons(report, diff)]
+        return Gate(fail_on, own, own, (), diff, provenance)
+    worse = [*_baseline_reasons(run, diff, fail_on), *_unbased_reasons(run, diff)]
     # What the baseline measured and this run did not is no regression and no pass: untested,
     # as a pack that was not tested is (exit 3), unless something measured is worse (exit 1).
     unmeasured = [f"not measured again: {x}" for x in diff.unmeasured]
-    reasons = [*worse, *unmeasured, *_other_reasons(report)]
-    statuses = {
-        Verdict.read(p.get("verdict_without_thresholds", p["verdict"])) for p in report["packs"]
-    }
-    if worse or Verdict.FAIL in statuses:
-        verdict = Verdict.FAIL
-    elif unmeasured or Verdict.ERROR in statuses or not report["packs"]:
-        verdict = Verdict.ERROR
-    else:
-        verdict = Verdict.PASS
-    return Gate(fail_on, verdict, verdict.exit_code, own, tuple(reasons), diff, provenance)
+    # Under a baseline rule a threshold failing as in the baseline no longer fails the run:
+    # each pack counts by its verdict without thresholds, and the comparison adds its facts.
+    verdict = run_verdict(
+        (p.verdict_without_thresholds for p in run.packs),
+        worse=bool(worse),
+        unmeasured=bool(unmeasured),
+    )
+    reasons = (*worse, *unmeasured, *_other_reasons(run))
+    return Gate(fail_on, verdict, own, reasons, diff, provenance)
 
 
-def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) -> list[str]:
+def _baseline_reasons(report: RunOutcome, diff: RunDiff, fail_on: str) -> list[str]:
     from ragleaklab_core.gate.comparison import p_text
 
-    packs = {p["name"]: p for p in report["packs"]}
+    packs = {p.name: p for p in report.packs}
     reasons = []
     for v in diff.values:
         if fail_on == "regression" and v.regressed:
@@ -365,7 +379,7 @@ def _baseline_reasons(report: Mapping[str, Any], diff: RunDiff, fail_on: str) ->
             )
         # Failing now and neither passing nor failing in the baseline (it errored there, could
         # not be scored, or was not run): nothing to compare with, so its threshold decides.
-        failing = packs[v.pack]["values"][v.value]["all_failing_ids"]
+        failing = packs[v.pack].values[v.value].all_failing_ids
         unmeasured = sorted(set(failing) - set(v.newly_failing) - set(v.still_failing))
         if unmeasured:
             reasons.append(
@@ -380,33 +394,36 @@ def _named(ids: Sequence[str]) -> str:
     return ", ".join(ids[:_NAMED]) + more
 
 
-def _unbased_reasons(report: Mapping[str, Any], diff: RunDiff) -> list[str]:
+def _unbased_reasons(report: RunOutcome, diff: RunDiff) -> list[str]:
     """What the baseline did not measure has nothing to be compared with, so its own
     thresholds gate it: a pack added to the suite must not pass because it is new."""
-    packs = {p["name"]: p for p in report["packs"]}
+    packs = {p.name: p for p in report.packs}
     found = []
     # A pack the baseline did not test was not measured there either.
     for entry in (*diff.only_in_new, *diff.untested_base_packs):
         name, _, value = entry.partition(" ")
-        pack = packs.get(name, {})
+        pack = packs.get(name)
+        if pack is None:
+            continue
         if value:
-            if (pack.get("values") or {}).get(value, {}).get("passed") is False:
+            gated = pack.values.get(value)
+            if gated is not None and gated.passed is False:
                 found.append(f"not in the baseline, so gated on its threshold: {entry} fails it")
-        elif Verdict.read(pack.get("verdict")) is Verdict.FAIL:
+        elif pack.verdict is Verdict.FAIL:
             found.append(f"not in the baseline, so gated on its thresholds: {name} fails them")
     return found
 
 
-def _other_reasons(report: Mapping[str, Any]) -> list[str]:
+def _other_reasons(report: RunOutcome) -> list[str]:
     """Why packs fail or were not tested apart from their thresholds."""
     found = []
-    for pack in report["packs"]:
-        status = Verdict.read(pack.get("verdict_without_thresholds", pack["verdict"]))
+    for pack in report.packs:
+        status = pack.verdict_without_thresholds
         if status is Verdict.PASS:
             continue
-        what = "was not tested" if not pack.get("tested", True) else f"is {status}"
+        what = "was not tested" if not pack.tested else f"is {status}"
         found.append(
-            f"{pack['name']} {what} apart from its thresholds (errored, unscorable or "
+            f"{pack.name} {what} apart from its thresholds (errored, unscorable or "
             "unmeasured cases; see its reasons)"
         )
     return found
@@ -420,9 +437,9 @@ def _rate(v: ValueDiff, *, base: bool) -> str:
     return f"{k}/{n} ({100 * k / n:.1f}%{counted})"
 
 
-def apply(report: Mapping[str, Any], gate: Gate) -> dict[str, Any]:
-    """*report* with its verdict and exit code set by *gate*, and the gate recorded."""
-    return {**report, "verdict": gate.verdict, "exit_code": gate.exit_code, "gate": gate.to_dict()}
+def apply(report: RunOutcome, gate: Gate) -> RunOutcome:
+    """*report* with the verdict *gate* decided, and the gate recorded."""
+    return attrs.evolve(report, verdict=gate.verdict, gate=gate.record())
 
 
 __all__ = [
@@ -442,7 +459,6 @@ __all__ = [
     "case_outcome",
     "decide",
     "diff_verdict",
-    "gated_on_baseline",
     "no_attack_selected_reason",
     "pack_verdict",
     "reducer_threshold_problem",
@@ -452,6 +468,7 @@ __all__ = [
     "stored_threshold_problem",
     "thin_reason",
     "thinly_scored",
+    "value_passes",
     "within_allowance",
     "worst_case",
 ]

@@ -23,7 +23,6 @@ did not test is never compared, only listed as not tested (never "no regression"
 
 from __future__ import annotations
 
-import abc
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,15 +34,15 @@ from ragleaklab_core.calibration.labelling import target_identity
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate.verdicts import (
     Verdict,
-    above_corrected_bar,
     allowed_failures,
     case_outcome,
-    gated_on_baseline,
     run_verdict,
-    within_allowance,
+    value_passes,
     worst_case,
 )
 from ragleaklab_core.inputs import read_report
+from ragleaklab_core.outcome import Allowances, PackOutcome, RunOutcome, ValueOutcome
+from ragleaklab_core.outcome.codec import decode
 from ragleaklab_core.stats.aggregation import DECIMALS
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
 
@@ -170,22 +169,28 @@ def check_level(level: object, *, name: str = "the level") -> float:
 
 
 def compare(
-    base: Mapping[str, Any], new: Mapping[str, Any], *, level: float = 0.05, force: bool = False
+    base: RunOutcome | Mapping[str, Any],
+    new: RunOutcome | Mapping[str, Any],
+    *,
+    level: float = 0.05,
+    force: bool = False,
 ) -> RunDiff:
-    """The regression from run *base* to run *new* (both parsed ``report.json`` documents).
+    """The regression from run *base* to run *new* (finished runs, or parsed ``report.json``
+    documents, read by the outcome's codec).
 
     Raises:
-        InputError: *level* is not in (0, 0.5), or the runs measured different things (pack
-            versions, metric options, case selection, epochs, reducer, thresholds) and *force*
-            is False. A different target is no refusal: it is named in the result.
+        InputError: *level* is not in (0, 0.5), a document does not parse (its ``$.path``
+            named), or the runs measured different things (pack versions, metric options, case
+            selection, epochs, reducer, thresholds) and *force* is False. A different target is
+            no refusal: it is named in the result.
     """
     check_level(level)
-    check_report(base, source="base report")
-    check_report(new, source="new report")
-    base_packs = {p["name"]: p for p in base["packs"]}
-    new_packs = {p["name"]: p for p in new["packs"]}
+    base = _outcome(base, "base report")
+    new = _outcome(new, "new report")
+    base_packs = {p.name: p for p in base.packs}
+    new_packs = {p.name: p for p in new.packs}
     common = sorted(set(base_packs) & set(new_packs))
-    differences = _differences(base, new, base_packs, new_packs, common)
+    differences = _differences(base_packs, new_packs, common)
     if differences and not force:
         raise not_comparable(differences)
     only_in_base = [n for n in sorted(base_packs) if n not in new_packs]
@@ -203,7 +208,7 @@ def compare(
         if name in skipped:  # a pack either run did not test is no measurement to compare
             continue
         b, n = base_packs[name], new_packs[name]
-        b_values, n_values = _gated(b), _gated(n)
+        b_values, n_values = b.gated(), n.gated()
         only_in_base += [f"{name} {v}" for v in sorted(set(b_values) - set(n_values))]
         only_in_new += [f"{name} {v}" for v in sorted(set(n_values) - set(b_values))]
         for value in sorted(set(b_values) & set(n_values)):
@@ -227,138 +232,45 @@ def compare(
     )
 
 
-def _untested(packs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(name, why) of each pack that was not tested: ``tested`` false or verdict ``error``
-    (a verdict a report does not know reads as error: never a measurement)."""
+def _outcome(report: RunOutcome | Mapping[str, Any], source: str) -> RunOutcome:
+    return report if isinstance(report, RunOutcome) else decode(report, source=source)
 
+
+def _untested(packs: Mapping[str, PackOutcome]) -> list[tuple[str, str]]:
+    """(name, why) of each pack that was not tested: ``tested`` false or verdict ``error``."""
     found = []
     for name, pack in sorted(packs.items()):
-        if pack["tested"] is not True:
-            found.append((name, str(pack.get("not_tested_reason") or "tested is false")))
-        elif Verdict.read(pack["verdict"]) is Verdict.ERROR:
+        if not pack.tested:
+            found.append((name, pack.not_tested_reason or "tested is false"))
+        elif pack.verdict is Verdict.ERROR:
             found.append((name, "its verdict is error"))
     return found
 
 
-class _Array(abc.ABC):  # noqa: B024  (a type test, nothing to implement)
-    """A JSON array as compare reads it: a list, or a run's own streamed list (any sequence
-    but a string)."""
-
-    @classmethod
-    def __subclasshook__(cls, other: type) -> bool:
-        return issubclass(other, Sequence) and not issubclass(other, str | bytes)
-
-
-# What compare reads, by path (``*`` is every item or key): a report missing any is refused with
-# its $.path rather than failing half-way with a KeyError.
-_NEEDED: tuple[tuple[str, type | tuple[type, ...]], ...] = (
-    ("packs", list),
-    ("packs.*", dict),
-    ("packs.*.name", str),
-    ("packs.*.version", str),
-    ("packs.*.verdict", str),
-    ("packs.*.tested", bool),
-    ("packs.*.metrics", list),
-    ("packs.*.metrics.*.name", str),
-    ("packs.*.cases.tags", list),
-    ("packs.*.cases.epochs", int),
-    ("packs.*.cases.reducer", str),
-    ("packs.*.cases.ids", _Array),
-    ("packs.*.values", dict),
-    ("packs.*.values.*.threshold", (dict, type(None))),
-    ("packs.*.values.*.fail_rate", (dict, type(None))),
-    ("packs.*.values.*.all_failing_ids", _Array),
-    ("packs.*.values.*.unscored_ids", _Array),
-)
-
-
-def read_comparable(path: Path) -> dict[str, Any]:
-    """The ``report.json`` at *path*, checked for what :func:`compare` reads: ``ragleaklab
-    diff``'s two reports and ``run --baseline``'s are read by this one function.
+def read_comparable(path: Path) -> RunOutcome:
+    """The finished run the ``report.json`` at *path* records, read back for a comparison:
+    ``ragleaklab diff``'s two reports and ``run --baseline``'s are read by this one function.
 
     Raises:
-        InputError: The file is missing, is no JSON object, lacks what a comparison reads, or
-            contradicts itself (:func:`check_consistent`; the message names the ``$.path``).
+        InputError: The file is missing, does not parse as a report (the outcome's codec names
+            the ``$.path``), or contradicts itself (:func:`check_consistent`).
     """
     report = read_report(path)
-    check_report(report, source=str(path))
-    check_consistent(report, source=str(path))
-    return report
+    outcome = decode(report, source=str(path))
+    check_consistent(outcome, source=str(path))
+    return outcome
 
 
 def check_report(report: object, *, source: str) -> None:
-    """Raise :class:`InputError` naming the ``$.path`` of the first thing :func:`compare` needs
-    that *report* lacks or holds with the wrong type."""
-    if not isinstance(report, Mapping):
-        raise InputError("$: a report is a JSON object", source=source)
-    for path, kind in _NEEDED:
-        for where, found in _walk(report, path.split("."), "$"):
-            if found is _MISSING:
-                hint = " (a report written before ragleaklab diff existed: run it again)"
-                raise InputError(
-                    f"{where}: missing{hint if path.endswith('ids') else ''}", source=source
-                )
-            if not isinstance(found, kind):
-                raise InputError(
-                    f"{where}: {type(found).__name__} where a report has {_names(kind)}",
-                    source=source,
-                )
-    for i, pack in enumerate(report["packs"]):
-        for name, value in pack["values"].items():
-            rate = value["fail_rate"]
-            if rate is not None and not _counts(rate):
-                raise InputError(
-                    f"$.packs[{i}].values.{name}.fail_rate: not a failing count out of at least "
-                    "one scored case",
-                    source=source,
-                )
-
-
-def _counts(rate: Mapping[str, Any]) -> bool:
-    k, n = rate.get("successes"), rate.get("trials")
-    ints = isinstance(k, int) and isinstance(n, int) and not isinstance(k, bool)
-    return ints and 0 <= k <= n and n >= 1  # type: ignore[operator]
-
-
-_MISSING = object()
-
-
-def _walk(node: Any, steps: list[str], where: str):  # type: ignore[no-untyped-def]
-    if not steps:
-        yield where, node
-        return
-    step, rest = steps[0], steps[1:]
-    if step == "*":
-        items = enumerate(node) if isinstance(node, list) else node.items()
-        for key, item in items:
-            yield from _walk(
-                item, rest, f"{where}[{key}]" if isinstance(node, list) else f"{where}.{key}"
-            )
-    elif not isinstance(node, Mapping) or step not in node:
-        yield f"{where}.{step}", _MISSING
-    else:
-        yield from _walk(node[step], rest, f"{where}.{step}")
-
-
-def _names(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    words = {
-        list: "an array",
-        _Array: "an array",
-        dict: "an object",
-        str: "a string",
-        bool: "true or false",
-        int: "an integer",
-        type(None): "null",
-    }
-    return " or ".join(words[k] for k in kinds)
+    """Raise :class:`InputError` naming the ``$.path`` of what in *report* does not parse as a
+    ``report.json`` (kept for imports: it is the outcome's codec,
+    :func:`ragleaklab_core.outcome.codec.decode`, which :func:`compare` reads with)."""
+    decode(report, source=source)
 
 
 def _differences(
-    base: Mapping[str, Any],
-    new: Mapping[str, Any],
-    base_packs: Mapping[str, Any],
-    new_packs: Mapping[str, Any],
+    base_packs: Mapping[str, PackOutcome],
+    new_packs: Mapping[str, PackOutcome],
     common: Sequence[str],
 ) -> list[str]:
     """What makes the two runs measure differently, one phrase each, every one of them (the
@@ -370,26 +282,26 @@ def _differences(
             _selection_differences(
                 name,
                 b,
-                n["version"],
-                n["cases"]["tags"],
-                epochs=n["cases"]["epochs"],
-                reducer=n["cases"]["reducer"],
+                n.version,
+                n.cases.tags,
+                epochs=n.cases.epochs,
+                reducer=n.cases.reducer,
             )
         )
-        found.extend(_case_differences(name, b["cases"]["ids"], n["cases"]["ids"]))
+        found.extend(_case_differences(name, b.cases.ids, n.cases.ids))
         found.extend(_metric_differences(name, b, n))
         found.extend(_threshold_differences(name, b, n))
     return found
 
 
-def target_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def target_changes(base: RunOutcome, new: RunOutcome) -> list[str]:
     """How the target of run *new* differs from run *base*'s, one phrase (empty when it is the
     same): the change a comparison exists to judge, so it is named, never refused."""
     base_target, new_target = _target(base), _target(new)
     if base_target == new_target:
         return []
-    b_opts = (base.get("target") or {}).get("options", {}) or {}
-    n_opts = (new.get("target") or {}).get("options", {}) or {}
+    b_opts = {} if base.target is None else base.target.options
+    n_opts = {} if new.target is None else new.target.options
     changed = [
         f"{k} {json.dumps(b_opts.get(k))} -> {json.dumps(n_opts.get(k))}"
         for k in sorted(set(b_opts) | set(n_opts))
@@ -401,7 +313,7 @@ def target_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
 
 def _selection_differences(
     name: str,
-    base: Mapping[str, Any],
+    base: PackOutcome,
     version: str,
     tags: Sequence[str],
     *,
@@ -409,21 +321,19 @@ def _selection_differences(
     reducer: str | None = None,
 ) -> list[str]:
     found = []
-    if base["version"] != version:
-        found.append(f"pack {name} is version {base['version']} in the base, {version} now")
-    if sorted(base["cases"]["tags"]) != sorted(tags):
+    cases = base.cases
+    if base.version != version:
+        found.append(f"pack {name} is version {base.version} in the base, {version} now")
+    if sorted(cases.tags) != sorted(tags):
         found.append(
-            f"pack {name} ran the cases tagged {sorted(base['cases']['tags'])} in the base, "
-            f"{sorted(tags)} now"
+            f"pack {name} ran the cases tagged {sorted(cases.tags)} in the base, {sorted(tags)} now"
         )
     # Epochs and the reducer decide each case's value: the mean of three answers is not the
     # value of one, and "max" flags what "mean" does not.
-    if epochs is not None and base["cases"]["epochs"] != epochs:
-        found.append(f"pack {name} ran {base['cases']['epochs']} epochs in the base, {epochs} now")
-    if reducer is not None and base["cases"]["reducer"] != reducer:
-        found.append(
-            f"pack {name} reduced epochs with {base['cases']['reducer']} in the base, {reducer} now"
-        )
+    if epochs is not None and cases.epochs != epochs:
+        found.append(f"pack {name} ran {cases.epochs} epochs in the base, {epochs} now")
+    if reducer is not None and cases.reducer != reducer:
+        found.append(f"pack {name} reduced epochs with {cases.reducer} in the base, {reducer} now")
     return found
 
 
@@ -467,7 +377,7 @@ def metric_option_changes(
     return found
 
 
-def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+def _metric_differences(name: str, b: PackOutcome, n: PackOutcome) -> list[str]:
     lines: dict[str, str] = {}  # one line per metric, in name order
     for metric, key, was, now in metric_option_changes(_metric_options(b), _metric_options(n)):
         if key is None:
@@ -480,22 +390,24 @@ def _metric_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -
     return list(lines.values())
 
 
-def _threshold_differences(name: str, b: Mapping[str, Any], n: Mapping[str, Any]) -> list[str]:
+def _threshold_differences(name: str, b: PackOutcome, n: PackOutcome) -> list[str]:
     """A value gated at another threshold, decision rule or source: the failing counts of the
     two runs count different things (a regression hides behind a looser threshold)."""
-    b_values, n_values = _gated(b), _gated(n)
+    b_values, n_values = b.gated(), n.gated()
     found = []
     for value in sorted(set(b_values) & set(n_values)):
-        bt, nt = b_values[value]["threshold"], n_values[value]["threshold"]
+        bt, nt = b_values[value].threshold, n_values[value].threshold
+        assert bt is not None and nt is not None  # gated
         for key, what in (
             ("value", "threshold"),
             ("decision_rule", "decision rule"),
             ("source", "threshold source"),
         ):
-            if bt.get(key) != nt.get(key):
+            was, now = getattr(bt, key), getattr(nt, key)
+            if was != now:
                 found.append(
-                    f"pack {name} {value}: {what} {json.dumps(bt.get(key))} in the base, "
-                    f"{json.dumps(nt.get(key))} now"
+                    f"pack {name} {value}: {what} {json.dumps(was)} in the base, "
+                    f"{json.dumps(now)} now"
                 )
     return found
 
@@ -512,7 +424,7 @@ def not_comparable(differences: Sequence[str]) -> InputError:
 
 
 def planned_differences(
-    base: Mapping[str, Any],
+    base: RunOutcome,
     versions: Mapping[str, str],
     tags: Sequence[str],
     *,
@@ -520,10 +432,10 @@ def planned_differences(
     reducer: str | None = None,
 ) -> list[str]:
     """What a run of the packs *versions* (name -> version) selecting *tags* with *epochs* and
-    *reducer* is known, before it starts, to measure differently from run *base* (a checked
-    report): pack versions, case selection, epochs, reducer. The rest (metric options,
-    thresholds, case ids) is compared on the finished report."""
-    base_packs = {p["name"]: p for p in base["packs"]}
+    *reducer* is known, before it starts, to measure differently from run *base*: pack
+    versions, case selection, epochs, reducer. The rest (metric options, thresholds, case ids)
+    is compared on the finished run."""
+    base_packs = {p.name: p for p in base.packs}
     found = []
     for name in sorted(set(versions) & set(base_packs)):
         found.extend(
@@ -534,38 +446,37 @@ def planned_differences(
     return found
 
 
-def _target(report: Mapping[str, Any]) -> str:
-    target = report.get("target")
-    return "no target" if target is None else target_identity(target)
+def _target(report: RunOutcome) -> str:
+    target = report.target
+    if target is None:
+        return "no target"
+    return target_identity({"name": target.name, "options": target.options})
 
 
-def _metric_options(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {m["name"]: m.get("options") or {} for m in pack["metrics"]}
-
-
-def _gated(pack: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {k: v for k, v in pack["values"].items() if v["threshold"] is not None}
+def _metric_options(pack: PackOutcome) -> dict[str, Mapping[str, Any]]:
+    return {str(m.name): m.options for m in pack.metrics}
 
 
 def _value_diff(
-    pack: str, value: str, b_pack: Mapping[str, Any], n_pack: Mapping[str, Any], level: float
+    pack: str, value: str, b_pack: PackOutcome, n_pack: PackOutcome, level: float
 ) -> ValueDiff | str:
-    b, n = b_pack["values"][value], n_pack["values"][value]
-    if b["fail_rate"] is None or n["fail_rate"] is None:
+    b, n = b_pack.values[value], n_pack.values[value]
+    if b.fail_rate is None or n.fail_rate is None:
         return "no case could be scored in " + (
-            "the base" if b["fail_rate"] is None else "the new run"
+            "the base" if b.fail_rate is None else "the new run"
         )
-    k1, n1 = b["fail_rate"]["successes"], b["fail_rate"]["trials"]
-    k2, n2 = n["fail_rate"]["successes"], n["fail_rate"]["trials"]
+    k1, n1 = b.fail_rate.successes, b.fail_rate.trials
+    k2, n2 = n.fail_rate.successes, n.fail_rate.trials
     # Errors never lower a rate: the new run's unscored cases count as failing in the test.
-    u2 = len(set(n["unscored_ids"]))
+    n_unscored = set(n.unscored_ids)
+    u2 = len(n_unscored)
     k2w, n2w = worst_case(k2, n2, u2)
     p_value = tail_p_value(k2w, n2w, k1, n1, delta=0.0, upper=True)
     interval = difference_interval(k2w, n2w, k1, n1, alpha=level)
-    b_failing, n_failing = set(b["all_failing_ids"]), set(n["all_failing_ids"])
+    b_failing, n_failing = set(b.all_failing_ids), set(n.all_failing_ids)
     # Passed in one run = run there, scored there, and not failing there.
-    b_passed = set(b_pack["cases"]["ids"]) - set(b["unscored_ids"]) - b_failing
-    n_passed = set(n_pack["cases"]["ids"]) - set(n["unscored_ids"]) - n_failing
+    b_passed = set(b_pack.cases.ids) - set(b.unscored_ids) - b_failing
+    n_passed = set(n_pack.cases.ids) - n_unscored - n_failing
     return ValueDiff(
         pack=pack,
         value=value,
@@ -580,10 +491,10 @@ def _value_diff(
         regressed=p_value <= level,
         newly_failing=tuple(sorted(n_failing & b_passed)),
         no_longer_failing=tuple(sorted(b_failing & n_passed)),
-        threshold_changed=b["threshold"] != n["threshold"],
+        threshold_changed=b.threshold != n.threshold,
         still_failing=tuple(sorted(b_failing & n_failing)),
         new_unscored=u2,
-        newly_unscored=tuple(sorted(set(n["unscored_ids"]) & b_passed)),
+        newly_unscored=tuple(sorted(n_unscored & b_passed)),
     )
 
 
@@ -606,18 +517,24 @@ __all__ = [
 ]
 
 
-def check_consistent(report: Mapping[str, Any], *, source: str) -> None:
-    """Raise :class:`InputError` when *report* (a checked report read from a file) contradicts
-    itself: a hand-edited baseline that looks "already failing" everywhere (so new failures are
-    excused) or whose counts were inflated. Names the ``$.path`` and what contradicts what.
+def check_consistent(report: RunOutcome | Mapping[str, Any], *, source: str) -> None:
+    """Raise :class:`InputError` when *report* (a finished run read back from a file)
+    contradicts itself: a hand-edited baseline that looks "already failing" everywhere (so new
+    failures are excused) or whose counts were inflated. Names the ``$.path`` and what
+    contradicts what.
 
-    What is checked: the exit code against the verdict, the run's verdict (or the gate's
-    thresholds verdict) against its packs', each pack's verdict against its tested flag and its
-    values, each gated value's failing count against its failing ids, its scored count against
-    the cases run and the unscored ids, its passed flag against its counts and allowance, and
-    every case of ``case_results`` against the values' ids and thresholds.
+    The report is decoded (:func:`ragleaklab_core.outcome.codec.decode`: what does not parse is
+    refused there), then decided again with the gate's own functions and compared with what it
+    says: the run's verdict (or the gate's thresholds verdict) from its packs'
+    (:func:`~ragleaklab_core.gate.verdicts.run_verdict`), each pack's against its tested flag
+    and its values, each gated value's passed flag from its counts and allowances
+    (:func:`~ragleaklab_core.gate.verdicts.value_passes`), each case's outcome
+    (:func:`~ragleaklab_core.gate.verdicts.case_outcome`) and failing values (its threshold's
+    rule); and the facts against each other: failing counts against failing ids, scored counts
+    against the cases run less the unscored ids.
     """
-    problems = _contradictions(report)
+    outcome = _outcome(report, source)
+    problems = _contradictions(outcome)
     if problems:
         raise InputError(
             "this report contradicts itself, so it cannot be compared with: "
@@ -628,213 +545,169 @@ def check_consistent(report: Mapping[str, Any], *, source: str) -> None:
         )
 
 
-def _contradictions(report: Mapping[str, Any]) -> list[str]:
-
+def _contradictions(report: RunOutcome) -> list[str]:
     found: list[str] = []
-    verdict = report.get("verdict")
-    if verdict not in {v.value for v in Verdict}:
-        return [f"$.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
-    exit_code = report.get("exit_code")
-    if exit_code != Verdict(verdict).exit_code:
-        found.append(
-            f"$.exit_code {json.dumps(exit_code)} contradicts $.verdict {verdict!r} "
-            f"(exit {Verdict(verdict).exit_code})"
-        )
-    packs = report["packs"]
-    for i, pack in enumerate(packs):
+    for i, pack in enumerate(report.packs):
         found += _pack_contradictions(pack, f"$.packs[{i}]")
-    statuses = [p["verdict"] for p in packs]
+    statuses = [p.verdict for p in report.packs]
     expected = run_verdict(statuses)
-    gate = report.get("gate")
-    if isinstance(gate, Mapping) and gated_on_baseline(gate):
-        where, said = "$.gate.thresholds_verdict", gate.get("thresholds_verdict")
+    gate = report.gate
+    if gate is not None and gate.on_baseline:
+        where, said = "$.gate.thresholds_verdict", gate.thresholds_verdict
     else:
-        where, said = "$.verdict", verdict
-    if said != expected:
+        where, said = "$.verdict", report.verdict
+    if said is not expected:
         found.append(
-            f"{where} {json.dumps(said)} contradicts the packs' verdicts {statuses} "
-            f"(which make {expected.value!r})"
+            f"{where} {json.dumps(said.value)} contradicts the packs' verdicts "
+            f"{[s.value for s in statuses]} (which make {expected.value!r})"
         )
     return found
 
 
-def _pack_contradictions(pack: Mapping[str, Any], at: str) -> list[str]:
-
+def _pack_contradictions(pack: PackOutcome, at: str) -> list[str]:
     found = []
-    verdict = pack["verdict"]
-    if verdict not in {v.value for v in Verdict}:
-        return [f"{at}.verdict: {json.dumps(verdict)} is no verdict (pass, fail or error)"]
-    if not pack["tested"] and verdict == Verdict.PASS:
+    claims_pass = pack.verdict is Verdict.PASS
+    if not pack.tested and claims_pass:
         found.append(f"{at}.verdict 'pass' contradicts {at}.tested false")
-    cases = pack["cases"]
-    ids = list(cases["ids"])
+    ids = list(pack.cases.ids)
     id_set = set(ids)
-    run = cases.get("run")
-    if run is not None and run != len(ids):
-        found.append(f"{at}.cases.run {run} contradicts the {len(ids)} ids of {at}.cases.ids")
-    allowance = pack.get("max_fail_rate", 0.0)
-    allowances = pack.get("allowances")
-    corrected = allowances.get("max_corrected_rate") if isinstance(allowances, Mapping) else None
-    if isinstance(corrected, Mapping) and corrected.get("value") is not None:
-        allowance = _CorrectedLimit(corrected["value"])
-    for name, value in pack["values"].items():
-        found += _value_contradictions(
-            value, f"{at}.values.{name}", ids, id_set, allowance, claims_pass=verdict == "pass"
+    if pack.cases.run != len(ids):
+        found.append(
+            f"{at}.cases.run {pack.cases.run} contradicts the {len(ids)} ids of {at}.cases.ids"
         )
-        if value["threshold"] is not None and value.get("passed") is False and verdict == "pass":
+    # A report written before allowances were recorded allowed its max_fail_rate alone.
+    allowances = pack.allowances or Allowances(max_fail_rate=pack.max_fail_rate)
+    for name, value in pack.values.items():
+        found += _value_contradictions(
+            value, f"{at}.values.{name}", ids, id_set, allowances, claims_pass=claims_pass
+        )
+        if value.threshold is not None and value.passed is False and claims_pass:
             found.append(f"{at}.verdict 'pass' contradicts {at}.values.{name}.passed false")
-    results = pack.get("case_results")
-    if results is None:
-        found.append(f"{at}.case_results: missing (each case's outcome is checked against it)")
-    else:
-        found += _case_contradictions(pack, results, at, id_set)
+    found += _case_contradictions(pack, at, id_set)
     return found
 
 
 def _value_contradictions(
-    value: Mapping[str, Any],
+    value: ValueOutcome,
     at: str,
     ids: Sequence[str],
     id_set: set[str],
-    allowance: Any,
+    allowances: Allowances,
     *,
     claims_pass: bool = True,
 ) -> list[str]:
-    """A gated value's counts, ids and passed flag against each other. The worst case (every
-    unscored case counted as failing, :func:`~ragleaklab_core.gate.verdicts.within_allowance`)
-    is checked where the pack *claims_pass*: reports written before that rule marked a value
-    passed beside untolerated errors in a failing pack, and stay readable."""
-    rate = value["fail_rate"]
-    if value["threshold"] is None or rate is None:
+    """A gated value's counts and ids against each other, and its passed flag against the
+    gate's decision on them. The worst case (every unscored case counted as failing,
+    :func:`~ragleaklab_core.gate.verdicts.within_allowance`) is checked where the pack
+    *claims_pass*: reports written before that rule marked a value passed beside untolerated
+    errors in a failing pack, and stay readable."""
+    rate = value.fail_rate
+    if value.threshold is None or rate is None:
         return []
     found = []
-    k, n = rate["successes"], rate["trials"]
-    failing, unscored = list(value["all_failing_ids"]), list(value["unscored_ids"])
-    if len(set(failing)) != k:
+    k, n = rate.successes, rate.trials
+    if not 0 <= k <= n or n < 1:
+        return [f"{at}.fail_rate: not a failing count out of at least one scored case"]
+    failing, unscored = set(value.all_failing_ids), set(value.unscored_ids)
+    if len(failing) != k:
         found.append(
-            f"{at}.fail_rate.successes {k} contradicts the {len(set(failing))} ids of "
+            f"{at}.fail_rate.successes {k} contradicts the {len(failing)} ids of "
             f"{at}.all_failing_ids"
         )
-    if value.get("failing_cases", k) != k:
-        found.append(f"{at}.failing_cases {value['failing_cases']} contradicts successes {k}")
+    if value.failing_cases != k:
+        found.append(f"{at}.failing_cases {value.failing_cases} contradicts successes {k}")
     if n > len(ids):
         found.append(f"{at}.fail_rate.trials {n} is more than the {len(ids)} cases run")
-    elif n != len(ids) - len(set(unscored)):
+    elif n != len(ids) - len(unscored):
         found.append(
             f"{at}.fail_rate.trials {n} contradicts the {len(ids)} cases run less the "
-            f"{len(set(unscored))} of {at}.unscored_ids"
+            f"{len(unscored)} of {at}.unscored_ids"
         )
-    strays = sorted((set(failing) | set(unscored)) - id_set)
+    strays = sorted((failing | unscored) - id_set)
     if strays:
         found.append(f"{at}: ids that were not run are listed ({_first(strays)})")
-    both = sorted(set(failing) & set(unscored))
+    both = sorted(failing & unscored)
     if both:
         found.append(f"{at}: ids both failing and unscored ({_first(both)})")
-    passed = value.get("passed")
-    u = len(set(unscored)) if claims_pass else 0
-    if isinstance(allowance, _CorrectedLimit):
-        c = value.get("corrected_rate")
-        interval = c.get("interval") if isinstance(c, Mapping) else None
-        high: Any = interval[1] if isinstance(interval, list) and len(interval) == 2 else None
-        if passed is True and not (_number(high) and _number(allowance.rate)):
-            found.append(f"{at}.passed true without a corrected rate to gate it on")
-        elif passed is True and above_corrected_bar(float(high), float(allowance.rate)):
+    if value.passed is not True:
+        return found
+    u = len(unscored) if claims_pass else 0
+    corrected = value.corrected_rate
+    high = None if corrected is None else corrected.high
+    bar = allowances.max_corrected_rate
+    if value_passes(allowances, failing=k, scored=n, unscored=u, corrected_high=high):
+        # The gated upper limit counts every unscored case as failing (gate.worst_case).
+        counted = None if corrected is None else (corrected.failing, corrected.cases)
+        if bar is not None and claims_pass and counted not in (None, worst_case(k, n, u)):
+            assert corrected is not None
             found.append(
-                f"{at}.passed true contradicts its corrected rate's upper limit {high} "
-                f"(at most {allowance.rate} allowed)"
+                f"{at}.corrected_rate counts {corrected.failing} failing of "
+                f"{corrected.cases} cases, not the {k} failing of {n} scored and the {u} of "
+                f"{at}.unscored_ids counted as failing"
             )
-        elif (
-            passed is True
-            and claims_pass
-            and isinstance(c, Mapping)
-            # The gated upper limit counts every unscored case as failing (gate.worst_case).
-            and (c.get("failing"), c.get("cases")) != worst_case(k, n, u)
-        ):
-            found.append(
-                f"{at}.corrected_rate counts {c.get('failing')} failing of {c.get('cases')} "
-                f"cases, not the {k} failing of {n} scored and the {u} of {at}.unscored_ids "
-                "counted as failing"
-            )
-    elif isinstance(allowance, int | float) and not isinstance(allowance, bool) and n >= 1:
-        allowed = allowed_failures(float(allowance), n)
-        if passed is True and k > allowed:
-            found.append(
-                f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)"
-            )
-        elif passed is True and u and not within_allowance(float(allowance), k, n, u):
-            worst_k, worst_n = worst_case(k, n, u)
-            found.append(
-                f"{at}.passed true contradicts {k} failing of {n} scored with the {u} of "
-                f"{at}.unscored_ids counted as failing ({worst_k} of {worst_n}, at most "
-                f"{allowed_failures(float(allowance), worst_n)} allowed)"
-            )
+        return found
+    if bar is not None:
+        found.append(
+            f"{at}.passed true without a corrected rate to gate it on"
+            if high is None
+            else f"{at}.passed true contradicts its corrected rate's upper limit {high} "
+            f"(at most {bar} allowed)"
+        )
+        return found
+    allowed = allowed_failures(allowances.max_fail_rate, n)
+    if k > allowed:
+        found.append(f"{at}.passed true contradicts {k} failing of {n} (at most {allowed} allowed)")
+    else:
+        worst_k, worst_n = worst_case(k, n, u)
+        found.append(
+            f"{at}.passed true contradicts {k} failing of {n} scored with the {u} of "
+            f"{at}.unscored_ids counted as failing ({worst_k} of {worst_n}, at most "
+            f"{allowed_failures(allowances.max_fail_rate, worst_n)} allowed)"
+        )
     return found
 
 
-@frozen
-class _CorrectedLimit:
-    """A pack gated on corrected rates (``max_corrected_rate``): the most a gated value's
-    corrected upper limit may be."""
-
-    rate: Any
-
-
-def _number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and x == x
-
-
-def _case_contradictions(
-    pack: Mapping[str, Any], results: Any, at: str, id_set: set[str]
-) -> list[str]:
+def _case_contradictions(pack: PackOutcome, at: str, id_set: set[str]) -> list[str]:
     """Each case's outcome and failing values against the values' failing ids and thresholds."""
     from ragleaklab_core.values import Threshold
 
-    if not isinstance(results, Sequence) or isinstance(results, str | bytes):
-        return [f"{at}.case_results: not an array"]  # as _Array reads one, typed for mypy
-    gated = _gated(pack)
-    failing_of = {name: set(v["all_failing_ids"]) for name, v in gated.items()}
+    gated = pack.gated()
+    failing_of = {name: set(v.all_failing_ids) for name, v in gated.items()}
     rules = {}
     for name, value in gated.items():
-        t = value["threshold"]
+        t = value.threshold
+        assert t is not None  # gated
         try:
-            rules[name] = Threshold(t.get("value"), t.get("decision_rule"))
+            rules[name] = Threshold(t.value, t.decision_rule)
         except (TypeError, ValueError):
             return [f"{at}.values.{name}.threshold: not a threshold ragleaklab writes"]
     seen: set[str] = set()
     found: list[str] = []
-    case: Any
-    for j, case in enumerate(results):
+    for j, case in enumerate(pack.case_results):
         where = f"{at}.case_results[{j}]"
-        if not isinstance(case, Mapping) or not isinstance(case.get("test_id"), str):
-            return [*found, f"{where}: not a case result"]
-        tid = case["test_id"]
+        tid = case.test_id
         seen.add(tid)
-        listed = set(case.get("failing") or [])
-        scores = case.get("values") or {}
+        listed = set(case.failing)
         for name, rule in rules.items():
             if (tid in failing_of[name]) != (name in listed):
                 found.append(
                     f"{where}.failing {sorted(listed)} contradicts {at}.values.{name}."
                     f"all_failing_ids (case {tid})"
                 )
-            score = scores.get(name)
-            if (
-                isinstance(score, int | float)
-                and score == score  # not NaN
-                and rule.fails(float(score)) != (name in listed)
-            ):
+            score = case.values.get(name)
+            if score is not None and rule.fails(score) != (name in listed):
                 found.append(
                     f"{where}.values.{name} {score} contradicts its failing list under "
                     f"{rule.decision_rule} with threshold {rule.value} (case {tid})"
                 )
         expected = case_outcome(
-            errored=case.get("error") is not None,
+            errored=case.error is not None,
             failing=bool(listed),
-            unscorable=bool(case.get("unscorable")),
+            unscorable=bool(case.unscorable),
         )
-        if case.get("outcome") != expected.value:
+        if case.outcome is not expected:
             found.append(
-                f"{where}.outcome {json.dumps(case.get('outcome'))} contradicts its "
+                f"{where}.outcome {json.dumps(case.outcome.value)} contradicts its "
                 f"error, failing and unscorable entries ({expected.value!r})"
             )
         if len(found) > 5:

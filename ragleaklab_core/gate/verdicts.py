@@ -1,18 +1,19 @@
 """The rules behind the words of the verdict: what a pack, a run and a case end as (the words
 themselves, :class:`Verdict` and :class:`Outcome`, are the outcome's,
 :mod:`ragleaklab_core.outcome.words`, re-exported here), and how many failing cases an allowance
-lets pass. :mod:`ragleaklab_core.gate` decides with them and re-exports them; the comparison of
-runs (:mod:`ragleaklab_core.gate.comparison`) checks a report against them, so the two share
-one reading without importing each other.
+lets pass, and whether a gated value passes them (:func:`value_passes`).
+:mod:`ragleaklab_core.gate` decides with them and re-exports them; the check of a report read
+back (:mod:`ragleaklab_core.gate.comparison`) decides again with them and compares, so the two
+share one reading without importing each other.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any
 
+from ragleaklab_core.outcome.pack import Allowances
 from ragleaklab_core.outcome.words import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Outcome, Verdict
 
 
@@ -47,22 +48,23 @@ def pack_verdict(
     return Verdict.FAIL if reasons else Verdict.PASS
 
 
-def run_verdict(packs: Iterable[Verdict | str]) -> Verdict:
-    """A run's verdict from its packs': ``FAIL`` when any pack failed (a finding outranks a pack
-    that could not be tested, because it is true whatever the other pack would have shown); else
-    ``ERROR`` when any pack was not (fully) tested, or there was none; else ``PASS``. Exit 0
-    therefore means only "every pack was tested and passed"."""
+def run_verdict(
+    packs: Iterable[Verdict | str], *, worse: bool = False, unmeasured: bool = False
+) -> Verdict:
+    """A run's verdict: the one function that decides it, from its packs' verdicts and, under a
+    baseline rule, two facts of the comparison.
+
+    ``FAIL`` when any pack failed or something measured is *worse* than in the baseline (a
+    finding outranks a pack that could not be tested, because it is true whatever the other
+    pack would have shown); else ``ERROR`` when any pack was not (fully) tested, something the
+    baseline measured was *unmeasured* this time, or there was no pack; else ``PASS``. Exit 0
+    therefore means only "every pack was tested and passed" (and "no worse")."""
     verdicts = {Verdict.read(p) for p in packs}
-    if Verdict.FAIL in verdicts:
+    if worse or Verdict.FAIL in verdicts:
         return Verdict.FAIL
-    if Verdict.ERROR in verdicts or not verdicts:
+    if unmeasured or Verdict.ERROR in verdicts or not verdicts:
         return Verdict.ERROR
     return Verdict.PASS
-
-
-def gated_on_baseline(gate: Mapping[str, Any] | None) -> bool:
-    """Whether a report's recorded gate decided on a baseline rule, not on the thresholds."""
-    return gate is not None and gate.get("fail_on", "verdict") != "verdict"
 
 
 def allowed_failures(max_fail_rate: float, scored: int) -> int:
@@ -88,6 +90,28 @@ def within_allowance(max_fail_rate: float, failing: int, scored: int, unscored: 
     return k <= allowed_failures(max_fail_rate, n)
 
 
+def value_passes(
+    allowances: Allowances,
+    *,
+    failing: int,
+    scored: int,
+    unscored: int,
+    corrected_high: float | None,
+) -> bool:
+    """Whether a gated value passes its *allowances*, from its counts: *failing* of *scored*
+    cases, *unscored* more with no value, and the upper limit of its corrected rate (None when
+    it has none). The one rule a pack's evaluation and the check of a report read back both
+    decide with. No scored case is never a pass; with ``max_corrected_rate`` the corrected
+    upper limit decides (it already counts the unscored cases as failing), and a value without
+    one cannot pass; otherwise the worst case decides (:func:`within_allowance`)."""
+    if not scored:
+        return False
+    bar = allowances.max_corrected_rate
+    if bar is not None:
+        return corrected_high is not None and not above_corrected_bar(corrected_high, bar)
+    return within_allowance(allowances.max_fail_rate, failing, scored, unscored)
+
+
 def above_corrected_bar(high: float, bar: float) -> bool:
     """Whether a gated value whose rate is corrected for its metric's measured error fails
     ``--max-corrected-rate`` *bar*: its interval's upper limit *high* is above it. The upper
@@ -104,9 +128,9 @@ __all__ = [
     "above_corrected_bar",
     "allowed_failures",
     "case_outcome",
-    "gated_on_baseline",
     "pack_verdict",
     "run_verdict",
+    "value_passes",
     "within_allowance",
     "worst_case",
 ]

@@ -40,7 +40,7 @@ from ragleaklab_core.outcome.pack import (
     CaseOutcome,
     PackOutcome,
 )
-from ragleaklab_core.outcome.run import RunOutcome
+from ragleaklab_core.outcome.run import BaselineRecord, RunOutcome
 from ragleaklab_core.outcome.words import Outcome, Verdict
 from ragleaklab_core.stats.aggregation import RateInterval, Summary
 from ragleaklab_core.values import PackTaxonomy
@@ -102,6 +102,7 @@ _omitting_empty(AppliedThreshold, "forced")
 _omitting_empty(CaseCounts, "exclude_tags")
 _omitting_empty(CaseDetail, "masked", "repaired")
 _omitting_empty(RunOutcome, "gate")
+_omitting_empty(BaselineRecord, "path", "sha256")
 
 
 def encode(outcome: RunOutcome) -> dict[str, Any]:
@@ -287,6 +288,10 @@ _converter.register_structure_hook_func(
 )
 
 
+#: How many problems a refusal names (a file that is no report at all has hundreds).
+_NAMED = 30
+
+
 def decode(document: object, *, source: str) -> RunOutcome:
     """The finished run a parsed ``report.json`` (*document*) records.
 
@@ -304,7 +309,7 @@ def decode(document: object, *, source: str) -> RunOutcome:
     except STRUCTURE_ERRORS as exc:
         problems = problems_of(exc)
     if "exit_code" not in document:
-        problems.append("missing required key 'exit_code' @ $.exit_code")
+        problems.append("required field missing @ $.exit_code")
     elif outcome is not None and document["exit_code"] != outcome.verdict.exit_code:
         problems.append(
             f"{json.dumps(document['exit_code'])} is not the exit code of the verdict "
@@ -313,8 +318,8 @@ def decode(document: object, *, source: str) -> RunOutcome:
     if problems:
         raise InputError(
             "not a report.json this ragleaklab can read: "
-            + "; ".join(problems[:10])
-            + (f" (+{len(problems) - 10} more)" if len(problems) > 10 else ""),
+            + "; ".join(problems[:_NAMED])
+            + (f" (+{len(problems) - _NAMED} more)" if len(problems) > _NAMED else ""),
             source=source,
         )
     assert outcome is not None

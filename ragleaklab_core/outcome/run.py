@@ -55,8 +55,9 @@ class BaselineRecord:
     the comparison was forced, and the comparison itself (what ``ragleaklab diff --json``
     prints, as the comparison writes it)."""
 
-    path: str
-    sha256: str
+    #: The file (None, and not written, when the Python API compared a run given in memory).
+    path: str | None = None
+    sha256: str | None = None
     level: float
     forced: bool
     diff: Mapping[str, Any]

@@ -14,6 +14,12 @@ checks itself, naming the ``$.path``.
 
 The mappings are the document's own objects, not copies: a run's per-case list may be a spool
 read back from disk as it is iterated, which copying would load into memory.
+
+:attr:`RunReport.outcome` is the same run as the typed, frozen values of
+:mod:`ragleaklab_core.outcome` (every field of ``report.json``, read by its one codec): a
+rendering reads attributes there, and the document stays as the escape hatch. It is set for a
+run rendered in memory (:meth:`RunReport.of`) and for a document that parses as a whole
+``report.json``; None for a partial document (which the lenient fields above still read).
 """
 
 from __future__ import annotations
@@ -21,9 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 from attrs import frozen
 
+from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate import Verdict
+from ragleaklab_core.outcome import RunOutcome
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -113,10 +122,28 @@ class RunReport:
     warnings: tuple[str, ...]
     packs: tuple[PackReport, ...]
     document: Mapping[str, Any]
+    #: The run as typed values (see the module), or None for a partial document.
+    outcome: RunOutcome | None = None
+
+    @classmethod
+    def of(cls, outcome: RunOutcome, document: Mapping[str, Any]) -> RunReport:
+        """The finished run *outcome*, whose ``report.json`` is *document*."""
+        return attrs.evolve(cls._read(document), outcome=outcome)
 
     @classmethod
     def from_document(cls, report: Mapping[str, Any]) -> RunReport:
-        """The run a parsed ``report.json`` describes (missing fields read as empty)."""
+        """The run a parsed ``report.json`` describes (missing fields read as empty; the typed
+        :attr:`outcome` too when the whole document parses)."""
+        from ragleaklab_core.outcome.codec import decode
+
+        try:
+            outcome = decode(report, source="report.json")
+        except InputError:
+            outcome = None  # a partial document: the lenient fields read it
+        return attrs.evolve(cls._read(report), outcome=outcome)
+
+    @classmethod
+    def _read(cls, report: Mapping[str, Any]) -> RunReport:
         packs = report.get("packs")
         listed = packs if isinstance(packs, Sequence) and not isinstance(packs, str) else ()
         verdict = Verdict.read(report.get("verdict"))

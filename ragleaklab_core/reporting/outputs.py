@@ -168,15 +168,21 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
     Under a baseline rule (``--fail-on regression|new-failures``) what decides is the gate: its
     reasons are the errors, and a pack failing only its thresholds (as in the baseline) is a
     warning, so the annotations never contradict the job's outcome."""
-    from ragleaklab_core.gate import annotation_level, gated_on_baseline
+    from ragleaklab_core.gate import Verdict, annotation_level
 
     lines = []
     gate = report.get("gate") if isinstance(report.get("gate"), Mapping) else None
+    on_baseline = gate is not None and gate.get("fail_on", "verdict") != "verdict"
     for pack in report.get("packs", []):
         if not isinstance(pack, Mapping):
             continue
         name = command_property(f"ragleaklab {pack.get('name', '?')} {pack.get('version', '')}")
-        level = annotation_level(pack, gate)
+        level = annotation_level(
+            Verdict.read(pack.get("verdict")),
+            tested=bool(pack.get("tested", True)),
+            without_thresholds=Verdict.read(pack.get("verdict_without_thresholds")),
+            on_baseline=on_baseline,
+        )
         if level is not None:
             said = [pack.get("not_tested_reason"), *pack.get("reasons", [])]
             text = "; ".join(str(r) for r in said if r) or str(pack.get("verdict"))
@@ -185,7 +191,7 @@ def github_annotations(report: Mapping[str, Any]) -> list[str]:
             lines.append(f"::warning title={name.rstrip()}::{command_data(str(warning))}")
     for warning in report.get("warnings") or []:
         lines.append(f"::warning title=ragleaklab::{command_data(str(warning))}")
-    if gate is not None and gated_on_baseline(gate):
+    if gate is not None and on_baseline:
         title = command_property(f"ragleaklab --fail-on {gate['fail_on']}")
         for reason in gate.get("reasons", []):
             lines.append(f"::error title={title}::{command_data(str(reason))}")

@@ -21,8 +21,8 @@ from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
 
 if TYPE_CHECKING:
+    from ragleaklab_core.run.evaluation import PackVerdict
     from ragleaklab_core.run.runner import CaseResult
-    from ragleaklab_core.run.verdict import PackVerdict
 
 #: The outcomes a case is detailed for: what a reader triages.
 DETAILED_OUTCOMES = (Outcome.FAIL, Outcome.ERROR)

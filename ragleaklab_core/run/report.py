@@ -35,9 +35,9 @@ from ragleaklab_core.outcome import (
 )
 from ragleaklab_core.outcome.codec import ONE_LINE_ITEMS, chunks, dumps, encode
 from ragleaklab_core.run.case_details import case_results, detail_counts
+from ragleaklab_core.run.evaluation import LISTED, PackVerdict, ValueVerdict, run_warnings
 from ragleaklab_core.run.spool import Spool
 from ragleaklab_core.run.streamed import Streamed
-from ragleaklab_core.run.verdict import LISTED, PackVerdict, ValueVerdict, run_warnings
 
 
 def _plugin(provenance: Mapping[str, Any]) -> PluginRef:
@@ -240,6 +240,7 @@ __all__ = [
     "build_report",
     "chunks",
     "dumps",
+    "encode",
     "plain",
     "runs_jsonl",
     "runs_lines",

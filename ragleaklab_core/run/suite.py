@@ -39,6 +39,7 @@ from ragleaklab_core.gate import (
     run_verdict,
 )
 from ragleaklab_core.interfaces import ISOLATIONS, target_traits
+from ragleaklab_core.run.evaluation import Allowances, PackVerdict, evaluate, not_tested_verdict
 from ragleaklab_core.run.executor import Executor, LocalExecutor
 from ragleaklab_core.run.journal import Journal, fingerprint
 from ragleaklab_core.run.names import check_config_names, check_stored_names
@@ -56,7 +57,6 @@ from ragleaklab_core.run.runner import (
     survey_cases,
     untested_run,
 )
-from ragleaklab_core.run.verdict import Allowances, PackVerdict, evaluate, not_tested_verdict
 from ragleaklab_core.stats.aggregation import reducer
 from ragleaklab_core.values import PackInfo, Threshold
 

@@ -37,8 +37,8 @@ import pytest
 
 from ragleaklab_core.config import DEFAULT_TARGET, DEFAULT_THRESHOLDS_FILE
 from ragleaklab_core.gate import Verdict, run_verdict
+from ragleaklab_core.run.evaluation import PackVerdict
 from ragleaklab_core.run.suite import SuiteOutcome
-from ragleaklab_core.run.verdict import PackVerdict
 from ragleaklab_core.values import FLAG_HIGH, Threshold
 
 #: How many case ids a failure message lists per failing value (and for errors).

@@ -17,6 +17,7 @@ from ragleaklab_core.gate import Verdict, decide, diff_verdict
 from ragleaklab_core.gate.comparison import check_consistent, compare
 from ragleaklab_core.reporting.diff import render
 from tests.core.run.test_http_faults import ingesting, write_config
+from tests.support import reports
 from tests.support.cli import rlk
 from tests.support.fake_rag_server import FakeRagServer
 
@@ -263,12 +264,28 @@ CONTRADICTIONS = [
     (_set("packs", 0, "values", VALUE, "fail_rate", "trials", 400), "trials 400 contradicts"),
     (_set("packs", 0, "values", VALUE, "passed", True), "passed true contradicts 57 failing"),
     (_set("packs", 0, "verdict", "pass"), """$.verdict "fail" contradicts the packs' verdicts"""),
-    (_set("exit_code", 0), "$.exit_code 0 contradicts $.verdict 'fail'"),
-    (_set("verdict", "PASS"), '$.verdict: "PASS" is no verdict'),
     (_untested_pass, "$.packs[0].verdict 'pass' contradicts $.packs[0].tested false"),
     (_set("packs", 0, "cases", "run", 990), "cases.run 990 contradicts the 495 ids"),
     (_set("packs", 0, "case_results", []), "its 0 cases are not the 495"),
 ]
+
+
+#: Written beside a verdict, an exit code is the verdict's; a verdict is one of three words:
+#: anything else does not parse as a report, and is refused as such (exit 2, at its $.path).
+UNREADABLE = [
+    (_set("exit_code", 0), "0 is not the exit code of the verdict 'fail' (1) @ $.exit_code"),
+    (_set("verdict", "PASS"), 'expected one of pass, fail, error, got "PASS" @ $.verdict'),
+]
+
+
+@pytest.mark.parametrize(("edit", "said"), UNREADABLE)
+def test_a_baseline_that_does_not_parse_is_refused_at_its_path(runs, tmp_path, edit, said):
+    bad = _edited(runs, tmp_path, edit)
+    done = _cli("diff", str(bad), "naive/report.json", cwd=runs)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"error: {bad}: not a report.json this ragleaklab can read")
+    assert said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(("edit", "said"), CONTRADICTIONS)
@@ -303,30 +320,8 @@ def test_every_report_a_run_writes_is_consistent(runs):
 
 
 def _report(packs):
-    verdicts = [p["verdict"] for p in packs]
-    verdict = "fail" if "fail" in verdicts else "pass" if packs else "error"
-    return {"verdict": verdict, "target": {"name": "t", "options": {}}, "packs": packs}
+    return reports.report(packs)
 
 
 def _pack(failing, ids, name="p"):
-    return {
-        "name": name,
-        "version": "1",
-        "verdict": "fail" if failing else "pass",
-        "tested": True,
-        "metrics": [{"name": "m", "options": {}}],
-        "cases": {"tags": [], "ids": ids, "epochs": 1, "reducer": "mean"},
-        "values": {
-            "v": {
-                "threshold": {
-                    "value": 0.5,
-                    "decision_rule": "score >= threshold -> FAIL",
-                    "source": "pack p 1",
-                },
-                "fail_rate": {"successes": len(failing), "trials": len(ids)},
-                "all_failing_ids": list(failing),
-                "unscored_ids": [],
-                "passed": not failing,
-            }
-        },
-    }
+    return reports.pack(name, failing, ids)

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from scipy.stats import barnard_exact, binom
 
 from ragleaklab_core.errors import InputError
+from ragleaklab_core.outcome import AppliedThreshold
 from ragleaklab_core.reporting.diff import compare, render
 from ragleaklab_core.stats.difference import difference_interval, tail_p_value
+from tests.support import reports
 from tests.support.cli import rlk
 
 
@@ -178,8 +180,8 @@ def test_a_pack_version_bump_is_refused_unless_forced(runs, tmp_path):
     ("content", "expected"),
     [
         ("{not json", "$: not JSON"),
-        ('{"packs": 3}', "$.packs: int where a report has an array"),
-        ('{"packs": [{"name": "x"}]}', "$.packs[0].version: missing"),
+        ('{"packs": 3}', "expected a list, got int 3 @ $.packs"),
+        ('{"packs": [{"name": "x"}]}', "required field missing @ $.packs[0].version"),
     ],
 )
 def test_a_malformed_report_names_the_file_and_the_path(runs, tmp_path, content, expected):
@@ -194,26 +196,19 @@ def test_a_malformed_report_names_the_file_and_the_path(runs, tmp_path, content,
 
 
 def _report(packs):
-    return {"target": {"name": "t", "options": {}}, "packs": packs}
+    return reports.report(packs)
 
 
 def _pack(name, failing, ids, version="1", tags=(), verdict="fail"):
-    rate = {"successes": len(failing), "trials": len(ids)}
-    value = {
-        "threshold": {"value": 0.5},
-        "fail_rate": rate,
-        "all_failing_ids": failing,
-        "unscored_ids": [],
-    }
-    return {
-        "name": name,
-        "version": version,
-        "verdict": verdict,
-        "tested": True,
-        "metrics": [{"name": "m", "options": {}}],
-        "cases": {"tags": list(tags), "ids": ids, "epochs": 1, "reducer": "mean"},
-        "values": {"v": value},
-    }
+    return reports.pack(
+        name,
+        failing,
+        ids,
+        version=version,
+        tags=tags,
+        verdict=verdict,
+        threshold=AppliedThreshold(value=0.5, decision_rule=reports.RULE, source="pack p 1"),
+    )
 
 
 def test_packs_in_one_report_only_are_listed_and_errored_cases_are_not_new_failures():

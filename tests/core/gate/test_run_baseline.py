@@ -16,6 +16,7 @@ from ragleaklab_core.cli.reports import github_annotations
 from ragleaklab_core.errors import InputError
 from ragleaklab_core.gate import allowed_failures, decide
 from tests.core.gate.test_comparison import _brute_p_value
+from tests.support import reports
 from tests.support.workspace import Workspace
 
 PACK = "verbatim-extraction"
@@ -176,7 +177,10 @@ def test_errored_cases_still_fail_a_run_gated_on_its_baseline(ws):
         (["--fail-on", "regression"], "--fail-on compares with a baseline: give --baseline"),
         (["--force-baseline"], "--force-baseline compares with a baseline"),
         (["--baseline", "nowhere.json"], "nowhere.json: no such file"),
-        (["--baseline", "bad.json"], "bad.json: $.packs: missing"),
+        (
+            ["--baseline", "bad.json"],
+            "bad.json: not a report.json this ragleaklab can read: required field missing @ $.tool",
+        ),
         (["--max-fail-rate", "1.5"], "expected RATE or PACK=RATE with RATE in [0, 1]"),
         (["--max-fail-rate", "=0.1"], "expected RATE or PACK=RATE"),
         (["--max-fail-rate", "no-such-pack=0.1"], "no installed pack is named 'no-such-pack'"),
@@ -248,24 +252,8 @@ def _report(base_k: int, new_k: int, n: int, *, verdict: str = "fail") -> tuple[
     ids = [f"c{i:02d}" for i in range(n)]
 
     def run(k: int, failing: list[str]) -> dict:
-        value = {
-            "threshold": {"value": 0.5, "decision_rule": "score >= threshold -> FAIL"},
-            "fail_rate": {"successes": k, "trials": n},
-            "all_failing_ids": failing,
-            "unscored_ids": [],
-        }
-        pack = {
-            "name": "p",
-            "version": "1",
-            "verdict": verdict if k else "pass",
-            "verdict_without_thresholds": "pass",
-            "tested": True,
-            "metrics": [{"name": "m", "options": {}}],
-            "cases": {"tags": [], "ids": ids, "epochs": 1, "reducer": "mean"},
-            "values": {"v": value},
-        }
-        status = pack["verdict"]
-        return {"verdict": status, "target": None, "packs": [pack]}
+        pack = reports.pack("p", failing, ids, verdict=verdict if k else "pass")
+        return reports.report([pack], target=None, verdict=pack["verdict"])
 
     return run(base_k, ids[:base_k]), run(new_k, ids[-new_k:] if new_k else [])
 

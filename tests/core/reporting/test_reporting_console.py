@@ -20,7 +20,7 @@ from scipy import stats
 
 from ragleaklab_core.reporting import console, wording
 from ragleaklab_core.reporting.cases import outcome_of
-from tests.support.reports import completed
+from tests.support.completed_reports import completed
 from tests.support.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -32,7 +32,7 @@ from ragleaklab_core.errors import ConfigError  # noqa: E402
 from ragleaklab_core.packs.manifest import load_manifest  # noqa: E402
 from ragleaklab_core.reporting import junit, sarif  # noqa: E402
 from ragleaklab_core.run.case_details import DETAILED  # noqa: E402
-from tests.support.reports import completed  # noqa: E402
+from tests.support.completed_reports import completed  # noqa: E402
 from tests.support.workspace import Workspace  # noqa: E402
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

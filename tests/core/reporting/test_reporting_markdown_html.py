@@ -24,7 +24,7 @@ from ragleaklab_core.reporting import html as html_report
 from ragleaklab_core.reporting import markdown, wording
 from ragleaklab_core.reporting.cases import outcome_of
 from ragleaklab_core.stats.aggregation import RateInterval
-from tests.support.reports import completed
+from tests.support.completed_reports import completed
 from tests.support.workspace import Workspace
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the test dependency group")

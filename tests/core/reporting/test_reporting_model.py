@@ -11,7 +11,7 @@ import pytest
 from ragleaklab_core import REPORTERS, PackReport, RunReport, Verdict
 from ragleaklab_core.errors import InputError, PluginError, PluginRuntimeError
 from ragleaklab_core.reporting import outputs
-from tests.support.reports import completed
+from tests.support.completed_reports import completed
 
 PACK = {
     "name": "p",

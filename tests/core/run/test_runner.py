@@ -20,9 +20,9 @@ from ragleaklab_core.calibration.thresholds import (
     update_threshold,
 )
 from ragleaklab_core.config import load_config
+from ragleaklab_core.run.evaluation import evaluate
 from ragleaklab_core.run.runner import RunSettings, load_pack, run_pack
 from ragleaklab_core.run.suite import run_suite
-from ragleaklab_core.run.verdict import evaluate
 from tests.support.cli import rlk as run_cli
 
 PACKS, METRICS, TARGETS = "ragleaklab.packs", "ragleaklab.metrics", "ragleaklab.targets"

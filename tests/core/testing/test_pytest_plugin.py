@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from ragleaklab_core import FLAG_HIGH, FLAG_LOW, Threshold
+from ragleaklab_core.run.evaluation import ValueVerdict
 from ragleaklab_core.run.runner import load_pack
 from ragleaklab_core.run.suite import SuiteOutcome
-from ragleaklab_core.run.verdict import ValueVerdict
 from ragleaklab_core.testing.pytest_plugin import assert_no_leaks, leak_report, run_packs
 
 # Exactly what a user puts in their conftest.py (pytester runs the failing examples below).

@@ -1,11 +1,15 @@
-"""From per-case values to what the gate decides on: thresholds, failing cases, aggregates.
+"""Evaluation: the facts a pack's results hold, gathered for the gate to decide on
+(thresholds, failing cases, rates, aggregates). It was ``run/verdict.py`` until 0.4; the
+verdict is the gate's (:mod:`ragleaklab_core.gate`).
 
 A case fails a metric value when its epoch-reduced value satisfies the threshold's decision
-rule. This module counts, in one pass over a pack's results, what the verdict rule needs (is a
-gated value failing, were cases errored or unscorable, was the pack reached at all) and hands it
-to :func:`ragleaklab_core.gate.pack_verdict`, which alone decides (pass, fail, error: see
-:mod:`ragleaklab_core.gate`). The printed verdict, ``report.json`` and the exit code all come
-from the resulting :class:`PackVerdict`, so they cannot disagree.
+rule. This module counts, in one pass over a pack's results, what the verdict rules need (how
+many cases of a gated value fail, were cases errored or unscorable, was the pack reached at all)
+and hands them to the gate's functions, which alone decide:
+:func:`~ragleaklab_core.gate.value_passes` for a gated value,
+:func:`~ragleaklab_core.gate.pack_verdict` for the pack (pass, fail, error).
+The printed verdict, ``report.json`` and the exit code all come from the resulting
+:class:`PackVerdict`, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -25,11 +29,10 @@ from ragleaklab_core.gate import (
     allowed_failures,
     no_attack_selected_reason,
     pack_verdict,
-    run_verdict,
     same_answer_reason,
     thin_reason,
     thinly_scored,
-    within_allowance,
+    value_passes,
     worst_case,
 )
 from ragleaklab_core.outcome.pack import Allowances, CorrectedFailRate, Sensitivity, Specificity
@@ -109,7 +112,6 @@ class PackVerdict:
     errors: Mapping[str, str]
     unscorable: Mapping[str, Mapping[str, str]]  # metric -> test_id -> reason
     reasons: tuple[str, ...]
-    passed: bool
     status: Verdict = Verdict.PASS
     tested: bool = True
     not_tested: str | None = None
@@ -130,6 +132,10 @@ class PackVerdict:
     n_triaged: int = 0
     #: How many cases fail at least one gated value.
     n_failing_cases: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Verdict.PASS
 
     def value(self, name: str) -> ValueVerdict | None:
         return next((v for v in self.values if v.name == name), None)
@@ -282,8 +288,13 @@ def evaluate(
                     uncorrected_notes.append(f"{name}: no corrected rate: {why_not}")
                 allowed = allowed_failures(max_fail_rate, n_scored)
                 excess = n_failing > allowed
-                within = within_allowance(max_fail_rate, n_failing, n_scored, unscored)
-                passed = within and bool(n_scored)
+                passed = value_passes(
+                    allowances,
+                    failing=n_failing,
+                    scored=n_scored,
+                    unscored=unscored,
+                    corrected_high=None,
+                )
                 allowance = f", at most {allowed} allowed" if max_fail_rate else ""
                 failing_text = f"{n_failing} of {n_scored} cases fail ({rule}{allowance})"
                 worst_failing, worst_cases = worst_case(n_failing, n_scored, unscored)
@@ -304,10 +315,12 @@ def evaluate(
                 excess = measured_high is not None and above_corrected_bar(
                     measured_high, max_corrected_rate
                 )
-                passed = (
-                    high is not None
-                    and not above_corrected_bar(high, max_corrected_rate)
-                    and bool(n_scored)
+                passed = value_passes(
+                    allowances,
+                    failing=n_failing,
+                    scored=n_scored,
+                    unscored=unscored,
+                    corrected_high=high,
                 )
                 if high is None and n_scored:
                     uncorrected.append(f"{name}: {why_not}, so --max-corrected-rate cannot gate it")
@@ -419,7 +432,6 @@ def evaluate(
             for metric, count in sorted(unscorable_counts.items())
         },
         reasons=tuple([*problems, *reasons]),
-        passed=status is Verdict.PASS,
         status=status,
         tested=tested,
         not_tested=None if tested else (problems[0] if problems else None),
@@ -697,18 +709,11 @@ def not_tested_verdict(run: PackRun, reason: str) -> PackVerdict:
         errors={},
         unscorable={},
         reasons=(reason,),
-        passed=False,
         status=Verdict.ERROR,
         tested=False,
         not_tested=reason,
         status_without_thresholds=Verdict.ERROR,
     )
-
-
-def run_status(verdicts: Sequence[PackVerdict]) -> tuple[Verdict, int]:
-    """A run's verdict and exit code from its packs' (:func:`ragleaklab_core.gate.run_verdict`)."""
-    verdict = run_verdict(v.status for v in verdicts)
-    return verdict, verdict.exit_code
 
 
 __all__ = [
@@ -720,6 +725,5 @@ __all__ = [
     "ValueVerdict",
     "evaluate",
     "not_tested_verdict",
-    "run_status",
     "run_warnings",
 ]
