@@ -55,6 +55,7 @@ import traceback
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NoReturn
 
 #: Removed from every command's environment (see the module's docstring).
 STRIPPED = (
@@ -245,7 +246,7 @@ class ExitsTheProcess(BaseException):
     mistakes it for an error it handles."""
 
 
-def _exits_the_process(status: int) -> None:
+def _exits_the_process(status: int) -> NoReturn:
     raise ExitsTheProcess(
         f"os._exit({status}) in a command run in the test process: "
         "run it with rlk(..., own_process=True)"
