@@ -52,8 +52,10 @@ import sys
 import sysconfig
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import NoReturn
 
@@ -207,6 +209,9 @@ def _in_this_process(
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), sys.path[:]
     saved_exit = os._exit
+    # The command imports its own copy of what lives under *cwd* and *pythonpath*, as a fresh
+    # interpreter would: this process's copies are set aside, and given back after.
+    stashed = _take_modules_under(roots)
     before = set(sys.modules)
     code = 0
     try:
@@ -233,8 +238,9 @@ def _in_this_process(
         os.environ.clear()
         os.environ.update(saved_env)
         sys.path[:] = saved_path
-        if _forget_modules_under(roots, before):
+        if _take_modules_under(roots, since=before) or stashed:
             _load_package.cache_clear()  # a pack of the forgotten modules, cached by name
+        sys.modules.update(stashed)
     return subprocess.CompletedProcess(
         ["ragleaklab", *args], code, _as_text(stdout.getvalue()), _as_text(stderr.getvalue())
     )
@@ -282,15 +288,38 @@ def _as_text(data: bytes) -> str:
     return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _forget_modules_under(roots: list[str], before: set[str]) -> bool:
-    """Drop the modules imported since *before* from under *roots*; whether there were any."""
-    prefixes = tuple(os.path.join(root, "") for root in roots)
-    gone = [
-        name
-        for name in set(sys.modules) - before
-        if (getattr(sys.modules[name], "__file__", None) or "").startswith(prefixes)
-        or any(p.startswith(prefixes) for p in getattr(sys.modules[name], "__path__", None) or ())
-    ]
-    for name in gone:
+def _take_modules_under(
+    roots: list[str], since: AbstractSet[str] = frozenset()
+) -> dict[str, types.ModuleType]:
+    """Remove from ``sys.modules`` the modules imported from under *roots* (those not in
+    *since*, when given), and return them."""
+    prefixes = tuple(os.path.join(root, "") for root in roots if not _holds_installed_code(root))
+
+    def under(module: object) -> bool:
+        places = [
+            getattr(module, "__file__", None) or "",
+            *(getattr(module, "__path__", None) or ()),
+        ]
+        return any(str(place).startswith(prefixes) for place in places)
+
+    taken: dict[str, types.ModuleType] = {
+        name: module
+        for name, module in list(sys.modules.items())
+        if name not in since and under(module)
+    }
+    for name in taken:
         del sys.modules[name]
-    return bool(gone)
+    return taken
+
+
+def _holds_installed_code(root: str) -> bool:
+    """Whether *root* holds ragleaklab itself or the environment's packages (a command run from
+    the checkout reuses those: only a test's own modules are imported anew)."""
+    import ragleaklab_core
+
+    checkout = Path(ragleaklab_core.__file__).resolve().parents[1]
+    installed = (checkout, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve())
+    here = Path(root)
+    return any(here == place or place.is_relative_to(here) for place in installed) or any(
+        here.is_relative_to(place) for place in installed[1:]
+    )
