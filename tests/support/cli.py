@@ -207,6 +207,7 @@ def _in_this_process(
     # `python -m` puts the working directory in front of sys.path.
     roots = [str(cwd.resolve()), *(str(Path(p).resolve()) for p in paths if p)]
     saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_originals = sys.__stdout__, sys.__stderr__
     saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), sys.path[:]
     saved_exit = os._exit
     # The command imports its own copy of what lives under *cwd* and *pythonpath*, as a fresh
@@ -222,6 +223,9 @@ def _in_this_process(
         sys.path[:0] = roots
         importlib.invalidate_caches()  # files a test wrote since the last import
         sys.stdin, sys.stdout, sys.stderr = streams
+        # The terminal's width is read from sys.__stdout__: a pipe has none, so help text is
+        # wrapped at 80 columns as in a subprocess, whatever terminal runs the tests.
+        sys.__stdout__, sys.__stderr__ = streams[1:]  # type: ignore[misc]
         with warnings.catch_warnings():
             _python_default_warnings()
             try:
@@ -234,6 +238,7 @@ def _in_this_process(
     finally:
         os._exit = saved_exit
         sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.__stdout__, sys.__stderr__ = saved_originals  # type: ignore[misc]
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
