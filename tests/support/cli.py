@@ -7,14 +7,17 @@ In this process, :func:`rlk` gives the command what a subprocess would have, and
 after: the environment below (``os.environ`` replaced whole), *cwd* as the working directory and
 in front of ``sys.path`` with *pythonpath* (as ``python -m`` puts it there), stdin empty, stdout
 and stderr captured as bytes and decoded as ``text=True`` does, Python's default warning filters
-(not pytest's ``error``), and ``SystemExit`` turned into the exit code. The modules it imported
-from *cwd* or *pythonpath* are forgotten after it (a test's fake distribution is written anew
-in each test, under the same module names). A run in this process costs milliseconds where a
-subprocess pays the interpreter's and the plugins' start-up (about a second each, hundreds of
-times in the suite).
+(not pytest's ``error``), and ``SystemExit`` turned into the exit code. It imports its own
+copy of the modules under *cwd* and *pythonpath* (this process's copies are set aside and given
+back, and what it imported from there is forgotten: a test's fake distribution is written anew
+in each test, under the same module names). A command run here pays only for what it does,
+where each subprocess also paid an interpreter's and the plugins' imports (compiled again each
+time under ``PYTHONDONTWRITEBYTECODE``), hundreds of times in the suite. Its hash seed is this
+process's, whatever ``PYTHONHASHSEED`` its environment holds.
 
 A test must keep a subprocess (``own_process=True``) where what it checks is the process
-itself: signals, the exit of a killed or interrupted run, the console script or ``-m`` entry
+itself: signals, the exit of a killed or interrupted run (``os._exit`` in a command run here
+raises :class:`ExitsTheProcess`, naming ``own_process=True``), the console script or ``-m`` entry
 point, import side effects of a fresh interpreter, ``PYTHONHASHSEED`` (any *hashseed* given
 runs a subprocess), an environment variable the interpreter reads at start-up (``PYTHON*``,
 except ``PYTHONPATH`` which is put on ``sys.path``), ``PYTHONPATH`` removed (modules this
