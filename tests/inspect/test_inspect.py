@@ -113,7 +113,7 @@ def pack_task(**args: Any) -> Any:
 def rlk_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """`ragleaklab run ... -o out` in a subprocess; the report it wrote."""
     out = tmp_path / "rlk-out"
-    rlk("run", *args, "-o", str(out), cwd=tmp_path, env=env, ok=(0, 1))
+    rlk("run", *args, "-o", str(out), cwd=tmp_path, env=env, ok=(0, 1), own_process=True)
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
 
 

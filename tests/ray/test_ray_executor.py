@@ -37,8 +37,13 @@ def command(*args: str) -> list[str]:
 
 
 def ragleaklab(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``ragleaklab run ARGS`` (:func:`tests.support.cli.rlk`) in the Ray tests' environment."""
-    return rlk("run", *args, cwd=cwd, env=RAY_ENV, epoch=EPOCH, pythonpath=[HERE], timeout=timeout)
+    """``ragleaklab run ARGS`` (:func:`tests.support.cli.rlk`) in the Ray tests' environment, in
+    its own process: a Ray driver connects once per process, and its workers import the targets
+    from PYTHONPATH."""
+    return rlk(
+        "run", *args, cwd=cwd, env=RAY_ENV, epoch=EPOCH, pythonpath=[HERE], timeout=timeout,
+        own_process=True,
+    )  # fmt: skip
 
 
 def on_ray(address: str) -> list[str]:

@@ -281,8 +281,10 @@ def rlk_env(store: Store) -> dict[str, str | None]:
 def rlk(
     *args: str, cwd: Path, store: Store, timeout: float = 180.0
 ) -> subprocess.CompletedProcess[str]:
-    """``ragleaklab ARGS`` in a subprocess, as CI runs it, its app module pointed at *store*."""
-    return run_cli(*args, cwd=cwd, env=rlk_env(store), timeout=timeout)
+    """``ragleaklab ARGS`` in a subprocess, as CI runs it, its app module pointed at *store*: its
+    own process, since the app module reads where its store is when it is imported, and a store
+    in local mode (Qdrant) is locked by the process that opened it."""
+    return run_cli(*args, cwd=cwd, env=rlk_env(store), timeout=timeout, own_process=True)
 
 
 def runs(directory: Path) -> list[dict[str, Any]]:

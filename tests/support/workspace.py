@@ -1,4 +1,4 @@
-"""A directory where the CLI runs in a subprocess, with fake third-party targets installed.
+"""A directory where the CLI runs, with fake third-party targets installed.
 
 The fakes are a distribution on ``PYTHONPATH`` (a ``.dist-info`` with entry points and one
 module), which is what an install makes visible to ``importlib.metadata``: ``broken`` raises on
@@ -117,7 +117,7 @@ class Workspace:
         *args: str,
         ok: tuple[int, ...] = (0, 1),
         env: Mapping[str, str | None] | None = None,
-        hashseed: str = "0",
+        hashseed: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """``ragleaklab ARGS`` in *root* (:func:`tests.support.cli.rlk`, the fakes importable);
         its exit code must be one of *ok*."""

@@ -6,6 +6,7 @@ are skipped, because the distribution is not installed.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import subprocess
@@ -14,9 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import rlk
+from tests.support import cli
 
 pytestmark = pytest.mark.thirdparty
+
+# Each command in its own process: what these tests check is what a pip install makes a fresh
+# interpreter find (entry points, a broken distribution's import error).
+rlk = functools.partial(cli.rlk, own_process=True)
 
 try:
     importlib.metadata.distribution("ragleaklab-acme")

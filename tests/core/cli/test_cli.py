@@ -25,7 +25,9 @@ NEGATIVES = [0.05, 0.10, 0.12, 0.20, 0.31, 0.33, 0.40, 0.52, 0.61, 0.70]
 POSITIVES = [0.35, 0.58, 0.66, 0.80, 0.93]
 
 
-def run(*args: str, cwd: Path, hashseed: str = "0", **env: str) -> subprocess.CompletedProcess:
+def run(
+    *args: str, cwd: Path, hashseed: str | None = None, **env: str
+) -> subprocess.CompletedProcess:
     return rlk(*args, cwd=cwd, epoch=EPOCH, hashseed=hashseed, env=env)
 
 

@@ -34,13 +34,10 @@ def _load(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Path:
-    """The verbatim pack against the reference target: naive, and hardened (paraphrasing)."""
-    root = tmp_path_factory.mktemp("comparable")
-    for name, extra in (("naive", ()), ("hardened", ("--target-option", "paraphrase=true"))):
-        done = _cli("run", "-p", PACK, *extra, "-o", name, cwd=root)
-        assert done.returncode in (0, 1), done.stderr
-    return root
+def runs(tmp_path_factory, copy_runs) -> Path:
+    """The verbatim pack against the reference target (tests/core/gate/conftest.py): naive, and
+    hardened (paraphrasing)."""
+    return copy_runs(tmp_path_factory.mktemp("comparable"), naive="naive", hardened="paraphrase")
 
 
 def _edited(runs: Path, tmp_path: Path, edit, name: str = "edited.json") -> Path:

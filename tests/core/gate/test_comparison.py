@@ -99,12 +99,8 @@ def test_the_interval_agrees_with_the_test():
         assert (low > 0) == (tail_p_value(x1, n1, x2, n2) <= 0.05)
 
 
-# Real runs: the reference target naive, and hardened by paraphrasing or cutting quotes.
-RUNS = {
-    "naive": [],
-    "paraphrase": ["--target-option", "paraphrase=true"],
-    "quotes": ["--target-option", "max_quote_words=8"],
-}
+# Real runs (tests/core/gate/conftest.py): the reference target naive, and hardened by
+# paraphrasing or cutting quotes.
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -112,12 +108,9 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("runs")
-    for name, options in RUNS.items():
-        done = _cli("run", "-p", "verbatim-extraction", *options, "-o", name, cwd=root)
-        assert done.returncode in (0, 1), done.stderr
-    return root
+def runs(tmp_path_factory, copy_runs) -> Path:
+    names = ("naive", "paraphrase", "quotes")
+    return copy_runs(tmp_path_factory.mktemp("runs"), **{name: name for name in names})
 
 
 def test_identical_runs_do_not_regress(runs):

@@ -195,9 +195,9 @@ def wired(rlk_fake_dist):
     return make
 
 
-def rlk(root: Path, *args: str, cwd: Path, env: dict | None = None):
+def rlk(root: Path, *args: str, cwd: Path, env: dict | None = None, own_process: bool = False):
     """``ragleaklab ARGS`` with the fake distribution in *root* importable."""
-    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env)
+    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env, own_process=own_process)
 
 
 def _report(directory: Path) -> dict:
@@ -495,7 +495,7 @@ def test_a_resumed_recording_is_as_complete_as_an_uninterrupted_one(wired, tmp_p
     assert full.returncode == 1, full.stdout + full.stderr
     # killed half-way through pack-b: pack-a's recording is finished, pack-b's is not
     killed = rlk(root, *args, "-o", "o", "--record", "rec", cwd=tmp_path,
-                 env={"RLK_DIE_AFTER": "13"})  # fmt: skip
+                 env={"RLK_DIE_AFTER": "13"}, own_process=True)  # fmt: skip
     assert killed.returncode == 9
     calls = tmp_path / "calls.log"
     resumed = rlk(root, *args, "-o", "o", "--record", "rec", "--resume", cwd=tmp_path,

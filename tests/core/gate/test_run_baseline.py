@@ -28,13 +28,12 @@ def _load(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def ws(tmp_path_factory) -> Workspace:
-    """Base runs of the whole verbatim pack: naive, and hardened by cutting long quotes (46
-    failing cases instead of 57: fewer, but not significantly) or by paraphrasing (none)."""
+def ws(tmp_path_factory, copy_runs) -> Workspace:
+    """Base runs of the whole verbatim pack (tests/core/gate/conftest.py): naive, and hardened
+    by cutting long quotes (46 failing cases instead of 57: fewer, but not significantly) or by
+    paraphrasing (none)."""
     space = Workspace(tmp_path_factory.mktemp("baseline"))
-    space.cli("run", "-p", PACK, "-o", "naive")
-    space.cli("run", "-p", PACK, "-o", "quotes", "--target-option", "max_quote_words=8")
-    space.cli("run", "-p", PACK, "-o", "paraphrase", "--target-option", "paraphrase=true")
+    copy_runs(space.root, naive="naive", quotes="quotes", paraphrase="paraphrase")
     return space
 
 

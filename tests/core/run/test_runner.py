@@ -343,9 +343,11 @@ def test_duplicate_test_ids_name_the_file(fake):
 # -- the CLI, through a real subprocess -----------------------------------------------------
 
 
-def rlk(root: Path, *args: str, cwd: Path, env_extra: dict | None = None):
+def rlk(
+    root: Path, *args: str, cwd: Path, env_extra: dict | None = None, own_process: bool = False
+):
     """``ragleaklab ARGS`` with the fake pack's distribution in *root* importable."""
-    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env_extra)
+    return run_cli(*args, cwd=cwd, pythonpath=[root], env=env_extra, own_process=own_process)
 
 
 def test_run_exit_code_matches_the_printed_verdict_and_the_report(fake, tmp_path):
@@ -470,7 +472,13 @@ def test_an_interrupted_run_resumes_without_asking_done_cases_again(fake, tmp_pa
     config.write_text(body.format(log=log.as_posix()))
     args = ["run", "-p", "fake-pack", "-o", "o", "--concurrency", "1"]
     killed = rlk(
-        root, *args, "--config", str(config), cwd=tmp_path, env_extra={"RLK_DIE_AFTER": "5"}
+        root,
+        *args,
+        "--config",
+        str(config),
+        cwd=tmp_path,
+        env_extra={"RLK_DIE_AFTER": "5"},
+        own_process=True,
     )
     assert killed.returncode == 9
     partial = tmp_path / "o" / "runs.jsonl.partial"
