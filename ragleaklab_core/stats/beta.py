@@ -254,7 +254,8 @@ def _first_guess(q: float, a: int, b: int) -> float:
     and Thomas's AS 109 (Cornish-Fisher about the normal, or a power law in the tails)."""
     # Work in the lower tail: the quantile of a small probability `tail` of Beta(p, r).
     tail, p, r = (q, a, b) if q <= 0.5 else (1.0 - q, b, a)
-    y = NormalDist().inv_cdf(1.0 - tail)  # > 0: the guess of the lower-tail quantile is below
+    # the upper normal quantile of tail (> 0), from tail itself: 1 - tail would round to 1
+    y = -NormalDist().inv_cdf(tail)
     log_beta = math.lgamma(p) + math.lgamma(r) - math.lgamma(p + r)
     if p > 1 and r > 1:
         s, t = 1.0 / (2 * p - 1), 1.0 / (2 * r - 1)

@@ -191,6 +191,9 @@ def test_closed_forms():
     assert beta_ppf(0.3, 7, 1) == pytest.approx(0.3 ** (1 / 7), rel=1e-15)
     assert beta_ppf(0.3, 1, 1) == pytest.approx(0.3, rel=1e-15)
     assert beta_cdf(0.25, 2, 2) == pytest.approx(3 * 0.25**2 - 2 * 0.25**3, rel=1e-15)
+    # far in a tail (where 1 - q rounds to 1, and scipy gives nan): I_x(2, b) ~ C(b + 1, 2) x**2
+    assert beta_ppf(1e-300, 2, 50) == pytest.approx(math.sqrt(1e-300 / math.comb(51, 2)), rel=1e-12)
+    assert beta_ppf(1e-300, 1, 7) == pytest.approx(1e-300 / 7, rel=1e-12)
     assert (beta_ppf(0.0, 3, 4), beta_ppf(1.0, 3, 4), beta_cdf(0.0, 3, 4), beta_cdf(1.0, 3, 4)) == (
         0.0,
         1.0,
