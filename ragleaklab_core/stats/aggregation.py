@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 from attrs import field, frozen
 
 from ragleaklab_core.errors import ConfigError
+from ragleaklab_core.stats.beta import beta_ppf
 
 if TYPE_CHECKING:
     import numpy as np
@@ -309,11 +310,7 @@ def cp_lower(x: int, n: int, q: float) -> float:
         return 0.0
     if x == n:
         return float(q ** (1.0 / n))
-    # scipy.special.betaincinv(a, b, q) is what scipy.stats.beta.ppf(q, a, b) computes (the
-    # tests check they agree), without importing scipy.stats.
-    from scipy.special import betaincinv
-
-    return float(betaincinv(x, n - x + 1, q))
+    return beta_ppf(q, x, n - x + 1)
 
 
 def cp_upper(x: int, n: int, q: float) -> float:
@@ -323,9 +320,7 @@ def cp_upper(x: int, n: int, q: float) -> float:
         return 1.0
     if x == 0:
         return float(1.0 - (1.0 - q) ** (1.0 / n))
-    from scipy.special import betaincinv
-
-    return float(betaincinv(x + 1, n - x, q))
+    return beta_ppf(q, x + 1, n - x)
 
 
 def rate_interval(x: SupportsIndex, n: SupportsIndex, confidence: float = 0.95) -> RateInterval:
