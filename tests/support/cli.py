@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import logging
 import os
 import shutil
 import signal
@@ -213,6 +214,13 @@ def _in_this_process(
     saved_originals = sys.__stdout__, sys.__stderr__
     saved_env, saved_cwd, saved_path = dict(os.environ), os.getcwd(), sys.path[:]
     saved_exit = os._exit
+    # The CLI owns logging in its process (configure_cli_logging replaces the root logger's
+    # handlers and the library's structlog processors): both are given back after, so a later
+    # test in this process (caplog, the library's own log lines) sees what it would have.
+    from ragleaklab_core import _log
+
+    root = logging.getLogger()
+    saved_logging = root.handlers[:], root.level, _log._PROCESSORS[:]
     # The command imports its own copy of what lives under *cwd* and *pythonpath*, as a fresh
     # interpreter would: this process's copies are set aside, and given back after.
     stashed = _take_modules_under(roots)
@@ -240,6 +248,8 @@ def _in_this_process(
                 code = -signal.SIGINT
     finally:
         os._exit = saved_exit
+        root.handlers[:], _, _log._PROCESSORS[:] = saved_logging
+        root.setLevel(saved_logging[1])
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         sys.__stdout__, sys.__stderr__ = saved_originals  # type: ignore[misc]
         os.chdir(saved_cwd)
